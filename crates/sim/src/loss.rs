@@ -1,0 +1,172 @@
+//! Loss models of one link direction.
+//!
+//! - Bernoulli(p): independent drops.
+//! - Correlated (`gentle-aggression-sigcomm13.txt` §8.4): drop with probability p,
+//!   raised to `p_after_loss` while the previous packet was lost.
+//! - Gilbert–Elliott: a two-state Markov chain (p = P(good→bad), r = P(bad→good)),
+//!   with loss probabilities `loss_good` and `loss_bad` in each state.
+//! - Drop list: drop the k-th data segment of each flow (1-based), counting either
+//!   new segments (first transmissions, by sequence) or every data transmission.
+//! - Tail drop (`tlp-measurement-tum13.txt` Algorithm 1, `tcpfilter`): drop the last
+//!   N data-carrying segments of each response once; their retransmissions pass.
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::packet::PacketMeta;
+
+/// How the k-th segment of a drop list is counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DropCount {
+    /// The k-th new data segment (first transmission of new sequence space).
+    Segments,
+    /// The k-th data-carrying transmission, retransmissions included.
+    Transmissions,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "model")]
+pub enum LossModel {
+    None,
+    Bernoulli { p: f64 },
+    Correlated { p: f64, p_after_loss: f64 },
+    GilbertElliott { p: f64, r: f64, loss_good: f64, loss_bad: f64 },
+    DropList { indices: Vec<u32>, count: DropCount },
+    TailDrop { n: u32 },
+}
+
+/// Which packets a loss model applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AppliesTo {
+    /// Every packet.
+    #[default]
+    All,
+    /// Packets carrying payload.
+    Data,
+    /// Packets without payload (ACKs, SYNs, FINs).
+    Control,
+}
+
+/// Per-flow state of the deterministic models.
+#[derive(Clone, Debug, Default)]
+struct FlowState {
+    flow: u32,
+    new_segments: u32,
+    transmissions: u32,
+    highest_end: u64,
+    max_payload: u32,
+    /// Sequence starts dropped once (their retransmissions pass).
+    dropped: Vec<u64>,
+}
+
+/// A loss model with its state.
+#[derive(Clone, Debug)]
+pub struct Loss {
+    model: LossModel,
+    applies: AppliesTo,
+    prev_lost: bool,
+    bad: bool,
+    flows: Vec<FlowState>,
+}
+
+impl Loss {
+    pub fn new(model: LossModel, applies: AppliesTo) -> Self {
+        Loss { model, applies, prev_lost: false, bad: false, flows: Vec::new() }
+    }
+
+    pub fn is_none(&self) -> bool {
+        matches!(self.model, LossModel::None)
+    }
+
+}
+
+fn flow_state(flows: &mut Vec<FlowState>, flow: u32) -> &mut FlowState {
+    let i = match flows.iter().position(|f| f.flow == flow) {
+        Some(i) => i,
+        None => {
+            flows.push(FlowState { flow, ..Default::default() });
+            flows.len() - 1
+        }
+    };
+    &mut flows[i]
+}
+
+impl Loss {
+    /// Decides whether the packet described by `m` is dropped.
+    pub fn drop(&mut self, m: &PacketMeta, rng: &mut ChaCha8Rng) -> bool {
+        let applies = match self.applies {
+            AppliesTo::All => true,
+            AppliesTo::Data => m.payload > 0,
+            AppliesTo::Control => m.payload == 0,
+        };
+        if !applies {
+            return false;
+        }
+        match &self.model {
+            LossModel::None => false,
+            &LossModel::Bernoulli { p } => rng.gen_bool(p),
+            &LossModel::Correlated { p, p_after_loss } => {
+                let q = if self.prev_lost { p_after_loss } else { p };
+                let lost = rng.gen_bool(q);
+                self.prev_lost = lost;
+                lost
+            }
+            &LossModel::GilbertElliott { p, r, loss_good, loss_bad } => {
+                let lost = rng.gen_bool(if self.bad { loss_bad } else { loss_good });
+                let flip = rng.gen_bool(if self.bad { r } else { p });
+                if flip {
+                    self.bad = !self.bad;
+                }
+                lost
+            }
+            LossModel::DropList { indices, count } => {
+                if m.payload == 0 {
+                    return false;
+                }
+                let f = flow_state(&mut self.flows, m.flow);
+                f.transmissions += 1;
+                let end = m.rel_seq + m.payload as u64;
+                let is_new = end > f.highest_end;
+                if is_new {
+                    f.highest_end = end;
+                    f.new_segments += 1;
+                }
+                match *count {
+                    DropCount::Transmissions => indices.contains(&f.transmissions),
+                    DropCount::Segments => is_new && indices.contains(&f.new_segments),
+                }
+            }
+            &LossModel::TailDrop { n } => {
+                if m.payload == 0 {
+                    return false;
+                }
+                let Some((msg_start, msg_end)) = m.message else { return false };
+                let f = flow_state(&mut self.flows, m.flow);
+                f.max_payload = f.max_payload.max(m.payload);
+                if f.dropped.contains(&m.rel_seq) {
+                    return false; // retransmission of a segment dropped once
+                }
+                let is_new = m.rel_seq + m.payload as u64 > f.highest_end;
+                f.highest_end = f.highest_end.max(m.rel_seq + m.payload as u64);
+                if !is_new {
+                    return false;
+                }
+                let mss = f.max_payload.max(1) as u64;
+                let len = msg_end - msg_start;
+                if len == 0 || n == 0 {
+                    return false;
+                }
+                let partial = (len - 1) % mss + 1;
+                let tail = partial + (n as u64 - 1) * mss;
+                let drop = m.rel_seq >= msg_start && m.rel_seq >= msg_end.saturating_sub(tail);
+                if drop {
+                    f.dropped.push(m.rel_seq);
+                }
+                drop
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! What a trial produces: one record per exchange, one per page load, and totals.
+
+use gentle_tcp::Counters;
+use serde::Serialize;
+
+use crate::link::ChannelStats;
+
+/// One request/response exchange (or one object of a page, or one bulk transfer).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ExchangeRecord {
+    pub trial: u64,
+    pub workload: u16,
+    /// Index of the exchange within its workload in this trial.
+    pub index: u32,
+    pub request_bytes: u64,
+    pub response_bytes: u64,
+    /// Finished within the trial's time limit.
+    pub complete: bool,
+    /// Server-side response time: server receives the request → server receives the
+    /// ACK of the last response byte (`gentle-aggression-sigcomm13.txt` §8.1).
+    pub server_ns: Option<u64>,
+    /// Client-side response time: client's first packet → last response byte received.
+    pub client_ns: Option<u64>,
+    /// Client's first packet to the delivery of the server's FIN, when the server
+    /// closed (`tlp-measurement-tum13.txt` t_total).
+    pub fin_ns: Option<u64>,
+    pub fast_retrans: u32,
+    pub timeout_retrans: u32,
+    pub slow_start_retrans: u32,
+    pub syn_retrans: u32,
+    pub timeouts: u32,
+    pub recoveries: u32,
+    pub undos: u32,
+    pub retrans_segs: u32,
+    /// Payload bytes sent by both ends, retransmissions and redundancy included.
+    pub bytes_sent: u64,
+    /// Packets of this exchange's connection dropped by the network.
+    pub packets_dropped: u32,
+}
+
+impl ExchangeRecord {
+    pub fn had_loss(&self) -> bool {
+        self.packets_dropped > 0
+    }
+    pub fn had_retransmission(&self) -> bool {
+        self.retrans_segs > 0 || self.syn_retrans > 0
+    }
+}
+
+/// One page load.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PageRecord {
+    pub trial: u64,
+    pub workload: u16,
+    pub objects: u32,
+    pub bytes: u64,
+    pub complete: bool,
+    /// First SYN to the last byte of the last object at the client.
+    pub load_ns: Option<u64>,
+}
+
+/// Everything one trial produced.
+#[derive(Clone, Debug, Default)]
+pub struct TrialResult {
+    pub trial: u64,
+    pub exchanges: Vec<ExchangeRecord>,
+    pub pages: Vec<PageRecord>,
+    /// Engine counters summed over every connection of the trial.
+    pub counters: Counters,
+    pub links: ChannelStats,
+    /// Events processed by the simulator.
+    pub events: u64,
+    /// Packets carrying payload handed to the network.
+    pub data_packets: u64,
+    /// All packets handed to the network.
+    pub packets: u64,
+    /// Bytes the applications received that differed from what was sent.
+    pub corrupt_bytes: u64,
+    /// Virtual time at which the trial ended, ns.
+    pub end_ns: u64,
+    /// The trial hit its time limit with measured work unfinished.
+    pub timed_out: bool,
+}

@@ -1,0 +1,508 @@
+//! The applications: clients and servers that drive the workloads and measure
+//! response times (see [`crate::workload`] and [`crate::record`]).
+
+use std::time::Duration;
+
+use gentle_tcp::{Counters, Instant};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use super::Sim;
+use crate::pattern;
+use crate::record::{ExchangeRecord, PageRecord};
+use crate::workload::{ConnectionMode, Size, WorkloadKind, WorkloadSpec};
+
+/// Bytes an endless bulk sender keeps queued ahead of what was acknowledged.
+const BULK_AHEAD: u64 = 4 << 20;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Action {
+    Start,
+    OpenSession,
+    NextExchange { session: u32 },
+}
+
+pub(crate) struct WorkloadRt {
+    pub spec: WorkloadSpec,
+    pub id: u16,
+    pub client: u16,
+    pub server: u16,
+    pub start: Duration,
+    pub rng: ChaCha8Rng,
+    /// Exchanges (or objects) started / finished.
+    pub created: u32,
+    pub finished: u32,
+    pub total: u32,
+    pub done: bool,
+    pub page_start: Option<Instant>,
+    pub page_bytes: u64,
+}
+
+impl WorkloadRt {
+    pub fn new(id: u16, spec: WorkloadSpec, client: u16, server: u16, rng: &mut ChaCha8Rng) -> Self {
+        let jitter = if spec.jitter.is_zero() {
+            Duration::ZERO
+        } else {
+            Duration::from_nanos(rng.gen_range(0..spec.jitter.as_nanos() as u64))
+        };
+        let total = match &spec.kind {
+            WorkloadKind::Exchanges { exchanges, .. } => *exchanges,
+            WorkloadKind::Bulk { .. } => 1,
+            WorkloadKind::Page { objects, .. } => *objects,
+        };
+        WorkloadRt {
+            start: spec.start + jitter,
+            spec,
+            id,
+            client,
+            server,
+            rng: rng.clone(),
+            created: 0,
+            finished: 0,
+            total,
+            done: false,
+            page_start: None,
+            page_bytes: 0,
+        }
+    }
+}
+
+/// An exchange in progress.
+#[derive(Clone, Debug)]
+pub(crate) struct Active {
+    pub index: u32,
+    pub request: u64,
+    pub response: u64,
+    /// Client stream offset where the request ends.
+    pub req_end: u64,
+    /// Server stream offset where the response ends (`None`: endless).
+    pub resp_end: Option<u64>,
+    pub resp_start: u64,
+    pub client_start: Instant,
+    pub server_start: Option<Instant>,
+    pub server_end: Option<Instant>,
+    pub client_end: Option<Instant>,
+    pub snap: Counters,
+    pub snap_drops: u32,
+}
+
+/// One client–server connection and the exchanges it carries.
+pub(crate) struct Session {
+    pub wl: u16,
+    pub client: u16,
+    pub server: u16,
+    pub cconn: u32,
+    pub sconn: Option<u32>,
+    pub opened: Instant,
+    pub cur: Option<Active>,
+    /// The next exchange starts when the client's handshake completes.
+    pub start_on_established: bool,
+    /// The server must start a pushed response once established.
+    pub push_pending: bool,
+    pub req_written: u64,
+    pub resp_written: u64,
+    pub client_rcvd: u64,
+    pub server_rcvd: u64,
+    pub client_closed: bool,
+    pub server_closed: bool,
+    pub server_close_after: bool,
+    pub fin_delivered: Option<Instant>,
+    pub drops: u32,
+    pub corrupt: u64,
+    pub exchanges_done: u32,
+}
+
+impl Session {
+    /// The response message containing server stream offset `rel_seq` (1-based
+    /// sequence offsets: the SYN is 0).
+    pub fn message_at(&self, rel_seq: u64) -> Option<(u64, u64)> {
+        let a = self.cur.as_ref()?;
+        let start = a.resp_start + 1;
+        let end = a.resp_end? + 1;
+        (rel_seq >= start && rel_seq < end).then_some((start, end))
+    }
+}
+
+impl Sim {
+    pub(super) fn on_app(&mut self, wl: u16, action: Action) {
+        match action {
+            Action::Start => {
+                let w = &mut self.workloads[wl as usize];
+                match w.spec.kind.clone() {
+                    WorkloadKind::Page { objects, connections, .. } => {
+                        w.page_start = Some(self.now);
+                        for _ in 0..connections.min(objects).max(1) {
+                            self.open_session(wl);
+                        }
+                    }
+                    _ => self.open_session(wl),
+                }
+            }
+            Action::OpenSession => self.open_session(wl),
+            Action::NextExchange { session } => {
+                self.start_exchange(session);
+                let c = self.sessions[session as usize].cconn;
+                self.service(c);
+            }
+        }
+    }
+
+    fn open_session(&mut self, wl: u16) {
+        let w = &self.workloads[wl as usize];
+        if w.created >= w.total {
+            return;
+        }
+        let (client, server, port) = (w.client, w.server, w.spec.port);
+        let mut cfg = w.spec.client_config.clone().unwrap_or_else(|| self.config.clone());
+        if let Some(mw) = w.spec.max_window {
+            cfg.recv_buffer = mw;
+        }
+        let (start_now, on_est, push, close_after) = match &w.spec.kind {
+            WorkloadKind::Exchanges { mode, request, server_close, .. } => {
+                let push = matches!(request, Size::Fixed(0));
+                match mode {
+                    ConnectionMode::Fresh => (!push, false, push, *server_close),
+                    ConnectionMode::Persistent => (false, !push, push, *server_close),
+                }
+            }
+            WorkloadKind::Bulk { .. } => (false, false, true, false),
+            WorkloadKind::Page { .. } => (true, false, false, false),
+        };
+        let sid = self.sessions.len() as u32;
+        let (cconn, _) = self.connect(client, server, port, sid, cfg);
+        self.sessions.push(Session {
+            wl,
+            client,
+            server,
+            cconn,
+            sconn: None,
+            opened: self.now,
+            cur: None,
+            start_on_established: on_est,
+            push_pending: push,
+            req_written: 0,
+            resp_written: 0,
+            client_rcvd: 0,
+            server_rcvd: 0,
+            client_closed: false,
+            server_closed: false,
+            server_close_after: close_after,
+            fin_delivered: None,
+            drops: 0,
+            corrupt: 0,
+            exchanges_done: 0,
+        });
+        if start_now {
+            self.start_exchange(sid);
+        }
+        self.service(cconn);
+    }
+
+    /// Starts the next exchange of `sid`: the client writes its request, or (for a
+    /// pushed response) the server writes at once.
+    fn start_exchange(&mut self, sid: u32) {
+        let wl = self.sessions[sid as usize].wl;
+        let w = &mut self.workloads[wl as usize];
+        if w.created >= w.total {
+            return;
+        }
+        let index = w.created;
+        w.created += 1;
+        let (request, response) = match &w.spec.kind {
+            WorkloadKind::Exchanges { request, response, .. } => (request.sample(&mut w.rng), Some(response.sample(&mut w.rng))),
+            WorkloadKind::Bulk { bytes } => (0, *bytes),
+            WorkloadKind::Page { object, request, .. } => (request.sample(&mut w.rng), Some(object.sample(&mut w.rng))),
+        };
+        let snap = self.session_counters(sid);
+        let now = self.now;
+        let s = &mut self.sessions[sid as usize];
+        let first_fresh = s.exchanges_done == 0 && !s.start_on_established && request > 0;
+        let client_start = if first_fresh { s.opened } else { now };
+        let req_end = s.req_written + request;
+        let resp_start = s.resp_written;
+        s.cur = Some(Active {
+            index,
+            request,
+            response: response.unwrap_or(0),
+            req_end,
+            resp_end: response.map(|r| resp_start + r),
+            resp_start,
+            client_start,
+            server_start: None,
+            server_end: None,
+            client_end: None,
+            snap,
+            snap_drops: s.drops,
+        });
+        if request > 0 {
+            let c = s.cconn;
+            let off = s.req_written;
+            s.req_written += request;
+            let conn = &mut self.conns[c as usize].conn;
+            pattern::chunks(off, request, |b| {
+                conn.write(b);
+            });
+        } else if let Some(sc) = s.sconn {
+            if self.conns[sc as usize].conn.is_established() {
+                self.server_respond(sid);
+            }
+        }
+    }
+
+    fn server_respond(&mut self, sid: u32) {
+        let now = self.now;
+        let s = &mut self.sessions[sid as usize];
+        let Some(sc) = s.sconn else { return };
+        let Some(a) = s.cur.as_mut() else { return };
+        if a.server_start.is_some() {
+            return;
+        }
+        a.server_start = Some(now);
+        s.push_pending = false;
+        let conn = &mut self.conns[sc as usize].conn;
+        let len = match a.resp_end {
+            Some(e) => e - a.resp_start,
+            None => BULK_AHEAD,
+        };
+        pattern::chunks(s.resp_written, len, |b| {
+            conn.write(b);
+        });
+        s.resp_written += len;
+        if s.server_close_after {
+            conn.close();
+            s.server_closed = true;
+        }
+    }
+
+    fn session_counters(&self, sid: u32) -> Counters {
+        let s = &self.sessions[sid as usize];
+        let mut c = *self.conns[s.cconn as usize].conn.counters();
+        if let Some(sc) = s.sconn {
+            c.add(self.conns[sc as usize].conn.counters());
+        }
+        c
+    }
+
+    /// The application side of connection `c` after the engine processed input.
+    pub(super) fn app_progress(&mut self, c: u32) {
+        let now = self.now;
+        let (sid, is_server) = {
+            let slot = &self.conns[c as usize];
+            (slot.session, slot.is_server)
+        };
+        let s = &mut self.sessions[sid as usize];
+        let conn = &mut self.conns[c as usize].conn;
+        // Read and verify everything available.
+        let rcvd = if is_server { &mut s.server_rcvd } else { &mut s.client_rcvd };
+        while let Some(b) = conn.read() {
+            s.corrupt += pattern::mismatches(*rcvd, &b);
+            *rcvd += b.len() as u64;
+        }
+        if is_server {
+            if conn.is_established() {
+                if s.push_pending && s.cur.is_some() {
+                    self.server_respond(sid);
+                } else if let Some(a) = &s.cur {
+                    if a.server_start.is_none() && a.request > 0 && s.server_rcvd >= a.req_end {
+                        self.server_respond(sid);
+                    }
+                }
+            }
+            let s = &mut self.sessions[sid as usize];
+            let conn = &mut self.conns[c as usize].conn;
+            if let Some(a) = s.cur.as_mut() {
+                match a.resp_end {
+                    Some(end) => {
+                        if a.server_start.is_some() && a.server_end.is_none() && conn.bytes_acked() >= end {
+                            a.server_end = Some(now);
+                        }
+                    }
+                    None => {
+                        // Endless bulk: keep the send buffer topped up.
+                        if conn.bytes_written() < conn.bytes_acked() + BULK_AHEAD / 2 && a.server_start.is_some() {
+                            let off = s.resp_written;
+                            pattern::chunks(off, BULK_AHEAD / 2, |b| {
+                                conn.write(b);
+                            });
+                            s.resp_written += BULK_AHEAD / 2;
+                        }
+                    }
+                }
+            }
+            if conn.peer_closed() && !s.server_closed {
+                conn.close();
+                s.server_closed = true;
+            }
+        } else {
+            if s.start_on_established && conn.is_established() && s.cur.is_none() {
+                s.start_on_established = false;
+                self.start_exchange(sid);
+            }
+            let s = &mut self.sessions[sid as usize];
+            let conn = &self.conns[c as usize].conn;
+            if let Some(a) = s.cur.as_mut() {
+                if let Some(end) = a.resp_end {
+                    if a.client_end.is_none() && s.client_rcvd >= end {
+                        a.client_end = Some(now);
+                    }
+                }
+            }
+            if conn.peer_closed() && s.fin_delivered.is_none() {
+                s.fin_delivered = Some(now);
+            }
+        }
+        let s = &self.sessions[sid as usize];
+        if let Some(a) = &s.cur {
+            let fin_ok = !s.server_close_after || s.fin_delivered.is_some();
+            if a.client_end.is_some() && a.server_end.is_some() && fin_ok {
+                self.finish_exchange(sid, true);
+            }
+        }
+    }
+
+    fn finish_exchange(&mut self, sid: u32, complete: bool) {
+        let now_counters = self.session_counters(sid);
+        let trial = self.result.trial;
+        let s = &mut self.sessions[sid as usize];
+        let Some(a) = s.cur.take() else { return };
+        s.exchanges_done += 1;
+        let mut d = now_counters;
+        // Counter deltas over the exchange.
+        let sub = |x: u64, y: u64| (x - y.min(x)) as u32;
+        let rec = ExchangeRecord {
+            trial,
+            workload: s.wl,
+            index: a.index,
+            request_bytes: a.request,
+            response_bytes: a.response,
+            complete,
+            server_ns: match (a.server_start, a.server_end) {
+                (Some(x), Some(y)) => Some((y - x).as_nanos() as u64),
+                _ => None,
+            },
+            client_ns: a.client_end.map(|e| (e - a.client_start).as_nanos() as u64),
+            fin_ns: s.fin_delivered.filter(|_| s.server_close_after).map(|e| (e - a.client_start).as_nanos() as u64),
+            fast_retrans: sub(d.fast_retrans, a.snap.fast_retrans),
+            timeout_retrans: sub(d.timeouts, a.snap.timeouts),
+            slow_start_retrans: sub(d.slow_start_retrans, a.snap.slow_start_retrans),
+            syn_retrans: sub(d.syn_retrans, a.snap.syn_retrans),
+            timeouts: sub(d.timeouts, a.snap.timeouts),
+            recoveries: sub(d.recovery_episodes, a.snap.recovery_episodes),
+            undos: sub(
+                d.full_undo + d.partial_undo + d.dsack_undo + d.loss_undo,
+                a.snap.full_undo + a.snap.partial_undo + a.snap.dsack_undo + a.snap.loss_undo,
+            ),
+            retrans_segs: sub(d.retrans_segs, a.snap.retrans_segs),
+            bytes_sent: {
+                d.bytes_sent -= a.snap.bytes_sent.min(d.bytes_sent);
+                d.bytes_sent
+            },
+            packets_dropped: s.drops - a.snap_drops,
+        };
+        let wl = s.wl;
+        let cconn = s.cconn;
+        self.result.exchanges.push(rec);
+        let w = &mut self.workloads[wl as usize];
+        w.finished += 1;
+        w.page_bytes += a.response;
+        let more = w.created < w.total;
+        let think = match &w.spec.kind {
+            WorkloadKind::Exchanges { think, .. } => *think,
+            _ => Duration::ZERO,
+        };
+        let kind = w.spec.kind.clone();
+        let all_done = w.finished >= w.total;
+        match kind {
+            WorkloadKind::Exchanges { mode: ConnectionMode::Fresh, .. } => {
+                self.client_close(sid);
+                if more {
+                    self.schedule_app(self.now + think, wl, Action::OpenSession);
+                }
+            }
+            WorkloadKind::Exchanges { mode: ConnectionMode::Persistent, .. } => {
+                if more {
+                    self.schedule_app(self.now + think, wl, Action::NextExchange { session: sid });
+                } else {
+                    self.client_close(sid);
+                }
+            }
+            WorkloadKind::Bulk { .. } => self.client_close(sid),
+            WorkloadKind::Page { .. } => {
+                if more {
+                    self.start_exchange(sid);
+                } else {
+                    self.client_close(sid);
+                }
+                if all_done {
+                    let w = &self.workloads[wl as usize];
+                    let start = w.page_start.unwrap_or(Instant::ZERO);
+                    self.result.pages.push(PageRecord {
+                        trial,
+                        workload: wl,
+                        objects: w.total,
+                        bytes: w.page_bytes,
+                        complete,
+                        load_ns: Some((self.now - start).as_nanos() as u64),
+                    });
+                }
+            }
+        }
+        let _ = cconn;
+        if all_done {
+            self.workload_done(wl);
+        }
+    }
+
+    fn client_close(&mut self, sid: u32) {
+        let s = &mut self.sessions[sid as usize];
+        if !s.client_closed {
+            s.client_closed = true;
+            self.conns[s.cconn as usize].conn.close();
+        }
+    }
+
+    /// At the end of a trial: record exchanges that did not finish.
+    pub(super) fn flush_incomplete(&mut self) {
+        let mut corrupt = 0;
+        for s in &self.sessions {
+            corrupt += s.corrupt;
+        }
+        self.result.corrupt_bytes = corrupt;
+        for sid in 0..self.sessions.len() as u32 {
+            let s = &self.sessions[sid as usize];
+            let measured = self.workloads[s.wl as usize].spec.measure;
+            if s.cur.is_some() && measured {
+                self.finish_exchange_incomplete(sid);
+            }
+        }
+        for w in 0..self.workloads.len() {
+            let wr = &self.workloads[w];
+            if wr.spec.measure && matches!(wr.spec.kind, WorkloadKind::Page { .. }) && wr.finished < wr.total {
+                self.result.pages.push(PageRecord {
+                    trial: self.result.trial,
+                    workload: w as u16,
+                    objects: wr.total,
+                    bytes: wr.page_bytes,
+                    complete: false,
+                    load_ns: None,
+                });
+            }
+        }
+    }
+
+    fn finish_exchange_incomplete(&mut self, sid: u32) {
+        let trial = self.result.trial;
+        let s = &mut self.sessions[sid as usize];
+        let Some(a) = s.cur.take() else { return };
+        self.result.exchanges.push(ExchangeRecord {
+            trial,
+            workload: s.wl,
+            index: a.index,
+            request_bytes: a.request,
+            response_bytes: a.response,
+            complete: false,
+            packets_dropped: s.drops - a.snap_drops,
+            ..Default::default()
+        });
+    }
+}

@@ -1,0 +1,497 @@
+//! The discrete-event simulator: one event queue over integer virtual time (ns).
+//!
+//! Hosts run [`gentle_tcp::Connection`]s and the workload applications; links are
+//! [`Channel`]s, one per direction; every node forwards packets along the shortest
+//! path (in hops) to their destination. Results are a pure function of the setup
+//! and the trial seed: the event queue orders ties by insertion, and every random
+//! draw comes from a stream derived from the seed (see [`crate::rng`]).
+
+mod apps;
+mod capture;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Duration;
+
+use gentle_tcp::{Config, Connection, Flags, Instant, Segment};
+use rand_chacha::ChaCha8Rng;
+use rustc_hash::FxHashMap;
+
+pub use capture::{PacketInfo, TraceLine, TraceWhat};
+pub use capture::ipv4_frame as capture_frame;
+
+use crate::link::{Admit, Channel, LinkSpec};
+use crate::packet::{Packet, PacketMeta, Slab};
+use crate::record::TrialResult;
+use crate::rng;
+use crate::workload::WorkloadSpec;
+use apps::{Session, WorkloadRt};
+
+/// Everything needed to build one trial's simulation.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    pub nodes: Vec<String>,
+    pub links: Vec<LinkSpec>,
+    pub workloads: Vec<WorkloadSpec>,
+    /// TCP configuration of every endpoint not given its own.
+    pub config: Config,
+    /// A trial stops at this virtual time even if work is unfinished.
+    pub time_limit: Duration,
+    /// Record a trace of packets and engine events.
+    pub trace: bool,
+    /// Capture packets sent and received at this node as IPv4 frames.
+    pub capture: Option<String>,
+}
+
+/// A setup error (unknown node, unreachable destination).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetupError(pub String);
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for SetupError {}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Arrive { node: u16, pkt: u32 },
+    TxDone { chan: u32 },
+    Timer { conn: u32 },
+    App { wl: u16, action: apps::Action },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry {
+    time: u64,
+    seq: u64,
+    ev: Ev,
+}
+
+pub(crate) struct ConnSlot {
+    pub conn: Connection,
+    pub node: u16,
+    pub session: u32,
+    pub is_server: bool,
+    pub timer_at: Option<Instant>,
+}
+
+/// One trial's simulation.
+pub struct Sim {
+    now: Instant,
+    seq: u64,
+    heap: BinaryHeap<Reverse<Entry>>,
+    slab: Slab,
+    node_names: Vec<String>,
+    /// `route[node][dst]` = channel index, or `u32::MAX` if unreachable.
+    route: Vec<Vec<u32>>,
+    chans: Vec<Channel>,
+    /// Channels currently transmitting: the packet slot on the wire.
+    in_tx: Vec<Option<u32>>,
+    pub(crate) conns: Vec<ConnSlot>,
+    demux: FxHashMap<u64, u32>,
+    listeners: Vec<(u16, u16, u16)>,
+    pub(crate) sessions: Vec<Session>,
+    session_by_client: FxHashMap<u64, u32>,
+    pub(crate) workloads: Vec<WorkloadRt>,
+    host_rngs: Vec<ChaCha8Rng>,
+    next_port: Vec<u16>,
+    config: Config,
+    time_limit: u64,
+    pub(crate) result: TrialResult,
+    measured_left: u32,
+    trace: Option<Vec<TraceLine>>,
+    capture_node: Option<u16>,
+    capture: Vec<(u64, Vec<u8>)>,
+}
+
+fn demux_key(node: u16, lport: u16, peer: u16, pport: u16) -> u64 {
+    (node as u64) << 48 | (lport as u64) << 32 | (peer as u64) << 16 | pport as u64
+}
+
+impl Sim {
+    /// Builds the simulation of trial `trial` whose seed is `trial_seed`.
+    pub fn new(setup: &Setup, trial: u64, trial_seed: u64) -> Result<Sim, SetupError> {
+        let mut names = setup.nodes.clone();
+        let mut idx = |n: &str, names: &mut Vec<String>| -> u16 {
+            match names.iter().position(|x| x == n) {
+                Some(i) => i as u16,
+                None => {
+                    names.push(n.to_string());
+                    (names.len() - 1) as u16
+                }
+            }
+        };
+        let mut chans = Vec::new();
+        for (i, l) in setup.links.iter().enumerate() {
+            let a = idx(&l.a, &mut names);
+            let b = idx(&l.b, &mut names);
+            let r1 = rng::stream(trial_seed, rng::ids::LINK + 2 * i as u64);
+            let r2 = rng::stream(trial_seed, rng::ids::LINK + 2 * i as u64 + 1);
+            chans.push(Channel::new(l.a_to_b.clone(), a, b, r1));
+            chans.push(Channel::new(l.b_to_a.clone(), b, a, r2));
+        }
+        let n = names.len();
+        for w in &setup.workloads {
+            for host in [&w.client, &w.server] {
+                if !names.contains(host) {
+                    return Err(SetupError(format!("workload `{}`: node `{}` is not on any link", w.name, host)));
+                }
+            }
+        }
+        // Shortest paths by BFS from every destination over reversed channels.
+        let mut route = vec![vec![u32::MAX; n]; n];
+        for dst in 0..n {
+            let mut dist = vec![u32::MAX; n];
+            dist[dst] = 0;
+            let mut frontier = std::collections::VecDeque::from([dst]);
+            while let Some(v) = frontier.pop_front() {
+                for (ci, c) in chans.iter().enumerate() {
+                    let (u, w) = (c.from as usize, c.to as usize);
+                    if w == v && dist[u] == u32::MAX {
+                        dist[u] = dist[v] + 1;
+                        route[u][dst] = ci as u32;
+                        frontier.push_back(u);
+                    }
+                }
+            }
+        }
+        let capture_node = match &setup.capture {
+            Some(name) => Some(
+                names.iter().position(|x| x == name).ok_or_else(|| SetupError(format!("capture node `{name}` is unknown")))?
+                    as u16,
+            ),
+            None => None,
+        };
+        let host_rngs = (0..n).map(|i| rng::stream(trial_seed, rng::ids::HOST + i as u64)).collect();
+        let mut sim = Sim {
+            now: Instant::ZERO,
+            seq: 0,
+            heap: BinaryHeap::with_capacity(256),
+            slab: Slab::default(),
+            in_tx: vec![None; chans.len()],
+            chans,
+            node_names: names.clone(),
+            route,
+            conns: Vec::new(),
+            demux: FxHashMap::default(),
+            listeners: Vec::new(),
+            sessions: Vec::new(),
+            session_by_client: FxHashMap::default(),
+            workloads: Vec::new(),
+            host_rngs,
+            next_port: vec![32768; n],
+            config: setup.config.clone(),
+            time_limit: setup.time_limit.as_nanos() as u64,
+            result: TrialResult { trial, ..Default::default() },
+            measured_left: 0,
+            trace: setup.trace.then(Vec::new),
+            capture_node,
+            capture: Vec::new(),
+        };
+        for (i, w) in setup.workloads.iter().enumerate() {
+            let client = names.iter().position(|x| *x == w.client).expect("checked") as u16;
+            let server = names.iter().position(|x| *x == w.server).expect("checked") as u16;
+            if sim.route[client as usize][server as usize] == u32::MAX
+                || sim.route[server as usize][client as usize] == u32::MAX
+            {
+                return Err(SetupError(format!(
+                    "workload `{}`: no path between `{}` and `{}`",
+                    w.name, w.client, w.server
+                )));
+            }
+            let mut rng = rng::stream(trial_seed, rng::ids::WORKLOAD + i as u64);
+            let rt = WorkloadRt::new(i as u16, w.clone(), client, server, &mut rng);
+            let start = rt.start;
+            if w.measure {
+                sim.measured_left += 1;
+            }
+            sim.listeners.push((server, w.port, i as u16));
+            sim.workloads.push(WorkloadRt { rng, ..rt });
+            sim.push(start.as_nanos() as u64, Ev::App { wl: i as u16, action: apps::Action::Start });
+        }
+        Ok(sim)
+    }
+
+    fn push(&mut self, time: u64, ev: Ev) {
+        let seq = self.seq;
+        self.seq += 1;
+        self.heap.push(Reverse(Entry { time: time.max(self.now.as_nanos()), seq, ev }));
+    }
+
+    /// Runs the trial to completion (or its time limit) and returns its results.
+    pub fn run(mut self) -> (TrialResult, Option<Vec<TraceLine>>, Vec<(u64, Vec<u8>)>) {
+        while let Some(Reverse(e)) = self.heap.pop() {
+            if self.measured_left == 0 && !self.workloads.is_empty() {
+                break;
+            }
+            if e.time > self.time_limit {
+                self.result.timed_out = self.measured_left > 0;
+                self.now = Instant::from_nanos(self.time_limit);
+                break;
+            }
+            self.now = Instant::from_nanos(e.time);
+            self.result.events += 1;
+            match e.ev {
+                Ev::Arrive { node, pkt } => self.on_arrive(node, pkt),
+                Ev::TxDone { chan } => self.on_tx_done(chan as usize),
+                Ev::Timer { conn } => self.on_timer(conn, e.time),
+                Ev::App { wl, action } => self.on_app(wl, action),
+            }
+        }
+        self.finish()
+    }
+
+    fn finish(mut self) -> (TrialResult, Option<Vec<TraceLine>>, Vec<(u64, Vec<u8>)>) {
+        self.flush_incomplete();
+        for c in &self.conns {
+            self.result.counters.add(c.conn.counters());
+        }
+        for ch in &self.chans {
+            let s = &ch.stats;
+            let t = &mut self.result.links;
+            t.offered += s.offered;
+            t.dropped_loss += s.dropped_loss;
+            t.dropped_queue += s.dropped_queue;
+            t.delivered += s.delivered;
+            t.reordered += s.reordered;
+            t.duplicated += s.duplicated;
+            t.bytes_delivered += s.bytes_delivered;
+        }
+        self.result.end_ns = self.now.as_nanos();
+        (self.result, self.trace, self.capture)
+    }
+
+    /// Names of the nodes, by index.
+    pub fn node_names(&self) -> &[String] {
+        &self.node_names
+    }
+
+    // ------------------------------------------------------------- network
+
+    fn send(&mut self, node: u16, pkt: Packet) {
+        self.result.packets += 1;
+        if pkt.meta.payload > 0 {
+            self.result.data_packets += 1;
+        }
+        self.observe(TraceWhat::Send, node, &pkt);
+        self.forward(node, pkt);
+    }
+
+    fn forward(&mut self, node: u16, pkt: Packet) {
+        let chan = self.route[node as usize][pkt.dst as usize];
+        if chan == u32::MAX {
+            return;
+        }
+        let bytes = pkt.wire_len();
+        let meta = pkt.meta;
+        let slot = self.slab.insert(pkt);
+        let c = &mut self.chans[chan as usize];
+        if c.spec.rate_bps.is_none() {
+            // No serialisation: loss model, then straight onto the wire.
+            c.stats.offered += 1;
+            if c.loss.drop(&meta, &mut c.rng) {
+                c.stats.dropped_loss += 1;
+                self.dropped(slot, chan, "loss");
+            } else {
+                self.propagate(chan as usize, slot, bytes);
+            }
+            return;
+        }
+        match c.admit(slot, bytes, &meta) {
+            Admit::Queued { start_tx } => {
+                if start_tx {
+                    self.start_tx(chan as usize);
+                }
+            }
+            Admit::DroppedLoss => self.dropped(slot, chan, "loss"),
+            Admit::DroppedQueue => self.dropped(slot, chan, "queue"),
+        }
+    }
+
+    fn dropped(&mut self, slot: u32, chan: u32, why: &'static str) {
+        let pkt = self.slab.take(slot);
+        if let Some(s) = self.sessions.get_mut(pkt.meta.flow as usize) {
+            s.drops += 1;
+        }
+        let node = self.chans[chan as usize].from;
+        self.observe(TraceWhat::Drop { reason: why, link: chan }, node, &pkt);
+    }
+
+    fn start_tx(&mut self, chan: usize) {
+        match self.chans[chan].next_tx() {
+            Some((slot, bytes)) => {
+                self.in_tx[chan] = Some(slot);
+                let t = self.now.as_nanos() + self.chans[chan].tx_time(bytes as usize).as_nanos() as u64;
+                self.push(t, Ev::TxDone { chan: chan as u32 });
+            }
+            None => self.chans[chan].busy = false,
+        }
+    }
+
+    fn on_tx_done(&mut self, chan: usize) {
+        if let Some(slot) = self.in_tx[chan].take() {
+            let bytes = self.slab.get(slot).wire_len();
+            self.propagate(chan, slot, bytes);
+        }
+        self.start_tx(chan);
+    }
+
+    fn propagate(&mut self, chan: usize, slot: u32, bytes: usize) {
+        let c = &mut self.chans[chan];
+        let (d, dup) = c.propagation();
+        c.stats.delivered += 1;
+        c.stats.bytes_delivered += bytes as u64;
+        let to = c.to;
+        let t = self.now.as_nanos() + d.as_nanos() as u64;
+        self.push(t, Ev::Arrive { node: to, pkt: slot });
+        if dup {
+            let mut copy = self.slab.get(slot).clone();
+            copy.meta.duplicate = true;
+            let s2 = self.slab.insert(copy);
+            self.push(t, Ev::Arrive { node: to, pkt: s2 });
+        }
+    }
+
+    fn on_arrive(&mut self, node: u16, slot: u32) {
+        let pkt = self.slab.take(slot);
+        if pkt.dst != node {
+            self.forward(node, pkt);
+            return;
+        }
+        self.observe(TraceWhat::Recv, node, &pkt);
+        let seg = &pkt.seg;
+        let key = demux_key(node, seg.dst_port, pkt.src, seg.src_port);
+        if let Some(&c) = self.demux.get(&key) {
+            if !self.conns[c as usize].conn.is_closed() {
+                self.conns[c as usize].conn.handle_segment(self.now, seg);
+                self.service(c);
+                return;
+            }
+        }
+        if seg.flags.syn() && !seg.flags.ack() {
+            if let Some(&(_, _, wl)) = self.listeners.iter().find(|l| l.0 == node && l.1 == seg.dst_port) {
+                self.accept(node, wl, &pkt);
+                return;
+            }
+        }
+        if !seg.flags.rst() {
+            self.send_reset(node, &pkt);
+        }
+    }
+
+    /// RFC 9293 §3.10.7.1: a segment for no connection is answered with a reset.
+    fn send_reset(&mut self, node: u16, pkt: &Packet) {
+        let s = &pkt.seg;
+        let mut r = Segment { src_port: s.dst_port, dst_port: s.src_port, ..Segment::default() };
+        if s.flags.ack() {
+            r.seq = s.ack;
+            r.flags = Flags::RST;
+        } else {
+            r.ack = s.seq.wrapping_add(s.seq_len());
+            r.flags = Flags::RST | Flags::ACK;
+        }
+        let meta = PacketMeta { flow: pkt.meta.flow, from_server: !pkt.meta.from_server, ..Default::default() };
+        self.send(node, Packet { src: node, dst: pkt.src, seg: r, meta });
+    }
+
+    fn accept(&mut self, node: u16, wl: u16, pkt: &Packet) {
+        let cfg = self.config.clone();
+        let rng = &mut self.host_rngs[node as usize];
+        let Some(conn) = Connection::accept(cfg, self.now, &pkt.seg, rng) else { return };
+        let skey = demux_key(pkt.src, pkt.seg.src_port, 0, 0);
+        let Some(&session) = self.session_by_client.get(&skey) else { return };
+        let c = self.conns.len() as u32;
+        self.conns.push(ConnSlot { conn, node, session, is_server: true, timer_at: None });
+        self.demux.insert(demux_key(node, pkt.seg.dst_port, pkt.src, pkt.seg.src_port), c);
+        self.sessions[session as usize].sconn = Some(c);
+        let _ = wl;
+        self.service(c);
+    }
+
+    /// Opens a client connection for `session`; returns its slot.
+    pub(crate) fn connect(&mut self, node: u16, server: u16, port: u16, session: u32, cfg: Config) -> (u32, u16) {
+        let lport = self.next_port[node as usize];
+        self.next_port[node as usize] = if lport == 60999 { 32768 } else { lport + 1 };
+        let rng = &mut self.host_rngs[node as usize];
+        let conn = Connection::connect(cfg, self.now, lport, port, rng);
+        let c = self.conns.len() as u32;
+        self.conns.push(ConnSlot { conn, node, session, is_server: false, timer_at: None });
+        self.demux.insert(demux_key(node, lport, server, port), c);
+        self.session_by_client.insert(demux_key(node, lport, 0, 0), session);
+        (c, lport)
+    }
+
+    /// After input to connection `c`: let its application act, transmit what the
+    /// engine has, and schedule its timer.
+    pub(crate) fn service(&mut self, c: u32) {
+        self.app_progress(c);
+        let slot = &self.conns[c as usize];
+        let (node, session, is_server) = (slot.node, slot.session, slot.is_server);
+        let (peer, flow) = {
+            let s = &self.sessions[session as usize];
+            (if is_server { s.client } else { s.server }, session)
+        };
+        while let Some(seg) = self.conns[c as usize].conn.poll_transmit(self.now) {
+            let conn = &self.conns[c as usize].conn;
+            let rel_seq = seg.seq.wrapping_sub(conn.iss()) as u64;
+            let payload = seg.payload.len() as u32;
+            let message = if is_server && payload > 0 { self.sessions[session as usize].message_at(rel_seq) } else { None };
+            let meta = PacketMeta { flow, payload, rel_seq, message, from_server: is_server, duplicate: false };
+            self.send(node, Packet { src: node, dst: peer, seg, meta });
+        }
+        if self.trace.is_some() {
+            while let Some(ev) = self.conns[c as usize].conn.poll_event() {
+                let line = TraceLine {
+                    t_ns: ev.time.as_nanos(),
+                    node: self.node_names[node as usize].clone(),
+                    what: TraceWhat::Engine { conn: c, event: ev.event },
+                    packet: None,
+                };
+                if let Some(t) = self.trace.as_mut() {
+                    t.push(line);
+                }
+            }
+        }
+        self.schedule_timer(c);
+    }
+
+    fn schedule_timer(&mut self, c: u32) {
+        let slot = &mut self.conns[c as usize];
+        if let Some(t) = slot.conn.poll_timeout() {
+            if slot.timer_at.is_none_or(|at| t < at) {
+                slot.timer_at = Some(t);
+                self.push(t.as_nanos(), Ev::Timer { conn: c });
+            }
+        }
+    }
+
+    fn on_timer(&mut self, c: u32, time: u64) {
+        let slot = &mut self.conns[c as usize];
+        if slot.timer_at != Some(Instant::from_nanos(time)) {
+            return; // superseded
+        }
+        slot.timer_at = None;
+        slot.conn.handle_timeout(self.now);
+        self.service(c);
+    }
+
+    pub(crate) fn now(&self) -> Instant {
+        self.now
+    }
+
+    pub(crate) fn schedule_app(&mut self, at: Instant, wl: u16, action: apps::Action) {
+        self.push(at.as_nanos(), Ev::App { wl, action });
+    }
+
+    pub(crate) fn workload_done(&mut self, wl: u16) {
+        let w = &mut self.workloads[wl as usize];
+        if !w.done {
+            w.done = true;
+            if w.spec.measure {
+                self.measured_left -= 1;
+            }
+        }
+    }
+}

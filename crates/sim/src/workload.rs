@@ -1,0 +1,114 @@
+//! Workloads: what the applications on the hosts do.
+//!
+//! - Request/response exchanges over a fresh connection each (handshake included)
+//!   or over one persistent connection, with think time between exchanges. A
+//!   request of 0 bytes makes the server push the response (on/off bursts).
+//! - Bulk transfers (finite, or endless cross traffic with a capped window).
+//! - Web pages: N objects fetched over M parallel persistent connections.
+
+use std::time::Duration;
+
+use gentle_tcp::Config;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// A size (bytes), fixed or drawn per exchange.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Size {
+    Fixed(u64),
+    Uniform { lo: u64, hi: u64 },
+    Exponential { mean: f64 },
+    LogNormal { median: f64, sigma: f64 },
+    /// Weighted choice among sizes.
+    Choice(Vec<(u64, f64)>),
+}
+
+impl Size {
+    pub fn sample(&self, rng: &mut ChaCha8Rng) -> u64 {
+        match self {
+            Size::Fixed(n) => *n,
+            Size::Uniform { lo, hi } => rng.gen_range(*lo..=*hi),
+            Size::Exponential { mean } => {
+                let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+                (-u.ln() * mean).round().max(1.0) as u64
+            }
+            Size::LogNormal { median, sigma } => {
+                // Box–Muller from two uniforms (no libm-dependent special functions
+                // beyond ln/sqrt/cos, which are correctly rounded on IEEE targets).
+                let u1: f64 = rng.gen_range(f64::EPSILON..1.0);
+                let u2: f64 = rng.gen_range(0.0..1.0);
+                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                (median * (sigma * z).exp()).round().max(1.0) as u64
+            }
+            Size::Choice(items) => {
+                let total: f64 = items.iter().map(|(_, w)| w).sum();
+                let mut x = rng.gen_range(0.0..total);
+                for (n, w) in items {
+                    if x < *w {
+                        return *n;
+                    }
+                    x -= w;
+                }
+                items.last().map_or(0, |(n, _)| *n)
+            }
+        }
+    }
+}
+
+/// How exchanges use connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConnectionMode {
+    /// A new connection per exchange; the response time includes the handshake.
+    Fresh,
+    /// One connection, established before the first exchange starts.
+    Persistent,
+}
+
+/// What a workload does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum WorkloadKind {
+    Exchanges {
+        request: Size,
+        response: Size,
+        exchanges: u32,
+        mode: ConnectionMode,
+        think: Duration,
+        /// The server closes right after writing each response (HTTP/1.0 style: the
+        /// FIN rides on the last segment).
+        server_close: bool,
+    },
+    Bulk {
+        /// Bytes to send; `None` sends until the trial ends (cross traffic).
+        bytes: Option<u64>,
+    },
+    Page {
+        objects: u32,
+        object: Size,
+        request: Size,
+        connections: u32,
+    },
+}
+
+/// One workload: a kind between a client and a server node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    pub name: String,
+    pub client: String,
+    pub server: String,
+    pub port: u16,
+    pub kind: WorkloadKind,
+    /// When the workload starts.
+    pub start: Duration,
+    /// Uniform random extra start delay in `[0, jitter)`, per trial.
+    pub jitter: Duration,
+    /// Whether its records count in the report (cross traffic does not).
+    pub measure: bool,
+    /// TCP configuration of the client side (the server side uses the variant's).
+    pub client_config: Option<Config>,
+    /// Receive buffer of the client (caps the window of a bulk transfer).
+    pub max_window: Option<u32>,
+}

@@ -1,0 +1,106 @@
+//! Congestion control: the window growth and the reduction target, as pluggable
+//! algorithms (Linux's `tcp_congestion_ops`). The window is counted in segments,
+//! as Linux counts it.
+//!
+//! A concrete enum dispatches on the hot path; each algorithm is one module.
+
+mod cubic;
+mod reno;
+
+pub use cubic::Cubic;
+pub use reno::Reno;
+
+use crate::config::CcAlgorithm;
+use crate::time::Instant;
+
+/// The window state every algorithm manipulates.
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    /// Congestion window, segments.
+    pub cwnd: u32,
+    /// Slow-start threshold, segments.
+    pub ssthresh: u32,
+    /// Linear-increase counter (Linux `snd_cwnd_cnt`).
+    pub cwnd_cnt: u32,
+}
+
+/// Largest cwnd the engine lets any algorithm reach (Linux `snd_cwnd_clamp` default).
+pub const CWND_CLAMP: u32 = 1 << 20;
+/// ssthresh before the first loss (Linux `TCP_INFINITE_SSTHRESH`).
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// One congestion-control algorithm. Methods have no-op defaults where that is sensible.
+pub trait CongestionControl {
+    /// Window growth on an ACK that newly acknowledged `acked` segments while in Open
+    /// (or Disorder) and cwnd-limited.
+    fn cong_avoid(&mut self, w: &mut Window, acked: u32, now: Instant, min_rtt_ms: u32);
+    /// The slow-start threshold after a congestion event, given the current window.
+    fn ssthresh(&mut self, w: &Window) -> u32;
+    /// A retransmission timeout happened.
+    fn on_timeout(&mut self) {}
+    /// A reduction was undone; the algorithm may restore its own state.
+    fn on_undo(&mut self) {}
+}
+
+/// RFC 5681 §3.1 slow start, as Linux `tcp_slow_start`: cwnd grows by the number of
+/// segments acknowledged, not beyond ssthresh. Returns the acked segments left over.
+pub fn slow_start(w: &mut Window, acked: u32) -> u32 {
+    let cwnd = (w.cwnd + acked).min(w.ssthresh);
+    let used = cwnd.saturating_sub(w.cwnd);
+    w.cwnd = cwnd.min(CWND_CLAMP);
+    acked - used.min(acked)
+}
+
+/// Additive increase by one segment per `per` segments acknowledged (Linux
+/// `tcp_cong_avoid_ai`).
+pub fn additive_increase(w: &mut Window, per: u32, acked: u32) {
+    let per = per.max(1);
+    if w.cwnd_cnt >= per {
+        w.cwnd_cnt = 0;
+        w.cwnd += 1;
+    }
+    w.cwnd_cnt += acked;
+    if w.cwnd_cnt >= per {
+        let delta = w.cwnd_cnt / per;
+        w.cwnd_cnt -= delta * per;
+        w.cwnd += delta;
+    }
+    w.cwnd = w.cwnd.min(CWND_CLAMP);
+}
+
+/// Enum dispatch over the algorithms.
+#[derive(Clone, Debug)]
+pub enum Cc {
+    Reno(Reno),
+    Cubic(Cubic),
+}
+
+impl Cc {
+    pub fn new(alg: CcAlgorithm) -> Cc {
+        match alg {
+            CcAlgorithm::Reno => Cc::Reno(Reno),
+            CcAlgorithm::Cubic => Cc::Cubic(Cubic::default()),
+        }
+    }
+    fn inner(&mut self) -> &mut dyn CongestionControl {
+        match self {
+            Cc::Reno(r) => r,
+            Cc::Cubic(c) => c,
+        }
+    }
+    pub fn cong_avoid(&mut self, w: &mut Window, acked: u32, now: Instant, min_rtt_ms: u32) {
+        match self {
+            Cc::Reno(r) => r.cong_avoid(w, acked, now, min_rtt_ms),
+            Cc::Cubic(c) => c.cong_avoid(w, acked, now, min_rtt_ms),
+        }
+    }
+    pub fn ssthresh(&mut self, w: &Window) -> u32 {
+        self.inner().ssthresh(w)
+    }
+    pub fn on_timeout(&mut self) {
+        self.inner().on_timeout()
+    }
+    pub fn on_undo(&mut self) {
+        self.inner().on_undo()
+    }
+}

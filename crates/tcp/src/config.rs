@@ -1,0 +1,164 @@
+//! Connection configuration: independent switches plus named profiles.
+//!
+//! Defaults follow Linux 3.x where the papers compare against it (`prr-imc11.txt`
+//! Table 4; `gentle-aggression-sigcomm13.txt` §8.1): initial window 10, CUBIC,
+//! SACK, DSACK, FACK, limited transmit, F-RTO, cwnd undo, RTO minimum 200 ms.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Congestion-avoidance algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CcAlgorithm {
+    /// RFC 5681 slow start and congestion avoidance, halving on loss.
+    Reno,
+    /// RFC 9438 CUBIC (β = 0.7, C = 0.4) as in Linux 2.6.19+.
+    Cubic,
+}
+
+/// Fast-recovery algorithm: how cwnd evolves while in Recovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoveryAlgorithm {
+    /// RFC 6675 §5: cwnd = ssthresh on entry, send while pipe < cwnd.
+    Rfc6675,
+}
+
+/// All switches of a connection. Build one from a [`Profile`] and adjust fields.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// MSS advertised in the SYN (bytes of payload without options; RFC 9293 §3.7.1).
+    pub mss: u16,
+    /// Initial congestion window in segments (RFC 6928; Linux 3.x default 10).
+    pub initial_window: u32,
+    pub cc: CcAlgorithm,
+    pub recovery: RecoveryAlgorithm,
+    /// Offer and use SACK (RFC 2018).
+    pub sack: bool,
+    /// Generate and use DSACK (RFC 2883).
+    pub dsack: bool,
+    /// Linux FACK loss marking (`prr-imc11.txt` §3.2). Needs `sack`.
+    pub fack: bool,
+    /// Offer and use RFC 7323 timestamps.
+    pub timestamps: bool,
+    /// Offer and use RFC 7323 window scaling.
+    pub window_scale: bool,
+    /// Limited transmit (RFC 3042).
+    pub limited_transmit: bool,
+    /// F-RTO spurious RTO detection (RFC 5682).
+    pub frto: bool,
+    /// Undo cwnd reductions shown to be spurious by DSACK or timestamps (RFC 3522, RFC 3708).
+    pub undo: bool,
+    /// Duplicate-ACK threshold (RFC 5681 §3.2: 3).
+    pub dupthresh: u32,
+    /// Minimum RTO. Linux: `TCP_RTO_MIN` = 200 ms (RFC 6298 §2.4 says 1 s).
+    pub rto_min: Duration,
+    /// Maximum RTO. Linux: `TCP_RTO_MAX` = 120 s.
+    pub rto_max: Duration,
+    /// Initial RTO before any RTT sample (RFC 6298 §2.1: 1 s).
+    pub rto_initial: Duration,
+    /// Delayed-ACK timer; `None` acknowledges every segment at once.
+    /// Linux starts at `TCP_ATO_MIN` = 40 ms; 200 ms is the RFC 1122 / Windows value.
+    pub delayed_ack: Option<Duration>,
+    /// Segments acknowledged at once at the start of a connection before delayed
+    /// ACKs begin (Linux "quickack" mode, up to 16). 0 disables it.
+    pub quickack: u32,
+    /// Receive buffer in bytes: the largest window advertised.
+    pub recv_buffer: u32,
+    /// SYN (and SYN-ACK) retransmissions before giving up (Linux `tcp_syn_retries` = 6).
+    pub syn_retries: u32,
+    /// Data retransmissions by timeout before the connection is aborted
+    /// (Linux `tcp_retries2` = 15).
+    pub max_retries: u32,
+    /// Time spent in TIME-WAIT (RFC 9293: 2·MSL; Linux 60 s).
+    pub time_wait: Duration,
+    /// Reduce cwnd after an idle period longer than the RTO (RFC 2861 as Linux's
+    /// `tcp_slow_start_after_idle` = 1 does).
+    pub slow_start_after_idle: bool,
+    /// Maximum reordering degree Linux tracks (`tcp_max_reordering`, 127 in 3.x).
+    pub max_reordering: u32,
+    /// Record an event trace (state changes, timers, retransmissions).
+    pub trace: bool,
+}
+
+/// Named baselines the papers compare against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    /// No SACK, NewReno recovery on duplicate ACKs, Reno congestion control.
+    Plain,
+    /// SACK with RFC 6675 loss detection and recovery, no FACK, Reno.
+    Rfc,
+    /// SACK + FACK + CUBIC: Linux 2.6 as `prr-imc11.txt` §3.2 describes it.
+    #[serde(rename = "linux-2.6")]
+    Linux26,
+}
+
+impl Profile {
+    pub const ALL: &'static [Profile] = &[Profile::Plain, Profile::Rfc, Profile::Linux26];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Plain => "plain",
+            Profile::Rfc => "rfc",
+            Profile::Linux26 => "linux-2.6",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Profile> {
+        Profile::ALL.iter().copied().find(|p| p.name() == s)
+    }
+
+    pub fn config(self) -> Config {
+        let mut c = Config::default();
+        match self {
+            Profile::Plain => {
+                c.sack = false;
+                c.dsack = false;
+                c.fack = false;
+                c.cc = CcAlgorithm::Reno;
+            }
+            Profile::Rfc => {
+                c.fack = false;
+                c.cc = CcAlgorithm::Reno;
+            }
+            Profile::Linux26 => {}
+        }
+        c
+    }
+}
+
+impl Default for Config {
+    /// The `linux-2.6` baseline.
+    fn default() -> Self {
+        Config {
+            mss: 1460,
+            initial_window: 10,
+            cc: CcAlgorithm::Cubic,
+            recovery: RecoveryAlgorithm::Rfc6675,
+            sack: true,
+            dsack: true,
+            fack: true,
+            timestamps: true,
+            window_scale: true,
+            limited_transmit: true,
+            frto: true,
+            undo: true,
+            dupthresh: 3,
+            rto_min: Duration::from_millis(200),
+            rto_max: Duration::from_secs(120),
+            rto_initial: Duration::from_secs(1),
+            delayed_ack: Some(Duration::from_millis(40)),
+            quickack: 0,
+            recv_buffer: 6 * 1024 * 1024,
+            syn_retries: 6,
+            max_retries: 15,
+            time_wait: Duration::from_secs(60),
+            slow_start_after_idle: true,
+            max_reordering: 127,
+            trace: false,
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! Segment arrival: RFC 9293 §3.10.7 ("SEGMENT ARRIVES"), in the order it gives —
+//! handshake states, acceptability, RST, SYN, ACK, data, FIN — with RFC 7323 §4.3
+//! timestamp recording.
+
+use super::{CloseReason, Connection};
+use crate::time::Instant;
+use crate::trace::{Event, State};
+use crate::wire::Segment;
+
+impl Connection {
+    /// Processes one segment addressed to this connection.
+    pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
+        self.counters.segs_in += 1;
+        match self.state {
+            State::Closed => {}
+            State::SynSent => self.on_syn_sent(now, seg),
+            State::SynReceived => self.on_syn_received(now, seg),
+            _ => self.on_synchronized(now, seg),
+        }
+    }
+
+    fn on_syn_sent(&mut self, now: Instant, seg: &Segment) {
+        let f = seg.flags;
+        if f.ack() && seg.ack != self.iss.wrapping_add(1) {
+            // RFC 9293 §3.10.7.3: unacceptable ACK; a reset would go out if !RST.
+            self.counters.segs_dropped += 1;
+            return;
+        }
+        if f.rst() {
+            if f.ack() {
+                self.counters.resets += 1;
+                self.trace(now, Event::Reset);
+                self.enter_closed(now, CloseReason::Reset);
+            }
+            return;
+        }
+        if !f.syn() || !f.ack() {
+            // Simultaneous open is not supported; drop.
+            self.counters.segs_dropped += 1;
+            return;
+        }
+        self.irs = seg.seq;
+        self.rcv = crate::receiver::Receiver::new(1);
+        self.negotiate(seg);
+        if let Some(ts) = seg.options.timestamps {
+            self.ts_recent = ts.val;
+        }
+        self.snd_una = 1;
+        self.snd_nxt = 1;
+        self.t_rto = None;
+        // RTT sample from the handshake (Karn: only if the SYN was not retransmitted,
+        // unless timestamps identify the transmission).
+        self.handshake_rtt_sample(now, seg);
+        self.backoff = 0;
+        self.update_window(seg, 0, 1, true);
+        self.set_state(now, State::Established);
+        self.rcv.ack_now = true;
+        // Data or FIN on the SYN-ACK is processed like on any other segment.
+        if !seg.payload.is_empty() || seg.flags.fin() {
+            self.process_data(now, seg);
+        }
+    }
+
+    fn on_syn_received(&mut self, now: Instant, seg: &Segment) {
+        let f = seg.flags;
+        if f.rst() {
+            self.counters.resets += 1;
+            self.trace(now, Event::Reset);
+            self.enter_closed(now, CloseReason::Reset);
+            return;
+        }
+        if f.syn() && !f.ack() {
+            if seg.seq == self.irs {
+                // The peer retransmitted its SYN: our SYN-ACK was lost; resend it.
+                self.syn_pending = true;
+            }
+            return;
+        }
+        if !f.ack() || seg.ack != self.iss.wrapping_add(1) {
+            self.counters.segs_dropped += 1;
+            return;
+        }
+        self.snd_una = 1;
+        self.snd_nxt = 1;
+        self.t_rto = None;
+        self.handshake_rtt_sample(now, seg);
+        self.backoff = 0;
+        self.syn_pending = false;
+        let seq = self.rcv_offset(seg.seq);
+        self.update_window(seg, seq, 1, true);
+        self.set_state(now, State::Established);
+        if !seg.payload.is_empty() || seg.flags.fin() {
+            self.process_data(now, seg);
+        }
+    }
+
+    fn handshake_rtt_sample(&mut self, now: Instant, seg: &Segment) {
+        let sample = if !self.syn_retransmitted {
+            Some(now - self.syn_sent_at)
+        } else if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
+            let ms = self.tsval(now).wrapping_sub(ts.ecr);
+            (ts.ecr != 0 && ms < 1 << 30).then(|| std::time::Duration::from_millis(ms as u64))
+        } else {
+            None
+        };
+        match sample {
+            Some(s) => self.rtt.on_sample(s, 1, 1),
+            // RFC 6298 §5.7: SYN retransmitted and no sample: data RTO starts at 3 s.
+            None => self.rtt.set_fallback_rto(std::time::Duration::from_secs(3)),
+        }
+    }
+
+    fn on_synchronized(&mut self, now: Instant, seg: &Segment) {
+        let f = seg.flags;
+        let seq = self.rcv_offset(seg.seq);
+        let seg_len = seg.payload.len() as u64 + f.fin() as u64;
+        // Acceptability (RFC 9293 §3.10.7.4, first check). Our window is the receive
+        // buffer; anything starting beyond it is unacceptable.
+        let wnd = self.cfg.recv_buffer as u64;
+        let acceptable = if seg_len == 0 {
+            seq >= self.rcv.rcv_nxt.saturating_sub(wnd) && seq <= self.rcv.rcv_nxt + wnd
+        } else {
+            seq + seg_len > self.rcv.rcv_nxt && seq < self.rcv.rcv_nxt + wnd || seq + seg_len <= self.rcv.rcv_nxt
+        };
+        if f.rst() {
+            // RFC 5961 §3.2 would demand an exact match; in-window is RFC 9293's rule.
+            if seq + 1 >= self.rcv.rcv_nxt && seq <= self.rcv.rcv_nxt + wnd {
+                self.counters.resets += 1;
+                self.trace(now, Event::Reset);
+                self.enter_closed(now, CloseReason::Reset);
+            }
+            return;
+        }
+        if !acceptable {
+            self.counters.segs_dropped += 1;
+            self.rcv.ack_now = true;
+            return;
+        }
+        if f.syn() {
+            // A SYN in a synchronized state: challenge ACK (RFC 5961 §4.2).
+            if self.state == State::Established && seq + 1 == self.rcv.rcv_nxt {
+                // Our ACK of the SYN-ACK was lost and the peer retransmitted it.
+            }
+            self.rcv.ack_now = true;
+            return;
+        }
+        if !f.ack() {
+            self.counters.segs_dropped += 1;
+            return;
+        }
+        // RFC 7323 §4.3: record TSval if the segment covers Last.ACK.sent.
+        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
+            if seq <= self.rcv.rcv_nxt && (ts.val.wrapping_sub(self.ts_recent) as i32) >= 0 {
+                self.ts_recent = ts.val;
+            }
+        }
+        if !self.on_ack(now, seg, seq) {
+            return;
+        }
+        self.process_data(now, seg);
+    }
+
+    /// Data and FIN processing (RFC 9293 §3.10.7.4, "seventh" and "eighth").
+    pub(crate) fn process_data(&mut self, now: Instant, seg: &Segment) {
+        let seq = self.rcv_offset(seg.seq);
+        let can_receive = matches!(self.state, State::Established | State::FinWait1 | State::FinWait2);
+        if !seg.payload.is_empty() {
+            if !can_receive && seq + seg.payload.len() as u64 > self.rcv.rcv_nxt {
+                // Data after the peer's FIN: ignore (RFC 9293 §3.10.7.4).
+                self.counters.segs_dropped += 1;
+                return;
+            }
+            let len = seg.payload.len() as u32;
+            let a = self.rcv.on_data(seq, seg.payload.clone(), self.sack_ok && self.cfg.dsack);
+            if a.duplicate {
+                self.counters.dup_data_recv += 1;
+                if self.rcv.dsack.is_some() {
+                    if a.out_of_order {
+                        self.counters.dsack_ofo_sent += 1;
+                    } else {
+                        self.counters.dsack_old_sent += 1;
+                    }
+                }
+            }
+            if a.out_of_order && !a.duplicate {
+                self.counters.ofo_queue += 1;
+            }
+            self.rcv_mss = self.rcv_mss.max(len.min(self.smss.max(len)));
+            if a.out_of_order || a.duplicate || a.filled_hole {
+                self.rcv.ack_now = true;
+            } else if a.delivered > 0 {
+                self.rcv.unacked_bytes += a.delivered as u32;
+                if self.quickack_left > 0 {
+                    self.quickack_left -= 1;
+                    self.rcv.ack_now = true;
+                } else if self.rcv.unacked_bytes > self.rcv_mss {
+                    // Linux `__tcp_ack_snd_check`: more than one full segment unacked.
+                    self.rcv.ack_now = true;
+                } else {
+                    match self.cfg.delayed_ack {
+                        None => self.rcv.ack_now = true,
+                        Some(d) => {
+                            if self.t_delack.is_none() {
+                                self.t_delack = Some(now + d);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if seg.flags.fin() && can_receive {
+            let fin_at = seq + seg.payload.len() as u64;
+            if self.rcv.fin_at.is_none() {
+                self.rcv.fin_at = Some(fin_at);
+            }
+            self.rcv.ack_now = true;
+        }
+        if let Some(fin_at) = self.rcv.fin_at {
+            if !self.rcv.fin_received && self.rcv.rcv_nxt == fin_at {
+                self.rcv.fin_received = true;
+                self.rcv.rcv_nxt += 1;
+                self.rcv.ack_now = true;
+                match self.state {
+                    State::Established => self.set_state(now, State::CloseWait),
+                    State::FinWait1 => self.set_state(now, State::Closing),
+                    State::FinWait2 => self.enter_time_wait(now),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    pub(crate) fn enter_time_wait(&mut self, now: Instant) {
+        self.set_state(now, State::TimeWait);
+        self.t_rto = None;
+        self.t_timewait = Some(now + self.cfg.time_wait);
+        self.close_reason.get_or_insert(CloseReason::Normal);
+    }
+
+    /// Send-window update (RFC 9293 §3.10.7.4, "fifth", SND.WL1/SND.WL2 rule).
+    pub(crate) fn update_window(&mut self, seg: &Segment, seq: u64, ack: u64, force: bool) {
+        let shift = if seg.flags.syn() { 0 } else { self.snd_wscale };
+        let wnd = (seg.window as u64) << shift;
+        if force || self.snd_wl1 < seq || (self.snd_wl1 == seq && self.snd_wl2 <= ack) {
+            self.snd_wnd = wnd;
+            self.snd_wl1 = seq;
+            self.snd_wl2 = ack;
+        }
+    }
+}

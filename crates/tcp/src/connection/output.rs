@@ -1,0 +1,273 @@
+//! What to send next: SYN/SYN-ACK/RST, retransmissions of segments marked lost
+//! (RFC 6675 NextSeg rule 1), new data (rule 2) within `cwnd − pipe` and the peer's
+//! window, the FIN, and otherwise a pure ACK when one is due.
+
+use super::Connection;
+use crate::scoreboard::TxSeg;
+use crate::time::Instant;
+use crate::trace::{CaState, Event, RetransKind, State};
+use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment, Timestamps};
+
+impl Connection {
+    /// Returns the next segment to put on the wire, or `None` if nothing is due now.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        let seg = self.next_segment(now)?;
+        if seg.flags.ack() {
+            self.rcv.ack_now = false;
+            self.rcv.unacked_bytes = 0;
+            self.t_delack = None;
+        }
+        if !seg.payload.is_empty() || seg.flags.fin() {
+            self.counters.segs_out += 1;
+            self.counters.bytes_sent += seg.payload.len() as u64;
+        } else if !seg.flags.syn() && !seg.flags.rst() {
+            self.counters.acks_sent += 1;
+        }
+        Some(seg)
+    }
+
+    fn next_segment(&mut self, now: Instant) -> Option<Segment> {
+        if self.rst_pending {
+            self.rst_pending = false;
+            let mut s = self.base_segment(now, Flags::RST | Flags::ACK, self.snd_nxt);
+            s.options = Options::default();
+            return Some(s);
+        }
+        match self.state {
+            State::Closed | State::TimeWait => {
+                if self.state == State::TimeWait && self.rcv.ack_now {
+                    return Some(self.ack_segment(now));
+                }
+                None
+            }
+            State::SynSent | State::SynReceived => {
+                if !self.syn_pending {
+                    return None;
+                }
+                self.syn_pending = false;
+                Some(self.syn_segment(now))
+            }
+            _ => {
+                if let Some(s) = self.retransmit(now) {
+                    return Some(s);
+                }
+                if let Some(s) = self.send_new(now) {
+                    return Some(s);
+                }
+                self.rcv.ack_now.then(|| self.ack_segment(now))
+            }
+        }
+    }
+
+    fn syn_segment(&mut self, now: Instant) -> Segment {
+        let synack = self.state == State::SynReceived;
+        let flags = if synack { Flags::SYN | Flags::ACK } else { Flags::SYN };
+        let mut s = self.base_segment(now, flags, 0);
+        let c = &self.cfg;
+        let mut o = Options { mss: Some(c.mss), ..Options::default() };
+        // On a SYN-ACK, offer only what the peer offered (RFC 2018 §2, RFC 7323 §2.2).
+        let offer = |ours: bool, negotiated: bool| if synack { negotiated } else { ours };
+        o.sack_permitted = offer(c.sack, self.sack_ok);
+        if offer(c.timestamps, self.ts_ok) {
+            o.timestamps = Some(Timestamps { val: self.tsval(now), ecr: if synack { self.ts_recent } else { 0 } });
+        }
+        if offer(c.window_scale, self.ws_ok) {
+            o.window_scale = Some(self.rcv_wscale);
+        }
+        s.options = o;
+        // RFC 7323 §2.2: the window field of a SYN is never scaled.
+        s.window = self.cfg.recv_buffer.min(65535) as u16;
+        if self.syn_retries == 0 {
+            self.syn_sent_at = now;
+        }
+        if self.t_rto.is_none() {
+            self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
+        }
+        s
+    }
+
+    fn base_segment(&self, now: Instant, flags: Flags, seq: u64) -> Segment {
+        let mut s = Segment {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq: self.wire_seq(seq),
+            ack: 0,
+            flags,
+            window: self.adv_window(),
+            ..Segment::default()
+        };
+        if flags.ack() {
+            s.ack = self.irs.wrapping_add(self.rcv.rcv_nxt as u32);
+        }
+        if self.ts_ok {
+            s.options.timestamps = Some(Timestamps { val: self.tsval(now), ecr: self.ts_recent });
+        }
+        s
+    }
+
+    /// Window to advertise, scaled (RFC 7323 §2.3).
+    fn adv_window(&self) -> u16 {
+        let free = (self.cfg.recv_buffer as u64).saturating_sub(self.rcv.buffered() as u64);
+        (free >> self.rcv_wscale).min(65535) as u16
+    }
+
+    /// A segment with ACK set, carrying SACK blocks when there is out-of-order data
+    /// or a DSACK to report.
+    fn data_or_ack(&mut self, now: Instant, flags: Flags, seq: u64) -> Segment {
+        let mut s = self.base_segment(now, flags | Flags::ACK, seq);
+        if self.sack_ok && (self.rcv.has_ooo() || self.rcv.dsack.is_some()) {
+            // 40 option bytes: 12 for timestamps leaves room for 3 blocks, else 4.
+            let max = if self.ts_ok { 3 } else { 4 };
+            let mut out = [(0u64, 0u64); 4];
+            let n = self.rcv.sack_blocks(max, &mut out);
+            let mut blocks = SackBlocks::new();
+            for &(l, r) in &out[..n] {
+                blocks.push(SackBlock {
+                    left: self.irs.wrapping_add(l as u32),
+                    right: self.irs.wrapping_add(r as u32),
+                });
+            }
+            s.options.sack = blocks;
+        }
+        s
+    }
+
+    fn ack_segment(&mut self, now: Instant) -> Segment {
+        self.data_or_ack(now, Flags::ACK, self.snd_nxt)
+    }
+
+    /// How many segments may be in flight now.
+    fn in_flight_for_cwnd(&self) -> u32 {
+        if !self.cfg.limited_transmit && self.ca == CaState::Disorder {
+            // Without RFC 3042, duplicate ACKs do not open room for new data.
+            self.sb.packets_out() + self.sb.retrans_out - self.sb.lost_out.min(self.sb.packets_out())
+        } else {
+            self.sb.pipe()
+        }
+    }
+
+    fn retransmit(&mut self, now: Instant) -> Option<Segment> {
+        if self.sb.lost_out == 0 || self.sb.pipe() >= self.w.cwnd {
+            return None;
+        }
+        let i = self.sb.next_lost()?;
+        let TxSeg { start, end, fin, .. } = *self.sb.get(i)?;
+        let data_end = if fin { end - 1 } else { end };
+        let payload = self.sendbuf.slice(start, (data_end - start) as usize);
+        let mut flags = Flags::PSH;
+        if fin {
+            flags.insert(Flags::FIN);
+        }
+        let mut s = self.data_or_ack(now, flags, start);
+        s.payload = payload;
+        let snd_nxt = self.snd_nxt;
+        self.sb.on_retransmit(i, now, snd_nxt);
+        let kind = match self.ca {
+            CaState::Loss if self.loss_first_retrans => {
+                self.loss_first_retrans = false;
+                RetransKind::Timeout
+            }
+            CaState::Loss => {
+                self.counters.slow_start_retrans += 1;
+                RetransKind::SlowStart
+            }
+            _ => {
+                self.counters.fast_retrans += 1;
+                RetransKind::Fast
+            }
+        };
+        self.counters.retrans_segs += 1;
+        self.counters.bytes_retrans += s.payload.len() as u64;
+        if self.retrans_stamp.is_none() {
+            self.retrans_stamp = Some(self.tsval(now));
+        }
+        if self.undo_marker.is_some() {
+            self.undo_retrans += 1;
+        }
+        if self.t_rto.is_none() {
+            self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
+        }
+        self.trace(now, Event::Retransmit { seq: start, len: (end - start) as u32, kind });
+        Some(s)
+    }
+
+    fn send_new(&mut self, now: Instant) -> Option<Segment> {
+        let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
+        let fin_due = self.app_closed && !self.fin_sent && unsent == 0;
+        if unsent == 0 && !fin_due {
+            return None;
+        }
+        if !matches!(self.state, State::Established | State::CloseWait) {
+            return None;
+        }
+        if self.in_flight_for_cwnd() >= self.w.cwnd {
+            return None;
+        }
+        let wnd_room = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
+        let len = unsent.min(self.smss as u64).min(wnd_room) as usize;
+        if len == 0 && !fin_due {
+            return None; // zero window: wait for an update
+        }
+        self.restart_after_idle(now);
+        let start = self.snd_nxt;
+        let payload = self.sendbuf.slice(start, len);
+        let last = start + len as u64 == self.sendbuf.end();
+        let fin = self.app_closed && last;
+        let mut flags = Flags::empty();
+        if last && len > 0 {
+            flags.insert(Flags::PSH);
+        }
+        if fin {
+            flags.insert(Flags::FIN);
+            self.fin_sent = true;
+            match self.state {
+                State::Established => self.set_state(now, State::FinWait1),
+                State::CloseWait => self.set_state(now, State::LastAck),
+                _ => {}
+            }
+        }
+        let mut s = self.data_or_ack(now, flags, start);
+        s.payload = payload;
+        let end = start + len as u64 + fin as u64;
+        self.sb.push(TxSeg {
+            start,
+            end,
+            fin,
+            sacked: false,
+            lost: false,
+            retrans: false,
+            ever_retrans: false,
+            tx_time: now,
+            retrans_high: 0,
+        });
+        self.snd_nxt = end;
+        self.last_data_sent = now;
+        if self.t_rto.is_none() {
+            self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
+        }
+        Some(s)
+    }
+
+    /// RFC 2861 / Linux `tcp_cwnd_restart`: after an idle period longer than the RTO,
+    /// halve cwnd per RTO elapsed, down to the initial window.
+    fn restart_after_idle(&mut self, now: Instant) {
+        if !self.cfg.slow_start_after_idle || !self.sb.is_empty() || self.snd_nxt <= 1 {
+            return;
+        }
+        let idle = now - self.last_data_sent;
+        let rto = self.rtt.rto();
+        if idle <= rto || self.ca != CaState::Open {
+            return;
+        }
+        let restart = self.cfg.initial_window.min(self.w.cwnd);
+        self.w.ssthresh = self.current_ssthresh();
+        let mut cwnd = self.w.cwnd;
+        let mut d = idle;
+        while d > rto && cwnd > restart {
+            cwnd >>= 1;
+            d -= rto;
+        }
+        self.w.cwnd = cwnd.max(restart);
+        self.w.cwnd_cnt = 0;
+    }
+}

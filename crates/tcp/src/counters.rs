@@ -1,0 +1,102 @@
+//! Per-connection event counters, named after Linux's TCP MIB (`/proc/net/netstat`,
+//! `include/uapi/linux/snmp.h`) where one exists, summed per run by the simulator.
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! counters {
+    ($( $(#[$doc:meta])* $field:ident => $name:literal, )*) => {
+        /// Counters of one connection (or a sum of many).
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+        pub struct Counters {
+            $( $(#[$doc])* #[serde(rename = $name)] pub $field: u64, )*
+        }
+
+        impl Counters {
+            /// Names in declaration order, as they appear in reports.
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
+
+            /// `(name, value)` pairs in declaration order.
+            pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+                [$(($name, self.$field)),*].into_iter()
+            }
+
+            /// Adds every counter of `other` to `self`.
+            pub fn add(&mut self, other: &Counters) {
+                $( self.$field += other.$field; )*
+            }
+        }
+    };
+}
+
+counters! {
+    /// Data segments sent, including retransmissions.
+    segs_out => "OutSegs",
+    /// Segments received.
+    segs_in => "InSegs",
+    /// Payload bytes sent, including retransmissions.
+    bytes_sent => "BytesSent",
+    /// Payload bytes retransmitted.
+    bytes_retrans => "BytesRetrans",
+    /// All retransmitted segments.
+    retrans_segs => "RetransSegs",
+    /// Retransmissions sent in Recovery (fast retransmits).
+    fast_retrans => "TCPFastRetrans",
+    /// Retransmissions sent in Loss after the first one (slow-start retransmissions).
+    slow_start_retrans => "TCPSlowStartRetrans",
+    /// Retransmission timeouts of established connections.
+    timeouts => "TCPTimeouts",
+    /// Timeouts that fired in Open.
+    timeouts_open => "TimeoutsOpen",
+    /// Timeouts that fired in Disorder.
+    timeouts_disorder => "TimeoutsDisorder",
+    /// Timeouts that fired in CWR.
+    timeouts_cwr => "TimeoutsCWR",
+    /// Timeouts that fired in Recovery.
+    timeouts_recovery => "TimeoutsRecovery",
+    /// Timeouts that fired in Loss (exponential back-off).
+    timeouts_loss => "TimeoutsLoss",
+    /// SYN or SYN-ACK retransmissions.
+    syn_retrans => "TCPSynRetrans",
+    /// Fast-recovery episodes entered.
+    recovery_episodes => "RecoveryEpisodes",
+    /// Recovery entered on duplicate ACKs / SACKs without FACK.
+    sack_recovery => "TCPSackRecovery",
+    /// Recovery entered on duplicate ACKs without SACK.
+    reno_recovery => "TCPRenoRecovery",
+    /// Retransmissions found lost again (Linux lost-retransmit detection).
+    lost_retransmit => "TCPLostRetransmit",
+    /// DSACKs received.
+    dsack_recv => "TCPDSACKRecv",
+    /// DSACKs sent for data below the cumulative ACK.
+    dsack_old_sent => "TCPDSACKOldSent",
+    /// DSACKs sent for out-of-order duplicates.
+    dsack_ofo_sent => "TCPDSACKOfoSent",
+    /// Recovery undone at its end by timestamps (all retransmissions spurious).
+    full_undo => "TCPFullUndo",
+    /// Recovery undone by timestamps on a partial ACK.
+    partial_undo => "TCPPartialUndo",
+    /// Reductions undone because DSACKs covered every retransmission.
+    dsack_undo => "TCPDSACKUndo",
+    /// Loss state undone (spurious RTO shown by timestamps or DSACK).
+    loss_undo => "TCPLossUndo",
+    /// Spurious RTOs detected by F-RTO.
+    spurious_rtos => "TCPSpuriousRTOs",
+    /// Reordering detected from SACKs.
+    sack_reorder => "TCPSACKReorder",
+    /// Reordering detected without SACK (cumulative ACK of never-retransmitted data).
+    reno_reorder => "TCPRenoReorder",
+    /// Delayed ACKs sent by the timer.
+    delayed_acks => "DelayedACKs",
+    /// Pure ACKs sent.
+    acks_sent => "AcksSent",
+    /// Duplicate data segments received.
+    dup_data_recv => "DupDataRecv",
+    /// Out-of-order segments queued.
+    ofo_queue => "TCPOFOQueue",
+    /// Segments discarded as unacceptable (outside the window, bad ACK, ...).
+    segs_dropped => "SegsDropped",
+    /// Connections reset (RST sent or received).
+    resets => "Resets",
+    /// Connections aborted after too many retransmissions.
+    aborts => "TCPAbortOnTimeout",
+}

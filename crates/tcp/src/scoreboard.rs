@@ -1,0 +1,345 @@
+//! The sender's retransmission queue with its SACK scoreboard.
+//!
+//! One entry per transmitted segment, as Linux keeps one skb per segment. Each
+//! entry carries the scoreboard bits of RFC 6675 §3 (SACKed, lost, retransmitted)
+//! as Linux's `TCPCB_SACKED_ACKED`, `TCPCB_LOST` and `TCPCB_SACKED_RETRANS`; the
+//! counts `sacked_out`, `lost_out` and `retrans_out` are kept alongside so that
+//! RFC 6675's `pipe` is Linux's `tcp_packets_in_flight`:
+//! `packets_out − (sacked_out + lost_out) + retrans_out`.
+//!
+//! Sequence numbers here are 64-bit offsets from the initial send sequence number,
+//! so no comparison wraps.
+
+use std::collections::VecDeque;
+
+use crate::time::Instant;
+
+/// One transmitted segment.
+#[derive(Clone, Copy, Debug)]
+pub struct TxSeg {
+    pub start: u64,
+    /// End of the sequence space (exclusive), including the FIN's one.
+    pub end: u64,
+    pub fin: bool,
+    pub sacked: bool,
+    pub lost: bool,
+    /// A retransmission of this segment is in flight.
+    pub retrans: bool,
+    pub ever_retrans: bool,
+    /// Time of the last (re)transmission.
+    pub tx_time: Instant,
+    /// snd.nxt when this segment was last retransmitted (Linux `ack_seq`, used to
+    /// detect lost retransmissions).
+    pub retrans_high: u64,
+}
+
+/// Result of removing cumulatively acknowledged segments.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Acked {
+    pub segs: u32,
+    /// Bytes of sequence space acknowledged.
+    pub bytes: u64,
+    /// Transmit time of the oldest acknowledged segment never retransmitted (Karn).
+    pub rtt_from: Option<Instant>,
+    /// Some acknowledged segment had been retransmitted.
+    pub any_retrans: bool,
+    /// Segments acknowledged that were neither SACKed before nor ever retransmitted,
+    /// and lay below the highest SACK (a sign of reordering); the lowest index.
+    pub reord_index: Option<u32>,
+    /// Acknowledged segments that were not SACKed before.
+    pub newly_delivered: u32,
+    pub fin_acked: bool,
+}
+
+/// Result of applying SACK blocks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sacked {
+    pub newly_sacked: u32,
+    /// The lowest index (from the head) of a newly SACKed segment that was never
+    /// retransmitted and lies below the previous highest SACK.
+    pub reord_index: Option<u32>,
+    /// A DSACK covered a segment that had been retransmitted.
+    pub dsack_of_retrans: u32,
+    pub lost_retransmits: u32,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    q: VecDeque<TxSeg>,
+    pub sacked_out: u32,
+    pub lost_out: u32,
+    pub retrans_out: u32,
+    /// Duplicate ACKs counted as "SACKed" segments when SACK is off (Linux's
+    /// `tcp_add_reno_sack`); included in `sacked_out`.
+    pub reno_dupacks: u32,
+    /// End of the highest SACKed segment (Linux `tcp_highest_sack_seq`), or 0.
+    pub highest_sack_end: u64,
+}
+
+impl Scoreboard {
+    pub fn with_capacity(n: usize) -> Self {
+        Scoreboard { q: VecDeque::with_capacity(n), ..Default::default() }
+    }
+    pub fn packets_out(&self) -> u32 {
+        self.q.len() as u32
+    }
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    /// RFC 6675 `pipe` (Linux `tcp_packets_in_flight`).
+    pub fn pipe(&self) -> u32 {
+        (self.packets_out() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &TxSeg> {
+        self.q.iter()
+    }
+    pub fn get(&self, i: usize) -> Option<&TxSeg> {
+        self.q.get(i)
+    }
+    pub fn head(&self) -> Option<&TxSeg> {
+        self.q.front()
+    }
+    pub fn tail(&self) -> Option<&TxSeg> {
+        self.q.back()
+    }
+    pub fn push(&mut self, seg: TxSeg) {
+        self.q.push_back(seg);
+    }
+
+    /// Linux `fackets_out`: segments from the head up to and including the highest
+    /// SACKed one.
+    pub fn fackets_out(&self) -> u32 {
+        if self.highest_sack_end == 0 {
+            return 0;
+        }
+        self.q.partition_point(|s| s.end <= self.highest_sack_end) as u32
+    }
+
+    /// Removes segments with `end <= ack`.
+    pub fn ack(&mut self, ack: u64) -> Acked {
+        let mut r = Acked::default();
+        let fack_idx = self.fackets_out();
+        let mut idx = 0u32;
+        while let Some(s) = self.q.front() {
+            if s.end > ack {
+                break;
+            }
+            let s = self.q.pop_front().expect("front exists");
+            r.segs += 1;
+            r.bytes += s.end - s.start;
+            r.fin_acked |= s.fin;
+            if s.sacked {
+                self.sacked_out = self.sacked_out.saturating_sub(1);
+            } else {
+                r.newly_delivered += 1;
+                if !s.ever_retrans && idx < fack_idx {
+                    r.reord_index.get_or_insert(idx);
+                }
+            }
+            if s.lost {
+                self.lost_out -= 1;
+            }
+            if s.retrans {
+                self.retrans_out -= 1;
+            }
+            if s.ever_retrans {
+                r.any_retrans = true;
+            } else if r.rtt_from.is_none() {
+                r.rtt_from = Some(s.tx_time);
+            }
+            idx += 1;
+        }
+        if self.q.is_empty() {
+            self.highest_sack_end = 0;
+            self.sacked_out = 0;
+            self.reno_dupacks = 0;
+        } else if self.highest_sack_end <= ack {
+            self.highest_sack_end = 0;
+        }
+        r
+    }
+
+    /// Marks every segment fully inside `[left, right)` as SACKed.
+    pub fn sack(&mut self, left: u64, right: u64) -> Sacked {
+        let mut r = Sacked::default();
+        let prior_high = self.highest_sack_end;
+        let first = self.q.partition_point(|s| s.start < left);
+        for i in first..self.q.len() {
+            let s = &mut self.q[i];
+            if s.end > right {
+                break;
+            }
+            if s.sacked {
+                continue;
+            }
+            s.sacked = true;
+            self.sacked_out += 1;
+            r.newly_sacked += 1;
+            if s.lost {
+                s.lost = false;
+                self.lost_out -= 1;
+            }
+            if s.retrans {
+                s.retrans = false;
+                self.retrans_out -= 1;
+            }
+            if !s.ever_retrans && s.end < prior_high {
+                r.reord_index = Some(r.reord_index.map_or(i as u32, |x: u32| x.min(i as u32)));
+            }
+            if s.end > self.highest_sack_end {
+                self.highest_sack_end = s.end;
+            }
+        }
+        r
+    }
+
+    /// Counts DSACKed segments inside `[left, right)` that had been retransmitted.
+    pub fn dsack_retransmitted(&self, left: u64, right: u64) -> u32 {
+        let first = self.q.partition_point(|s| s.end <= left);
+        self.q.range(first..).take_while(|s| s.start < right).filter(|s| s.ever_retrans).count() as u32
+    }
+
+    /// Linux lost-retransmission detection (`tcp_mark_lost_retrans`): a retransmission
+    /// is lost if data sent after it has been SACKed.
+    pub fn mark_lost_retransmits(&mut self) -> u32 {
+        let high = self.highest_sack_end;
+        let mut n = 0;
+        for s in self.q.iter_mut() {
+            if s.start >= high {
+                break;
+            }
+            if s.retrans && !s.sacked && high > s.retrans_high {
+                s.retrans = false;
+                self.retrans_out -= 1;
+                if !s.lost {
+                    s.lost = true;
+                    self.lost_out += 1;
+                }
+                n += 1;
+            }
+        }
+        n
+    }
+
+    fn mark_lost_at(&mut self, i: usize) -> bool {
+        let s = &mut self.q[i];
+        if s.sacked || s.lost {
+            return false;
+        }
+        s.lost = true;
+        self.lost_out += 1;
+        true
+    }
+
+    /// Linux `tcp_mark_head_lost`: walks from the head, counting either every segment
+    /// (`count_all`: FACK and non-SACK modes) or only SACKed ones, and marks the
+    /// un-SACKed segments lost while the count stays within `packets`. Stops at
+    /// `high_seq` and, with `only_head`, after the first segment. Returns the number
+    /// of segments newly marked.
+    pub fn mark_head_lost(&mut self, packets: u32, count_all: bool, only_head: bool, high_seq: u64) -> u32 {
+        let mut cnt = 0u32;
+        let mut marked = 0;
+        for i in 0..self.q.len() {
+            if self.q[i].end > high_seq {
+                break;
+            }
+            if count_all || self.q[i].sacked {
+                cnt += 1;
+            }
+            if cnt > packets {
+                break;
+            }
+            if self.mark_lost_at(i) {
+                marked += 1;
+            }
+            if only_head {
+                break;
+            }
+        }
+        marked
+    }
+
+    /// RTO: every segment not SACKed is lost; retransmissions in flight are forgotten
+    /// (Linux `tcp_enter_loss`). Returns the number newly marked.
+    pub fn mark_all_lost(&mut self) -> u32 {
+        let mut n = 0;
+        for s in self.q.iter_mut() {
+            s.retrans = false;
+            if !s.sacked && !s.lost {
+                s.lost = true;
+                n += 1;
+            }
+        }
+        self.retrans_out = 0;
+        self.lost_out = self.q.iter().filter(|s| s.lost).count() as u32;
+        n
+    }
+
+    /// Clears all SACK state (receiver reneging, or SACK not in use).
+    pub fn clear_sacks(&mut self) {
+        for s in self.q.iter_mut() {
+            s.sacked = false;
+        }
+        self.sacked_out = self.reno_dupacks;
+        self.highest_sack_end = 0;
+    }
+
+    /// Index of the first segment to retransmit: lost, not SACKed, not already
+    /// retransmitted (RFC 6675 NextSeg rule 1).
+    pub fn next_lost(&self) -> Option<usize> {
+        if self.lost_out == 0 {
+            return None;
+        }
+        self.q.iter().position(|s| s.lost && !s.retrans && !s.sacked)
+    }
+
+    /// Records a retransmission of segment `i`.
+    pub fn on_retransmit(&mut self, i: usize, now: Instant, snd_nxt: u64) {
+        let s = &mut self.q[i];
+        if !s.retrans {
+            s.retrans = true;
+            self.retrans_out += 1;
+        }
+        s.ever_retrans = true;
+        s.tx_time = now;
+        s.retrans_high = snd_nxt;
+    }
+
+    /// Non-SACK duplicate ACK accounting (Linux `tcp_add_reno_sack`): each dupack
+    /// counts as one segment that left the network, at most packets_out − 1.
+    pub fn add_reno_dupack(&mut self) {
+        if self.reno_dupacks + 1 < self.packets_out() {
+            self.reno_dupacks += 1;
+            self.sacked_out += 1;
+        }
+    }
+    /// A cumulative ACK in non-SACK mode consumes counted dupacks
+    /// (Linux `tcp_remove_reno_sacks`).
+    pub fn remove_reno_dupacks(&mut self, acked: u32) {
+        let n = acked.saturating_sub(1).min(self.reno_dupacks);
+        self.reno_dupacks -= n;
+        self.sacked_out -= n;
+    }
+    pub fn reset_reno_dupacks(&mut self) {
+        self.sacked_out -= self.reno_dupacks;
+        self.reno_dupacks = 0;
+    }
+}
+
+impl Scoreboard {
+    /// Forgets every lost mark (Linux does this when a timeout is undone).
+    pub fn clear_lost(&mut self) {
+        for s in self.q.iter_mut() {
+            s.lost = false;
+        }
+        self.lost_out = 0;
+    }
+    /// Any segment in the queue was ever retransmitted (Linux `tcp_any_retrans_done`).
+    pub fn any_retrans_done(&self) -> bool {
+        self.retrans_out > 0 || self.q.front().is_some_and(|s| s.ever_retrans)
+    }
+    /// Any segment in the queue was ever retransmitted.
+    pub fn any_ever_retrans(&self) -> bool {
+        self.q.iter().any(|s| s.ever_retrans)
+    }
+}

@@ -1,0 +1,235 @@
+//! TCP segments as values and as exact wire bytes.
+//!
+//! Header layout: RFC 9293 §3.1. Options: MSS (RFC 9293 §3.2), window scale and
+//! timestamps (RFC 7323 §2.2, §3.2), SACK-permitted and SACK (RFC 2018 §2, §3),
+//! and the shared experimental option kind 254 with a 16-bit magic number
+//! (RFC 6994), which Corrective uses.
+//!
+//! [`Segment::emit`] writes the header (with checksum over the IPv4 pseudo-header)
+//! and payload; [`Segment::parse`] reads them back. `parse(emit(s)) == s` for every
+//! segment whose options fit in 40 bytes; this is property-tested.
+
+mod emit;
+mod parse;
+
+pub use emit::{checksum, EmitError};
+pub use parse::ParseError;
+
+use bytes::Bytes;
+
+/// TCP header flags, including the four reserved bits (RFC 9293 §3.1 "Rsrvd").
+///
+/// Bit layout follows the 16-bit word that holds data offset and flags: the low
+/// 8 bits are CWR..FIN, bits 8–11 are the reserved bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Flags(pub u16);
+
+impl Flags {
+    pub const FIN: Flags = Flags(0x001);
+    pub const SYN: Flags = Flags(0x002);
+    pub const RST: Flags = Flags(0x004);
+    pub const PSH: Flags = Flags(0x008);
+    pub const ACK: Flags = Flags(0x010);
+    pub const URG: Flags = Flags(0x020);
+    pub const ECE: Flags = Flags(0x040);
+    pub const CWR: Flags = Flags(0x080);
+    /// Mask of the four reserved bits (bits 8..=11 of the offset/flags word).
+    pub const RESERVED_MASK: u16 = 0x0f00;
+
+    pub const fn empty() -> Flags {
+        Flags(0)
+    }
+    pub const fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+    pub fn insert(&mut self, other: Flags) {
+        self.0 |= other.0;
+    }
+    pub fn remove(&mut self, other: Flags) {
+        self.0 &= !other.0;
+    }
+    pub const fn syn(self) -> bool {
+        self.contains(Flags::SYN)
+    }
+    pub const fn ack(self) -> bool {
+        self.contains(Flags::ACK)
+    }
+    pub const fn fin(self) -> bool {
+        self.contains(Flags::FIN)
+    }
+    pub const fn rst(self) -> bool {
+        self.contains(Flags::RST)
+    }
+    /// The four reserved bits, as a number 0..=15 (bit 0 = lowest reserved bit).
+    pub const fn reserved(self) -> u8 {
+        ((self.0 & Self::RESERVED_MASK) >> 8) as u8
+    }
+    /// Set the four reserved bits (only the low 4 bits of `bits` are used).
+    pub fn set_reserved(&mut self, bits: u8) {
+        self.0 = (self.0 & !Self::RESERVED_MASK) | (((bits & 0x0f) as u16) << 8);
+    }
+}
+
+impl std::ops::BitOr for Flags {
+    type Output = Flags;
+    fn bitor(self, rhs: Flags) -> Flags {
+        Flags(self.0 | rhs.0)
+    }
+}
+
+/// Maximum number of SACK blocks that fit in 40 option bytes (RFC 2018 §3).
+pub const MAX_SACK_BLOCKS: usize = 4;
+/// Maximum TCP option space (RFC 9293 §3.1: data offset ≤ 15 words).
+pub const MAX_OPTION_LEN: usize = 40;
+/// Experimental option kind shared with a magic number (RFC 6994).
+pub const KIND_EXPERIMENTAL: u8 = 254;
+/// Maximum data bytes carried by the experimental option after its magic number.
+pub const MAX_EXPERIMENTAL_DATA: usize = 16;
+
+/// A SACK block `[left, right)` in wire sequence numbers (RFC 2018 §3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SackBlock {
+    pub left: u32,
+    pub right: u32,
+}
+
+/// A fixed-capacity list of SACK blocks (no allocation per segment).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SackBlocks {
+    blocks: [SackBlock; MAX_SACK_BLOCKS],
+    len: u8,
+}
+
+impl SackBlocks {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Appends a block; returns false (and drops it) when full.
+    pub fn push(&mut self, b: SackBlock) -> bool {
+        if (self.len as usize) < MAX_SACK_BLOCKS {
+            self.blocks[self.len as usize] = b;
+            self.len += 1;
+            true
+        } else {
+            false
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn truncate(&mut self, n: usize) {
+        self.len = self.len.min(n as u8);
+    }
+    pub fn as_slice(&self) -> &[SackBlock] {
+        &self.blocks[..self.len as usize]
+    }
+}
+
+/// RFC 7323 timestamps option.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Timestamps {
+    pub val: u32,
+    pub ecr: u32,
+}
+
+/// The experimental option (kind 254, RFC 6994): magic number plus up to
+/// [`MAX_EXPERIMENTAL_DATA`] bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Experimental {
+    pub magic: u16,
+    data: [u8; MAX_EXPERIMENTAL_DATA],
+    len: u8,
+}
+
+impl Experimental {
+    /// Returns `None` when `data` is longer than [`MAX_EXPERIMENTAL_DATA`].
+    pub fn new(magic: u16, data: &[u8]) -> Option<Self> {
+        if data.len() > MAX_EXPERIMENTAL_DATA {
+            return None;
+        }
+        let mut e = Experimental { magic, data: [0; MAX_EXPERIMENTAL_DATA], len: data.len() as u8 };
+        e.data[..data.len()].copy_from_slice(data);
+        Some(e)
+    }
+    pub fn data(&self) -> &[u8] {
+        &self.data[..self.len as usize]
+    }
+    /// Bytes on the wire: kind, length, magic, data.
+    pub fn wire_len(&self) -> usize {
+        4 + self.len as usize
+    }
+}
+
+/// The TCP options gentle understands. Unknown options are skipped on parse.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Options {
+    pub mss: Option<u16>,
+    pub window_scale: Option<u8>,
+    pub sack_permitted: bool,
+    pub sack: SackBlocks,
+    pub timestamps: Option<Timestamps>,
+    pub experimental: Option<Experimental>,
+}
+
+impl Options {
+    /// Length on the wire, padded to a multiple of 4, in the layout [`Segment::emit`] uses.
+    pub fn wire_len(&self) -> usize {
+        let mut n = 0;
+        if self.mss.is_some() {
+            n += 4;
+        }
+        // SACK-permitted and timestamps share a 12-byte word group as Linux lays them out;
+        // alone, each is padded with NOPs to a word.
+        match (self.sack_permitted, self.timestamps.is_some()) {
+            (true, true) => n += 12,
+            (true, false) => n += 4,
+            (false, true) => n += 12,
+            (false, false) => {}
+        }
+        if self.window_scale.is_some() {
+            n += 4;
+        }
+        if !self.sack.is_empty() {
+            n += 4 + 8 * self.sack.len();
+        }
+        if let Some(e) = &self.experimental {
+            n += (e.wire_len() + 3) & !3;
+        }
+        n
+    }
+}
+
+/// A TCP segment: header fields, options and payload.
+///
+/// `payload` is a [`Bytes`] so that segments share the sender's buffer instead of
+/// copying it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Segment {
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: Flags,
+    pub window: u16,
+    pub urgent: u16,
+    pub options: Options,
+    pub payload: Bytes,
+}
+
+impl Segment {
+    /// Header length in bytes (20 + padded options).
+    pub fn header_len(&self) -> usize {
+        20 + self.options.wire_len()
+    }
+    /// Total length of the TCP segment on the wire.
+    pub fn wire_len(&self) -> usize {
+        self.header_len() + self.payload.len()
+    }
+    /// Sequence space the segment occupies: payload plus one for SYN and for FIN.
+    pub fn seq_len(&self) -> u32 {
+        self.payload.len() as u32 + self.flags.syn() as u32 + self.flags.fin() as u32
+    }
+}
