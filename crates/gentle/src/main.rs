@@ -1,3 +1,250 @@
-fn main() {
-    println!("Hello, world!");
+//! `gentle`: run TCP loss-recovery experiments in a deterministic simulator.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use gentle::catalogue::{self, CATALOGUE};
+use gentle::runner::{self, RunOptions};
+use gentle::scenario::Scenario;
+use gentle::{bench, output, plot, report};
+
+#[derive(Parser)]
+#[command(name = "gentle", version, about = "A TCP loss-recovery laboratory: deterministic simulation of the loss-recovery mechanisms of Linux and the papers built on it")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a scenario file.
+    Run {
+        /// The scenario (TOML).
+        scenario: PathBuf,
+        #[command(flatten)]
+        opts: RunArgs,
+    },
+    /// Run the built-in experiments (all of them without a name).
+    Reproduce {
+        /// Experiments to run.
+        names: Vec<String>,
+        /// List the experiments.
+        #[arg(long)]
+        list: bool,
+        /// Fewer trials, for a quick look.
+        #[arg(long)]
+        quick: bool,
+        #[command(flatten)]
+        opts: RunArgs,
+    },
+    /// Measure the simulator's speed.
+    Bench {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also run the million-trial scaling point.
+        #[arg(long)]
+        full: bool,
+    },
+}
+
+#[derive(clap::Args, Clone)]
+struct RunArgs {
+    /// Number of trials (overrides the scenario).
+    #[arg(long)]
+    trials: Option<u64>,
+    /// Seed (overrides the scenario).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Write CSV of every record, the JSON summary and CDF plots into DIR.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print one JSON document on stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Write trial K's packets as a pcap file per variant (into --out, or here).
+    #[arg(long, value_name = "K")]
+    pcap: Option<u64>,
+    /// Write an event trace (JSON lines) of one trial of every variant to FILE.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// The trial that --trace records (default 0).
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    trial: u64,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Run { scenario, opts } => {
+            let text = match std::fs::read_to_string(&scenario) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("error: cannot read {}: {e}", scenario.display());
+                    return ExitCode::from(2);
+                }
+            };
+            let scn = match Scenario::parse(&scenario.display().to_string(), &text) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
+            };
+            run_scenarios(&[scn], &opts, false)
+        }
+        Cmd::Reproduce { names, list, quick, opts } => {
+            if list {
+                for e in CATALOGUE {
+                    println!("{:<20} {}", e.name, e.summary);
+                }
+                return ExitCode::SUCCESS;
+            }
+            let mut scns = Vec::new();
+            let chosen: Vec<&catalogue::Experiment> = if names.is_empty() {
+                CATALOGUE.iter().collect()
+            } else {
+                let mut v = Vec::new();
+                for n in &names {
+                    match catalogue::find(n) {
+                        Some(e) => v.push(e),
+                        None => {
+                            eprintln!("error: no experiment named `{n}` (see `gentle reproduce --list`)");
+                            return ExitCode::from(2);
+                        }
+                    }
+                }
+                v
+            };
+            for e in chosen {
+                let scn = Scenario::parse(&format!("<built-in {}>", e.name), e.toml).expect("built-in scenarios are valid");
+                scns.push(scn);
+            }
+            run_scenarios(&scns, &opts, quick)
+        }
+        Cmd::Bench { json, full } => {
+            let r = bench::run(full);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r).expect("serialisable"));
+            } else {
+                print!("{}", bench::text(&r));
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
+    if let Some(t) = a.threads {
+        if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(t.max(1)).build_global() {
+            eprintln!("error: cannot start {t} threads: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    let mut staged = match &a.out {
+        Some(dir) => match output::Staged::new(dir) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("error: cannot create {}: {e}", dir.display());
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
+    let mut jsons = Vec::new();
+    let mut trace_lines: Vec<String> = Vec::new();
+    let mut failed = false;
+    for scn in scns {
+        let trials = a.trials.unwrap_or(if quick { scn.quick_trials } else { scn.trials });
+        let seed = a.seed.unwrap_or(scn.seed);
+        let opts = RunOptions { trials, seed, keep_records: staged.is_some(), progress: true };
+        let run = runner::run(scn, &opts);
+        if run.variants.iter().any(|v| v.corrupt_bytes > 0) {
+            failed = true;
+        }
+        if a.json {
+            jsons.push(report::json(scn, &run, trials, seed));
+        } else {
+            println!("{}", report::table(scn, &run, trials));
+        }
+        if let Some(st) = staged.as_mut() {
+            let stem = if scns.len() > 1 { format!("{}-", scn.name) } else { String::new() };
+            let res = (|| -> Result<(), String> {
+                st.write(&format!("{stem}records.csv"), report::csv(scn, &run).as_bytes()).map_err(|e| e.to_string())?;
+                let j = serde_json::to_string_pretty(&report::json(scn, &run, trials, seed)).expect("serialisable");
+                st.write(&format!("{stem}summary.json"), j.as_bytes()).map_err(|e| e.to_string())?;
+                let p = st.path(&format!("{stem}cdf.png"));
+                st.path(&format!("{stem}cdf.svg"));
+                plot::cdf(&p, &format!("{} — CDF of response time", scn.name), &run)?;
+                Ok(())
+            })();
+            if let Err(e) = res {
+                eprintln!("error: writing results: {e}");
+                return ExitCode::from(1);
+            }
+        }
+        if a.pcap.is_some() || a.trace.is_some() {
+            for v in &scn.variants {
+                if let Some(k) = a.pcap {
+                    let (_, _, frames) = runner::run_trial_observed(scn, v, seed, k);
+                    let name = format!("{}-trial{}-{}.pcap", scn.name, k, v.name);
+                    let bytes = output::pcap_bytes(&frames);
+                    let res = match staged.as_mut() {
+                        Some(st) => st.write(&name, &bytes),
+                        None => std::fs::write(&name, &bytes),
+                    };
+                    if let Err(e) = res {
+                        eprintln!("error: writing {name}: {e}");
+                        return ExitCode::from(1);
+                    }
+                }
+                if a.trace.is_some() {
+                    let (_, lines, _) = runner::run_trial_observed(scn, v, seed, a.trial);
+                    for l in lines {
+                        let mut val = serde_json::to_value(&l).expect("serialisable");
+                        val["scenario"] = serde_json::json!(scn.name);
+                        val["variant"] = serde_json::json!(v.name);
+                        trace_lines.push(val.to_string());
+                    }
+                }
+            }
+        }
+    }
+    if a.json {
+        let doc = if jsons.len() == 1 { jsons.pop().expect("one") } else { serde_json::Value::Array(jsons) };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&doc).expect("serialisable"));
+    }
+    if let Some(path) = &a.trace {
+        let mut body = trace_lines.join("\n");
+        body.push('\n');
+        if let Err(e) = std::fs::write(path, body) {
+            eprintln!("error: writing {}: {e}", path.display());
+            return ExitCode::from(1);
+        }
+    }
+    if let Some(st) = staged {
+        match st.commit() {
+            Ok(files) => {
+                if !a.json {
+                    for f in files {
+                        eprintln!("wrote {}", f.display());
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("error: writing results: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    if failed {
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
 }

@@ -37,6 +37,9 @@ pub struct Reorder {
     pub p: f64,
     /// Extra delay of a held-back packet.
     pub extra: Duration,
+    /// Also hold back exactly these data packets (1-based count of payload-carrying
+    /// packets on this link direction), for reproducible examples.
+    pub packets: [u32; 4],
 }
 
 /// Configuration of one link direction.
@@ -99,12 +102,13 @@ pub struct Channel {
     pub loss: Loss,
     pub rng: ChaCha8Rng,
     pub stats: ChannelStats,
+    data_count: u32,
 }
 
 impl Channel {
     pub fn new(spec: ChannelSpec, from: u16, to: u16, rng: ChaCha8Rng) -> Self {
         let loss = Loss::new(spec.loss.clone(), spec.loss_applies);
-        Channel { spec, from, to, queue: VecDeque::new(), queued_bytes: 0, busy: false, loss, rng, stats: Default::default() }
+        Channel { spec, from, to, queue: VecDeque::new(), queued_bytes: 0, busy: false, loss, rng, stats: Default::default(), data_count: 0 }
     }
 
     /// Serialisation time of `bytes` at the link rate.
@@ -150,10 +154,14 @@ impl Channel {
     }
 
     /// Propagation delay for one packet, and whether a duplicate follows.
-    pub fn propagation(&mut self) -> (Duration, bool) {
+    pub fn propagation(&mut self, payload: u32) -> (Duration, bool) {
         let mut d = self.spec.delay;
+        if payload > 0 {
+            self.data_count += 1;
+        }
         if let Some(r) = self.spec.reorder {
-            if r.p > 0.0 && self.rng.gen_bool(r.p) {
+            let listed = payload > 0 && r.packets.contains(&self.data_count);
+            if listed || (r.p > 0.0 && self.rng.gen_bool(r.p)) {
                 d += r.extra;
                 self.stats.reordered += 1;
             }

@@ -154,6 +154,7 @@ impl Sim {
         }
         let (client, server, port) = (w.client, w.server, w.spec.port);
         let mut cfg = w.spec.client_config.clone().unwrap_or_else(|| self.config.clone());
+        cfg.trace |= self.config.trace;
         if let Some(mw) = w.spec.max_window {
             cfg.recv_buffer = mw;
         }

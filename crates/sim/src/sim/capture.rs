@@ -22,12 +22,14 @@ pub struct PacketInfo {
     pub win: u16,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sack: Vec<[u32; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ts: Option<[u32; 2]>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub dup: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[serde(tag = "what", rename_all = "kebab-case")]
 pub enum TraceWhat {
     Send,
     Recv,
@@ -119,6 +121,7 @@ impl Sim {
             ack: if seg.flags.ack() { seg.ack.wrapping_sub(irs) } else { 0 },
             win: seg.window,
             sack: seg.options.sack.as_slice().iter().map(|b| [b.left.wrapping_sub(irs), b.right.wrapping_sub(irs)]).collect(),
+            ts: seg.options.timestamps.map(|t| [t.val, t.ecr]),
             dup: pkt.meta.duplicate,
         };
         let line = TraceLine { t_ns: self.now.as_nanos(), node: self.node_names[node as usize].clone(), what, packet: Some(info) };

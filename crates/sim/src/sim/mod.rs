@@ -114,7 +114,7 @@ impl Sim {
     /// Builds the simulation of trial `trial` whose seed is `trial_seed`.
     pub fn new(setup: &Setup, trial: u64, trial_seed: u64) -> Result<Sim, SetupError> {
         let mut names = setup.nodes.clone();
-        let mut idx = |n: &str, names: &mut Vec<String>| -> u16 {
+        let idx = |n: &str, names: &mut Vec<String>| -> u16 {
             match names.iter().position(|x| x == n) {
                 Some(i) => i as u16,
                 None => {
@@ -182,7 +182,7 @@ impl Sim {
             workloads: Vec::new(),
             host_rngs,
             next_port: vec![32768; n],
-            config: setup.config.clone(),
+            config: Config { trace: setup.trace || setup.config.trace, ..setup.config.clone() },
             time_limit: setup.time_limit.as_nanos() as u64,
             result: TrialResult { trial, ..Default::default() },
             measured_left: 0,
@@ -339,8 +339,9 @@ impl Sim {
     }
 
     fn propagate(&mut self, chan: usize, slot: u32, bytes: usize) {
+        let payload = self.slab.get(slot).meta.payload;
         let c = &mut self.chans[chan];
-        let (d, dup) = c.propagation();
+        let (d, dup) = c.propagation(payload);
         c.stats.delivered += 1;
         c.stats.bytes_delivered += bytes as u64;
         let to = c.to;
@@ -475,10 +476,6 @@ impl Sim {
         slot.timer_at = None;
         slot.conn.handle_timeout(self.now);
         self.service(c);
-    }
-
-    pub(crate) fn now(&self) -> Instant {
-        self.now
     }
 
     pub(crate) fn schedule_app(&mut self, at: Instant, wl: u16, action: apps::Action) {

@@ -324,6 +324,10 @@ impl Connection {
             return;
         }
         if self.sb.sacked_out + self.sb.lost_out > 0 || self.sb.any_retrans_done() {
+            if self.ca != CaState::Disorder {
+                // Linux `tcp_try_keep_open`: Disorder lasts until snd.nxt is acknowledged.
+                self.high_seq = self.snd_nxt;
+            }
             self.set_ca(now, CaState::Disorder);
         } else {
             self.set_ca(now, CaState::Open);
@@ -352,6 +356,9 @@ impl Connection {
         let start = RecoveryStart { prior_cwnd: self.prior_cwnd, pipe: self.sb.pipe(), prior_in_flight };
         self.set_ca(now, CaState::Recovery);
         self.rec.on_enter(&mut self.w, &start);
+        // RFC 6675 §5 (4.3): the first lost segment is retransmitted at once,
+        // whatever cwnd and pipe say.
+        self.force_retransmit = true;
     }
 
     /// Linux `tcp_current_ssthresh`: the ssthresh to restore on undo.

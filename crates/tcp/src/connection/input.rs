@@ -86,6 +86,9 @@ impl Connection {
         self.handshake_rtt_sample(now, seg);
         self.backoff = 0;
         self.syn_pending = false;
+        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
+            self.ts_recent = ts.val;
+        }
         let seq = self.rcv_offset(seg.seq);
         self.update_window(seg, seq, 1, true);
         self.set_state(now, State::Established);

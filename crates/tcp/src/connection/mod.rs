@@ -121,6 +121,8 @@ pub struct Connection {
     pub(crate) frto: Frto,
     /// The next retransmission in Loss is the timeout's own.
     pub(crate) loss_first_retrans: bool,
+    /// Send the next lost segment even if cwnd is full (fast retransmit on entry).
+    pub(crate) force_retransmit: bool,
     pub(crate) last_data_sent: Instant,
     pub(crate) syn_sent_at: Instant,
     pub(crate) syn_retransmitted: bool,
@@ -192,6 +194,7 @@ impl Connection {
             fack: cfg.fack && cfg.sack,
             frto: Frto::Off,
             loss_first_retrans: false,
+            force_retransmit: false,
             last_data_sent: now,
             syn_sent_at: now,
             syn_retransmitted: false,

@@ -147,10 +147,11 @@ impl Connection {
     }
 
     fn retransmit(&mut self, now: Instant) -> Option<Segment> {
-        if self.sb.lost_out == 0 || self.sb.pipe() >= self.w.cwnd {
+        if self.sb.lost_out == 0 || (self.sb.pipe() >= self.w.cwnd && !self.force_retransmit) {
             return None;
         }
         let i = self.sb.next_lost()?;
+        self.force_retransmit = false;
         let TxSeg { start, end, fin, .. } = *self.sb.get(i)?;
         let data_end = if fin { end - 1 } else { end };
         let payload = self.sendbuf.slice(start, (data_end - start) as usize);

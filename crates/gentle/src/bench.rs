@@ -1,0 +1,124 @@
+//! `gentle bench`: simulated data packets per wall-clock second for one bulk
+//! transfer (100 Mbit/s, 10 ms RTT), and short request/response trials per second
+//! (40 B / 5000 B, 200 ms RTT, handshake included) on one core and on all cores, at
+//! growing trial counts to show the cost per trial stays flat.
+
+use std::time::Instant as WallClock;
+
+use serde::Serialize;
+
+use crate::runner::{self, RunOptions};
+use crate::scenario::Scenario;
+
+const BULK: &str = r#"
+name = "bench-bulk"
+[[link]]
+a = "server"
+b = "client"
+rate = "100Mbit/s"
+delay = "5ms"
+queue = "1000pkt"
+[[workload]]
+kind = "bulk"
+client = "client"
+server = "server"
+bytes = "200MB"
+[[variant]]
+name = "linux-2.6"
+"#;
+
+const SHORT: &str = r#"
+name = "bench-short"
+[[link]]
+a = "server"
+b = "client"
+rate = "10Mbit/s"
+delay = "100ms"
+queue = "100pkt"
+[[workload]]
+client = "client"
+server = "server"
+request = "40B"
+response = "5000B"
+connection = "fresh"
+[[variant]]
+name = "linux-2.6"
+"#;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Scaling {
+    pub trials: u64,
+    pub seconds: f64,
+    pub trials_per_second: f64,
+    pub ns_per_trial: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchResult {
+    /// Data packets simulated per wall-clock second, bulk transfer, one core.
+    pub packets_per_second: f64,
+    pub bulk_data_packets: u64,
+    pub bulk_events: u64,
+    pub bulk_seconds: f64,
+    /// Short trials per second on one core (largest scaling point).
+    pub trials_per_second: f64,
+    /// Short trials per second on all cores.
+    pub trials_per_second_all_cores: f64,
+    pub cores: usize,
+    /// One-core cost per trial at growing trial counts.
+    pub scaling: Vec<Scaling>,
+}
+
+fn one_core(scn: &Scenario, trials: u64) -> Scaling {
+    let v = &scn.variants[0];
+    let t0 = WallClock::now();
+    let mut n = 0u64;
+    for k in 0..trials {
+        let r = runner::run_trial(scn, v, 1, k);
+        n += r.exchanges.len() as u64;
+    }
+    let s = t0.elapsed().as_secs_f64();
+    assert_eq!(n, trials, "every benchmark trial records one exchange");
+    Scaling { trials, seconds: s, trials_per_second: trials as f64 / s, ns_per_trial: s * 1e9 / trials as f64 }
+}
+
+pub fn run(full: bool) -> BenchResult {
+    let bulk = Scenario::parse("<bench-bulk>", BULK).expect("valid");
+    let t0 = WallClock::now();
+    let r = runner::run_trial(&bulk, &bulk.variants[0], 1, 0);
+    let bulk_seconds = t0.elapsed().as_secs_f64();
+    let short = Scenario::parse("<bench-short>", SHORT).expect("valid");
+    let mut counts = vec![1_000, 10_000, 100_000];
+    if full {
+        counts.push(1_000_000);
+    }
+    let scaling: Vec<Scaling> = counts.iter().map(|&n| one_core(&short, n)).collect();
+    let n_all = *counts.last().expect("non-empty");
+    let t1 = WallClock::now();
+    let run = runner::run(&short, &RunOptions { trials: n_all, seed: 1, keep_records: false, progress: false });
+    let all = t1.elapsed().as_secs_f64();
+    assert_eq!(run.variants[0].exchanges, n_all);
+    BenchResult {
+        packets_per_second: r.data_packets as f64 / bulk_seconds,
+        bulk_data_packets: r.data_packets,
+        bulk_events: r.events,
+        bulk_seconds,
+        trials_per_second: scaling.last().expect("non-empty").trials_per_second,
+        trials_per_second_all_cores: n_all as f64 / all,
+        cores: rayon::current_num_threads(),
+        scaling,
+    }
+}
+
+pub fn text(r: &BenchResult) -> String {
+    let mut s = format!(
+        "bulk transfer, 100 Mbit/s, 10 ms RTT: {} data packets in {:.3} s = {:.0} packets/s (one core)\n",
+        r.bulk_data_packets, r.bulk_seconds, r.packets_per_second
+    );
+    s += "short trials, 40 B / 5000 B, 200 ms RTT, with handshake (one core):\n";
+    for x in &r.scaling {
+        s += &format!("  {:>9} trials: {:>8.3} s  {:>10.0} trials/s  {:>8.0} ns/trial\n", x.trials, x.seconds, x.trials_per_second, x.ns_per_trial);
+    }
+    s += &format!("  all {} cores: {:.0} trials/s\n", r.cores, r.trials_per_second_all_cores);
+    s
+}

@@ -1,0 +1,11 @@
+//! The `gentle` command's library: scenario files, the parallel runner, reports,
+//! plots, the built-in experiment catalogue and the benchmark.
+
+pub mod bench;
+pub mod catalogue;
+pub mod output;
+pub mod plot;
+pub mod report;
+pub mod runner;
+pub mod scenario;
+pub mod units;

@@ -1,0 +1,195 @@
+//! Reports laid out like the papers' tables: quantiles (25, 50, 90, 99) and the mean
+//! of the response time; the baseline in ms; every other variant as the difference
+//! in ms and in %; the sample size. Also the JSON summary and CSV of every record.
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+
+use crate::runner::{metric_of, RunResult, VariantResult};
+use crate::scenario::{Metric, Scenario};
+use crate::units::fmt_ms;
+
+/// Summary statistics of a sorted sample, in ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stats {
+    pub n: usize,
+    pub mean: f64,
+    pub p25: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+}
+
+/// Nearest-rank quantile of a sorted sample.
+pub fn quantile(sorted: &[u64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1] as f64
+}
+
+pub fn stats(sorted: &[u64]) -> Stats {
+    if sorted.is_empty() {
+        return Stats { n: 0, mean: f64::NAN, p25: f64::NAN, p50: f64::NAN, p90: f64::NAN, p99: f64::NAN };
+    }
+    let sum: u128 = sorted.iter().map(|&x| x as u128).sum();
+    Stats {
+        n: sorted.len(),
+        mean: sum as f64 / sorted.len() as f64,
+        p25: quantile(sorted, 0.25),
+        p50: quantile(sorted, 0.50),
+        p90: quantile(sorted, 0.90),
+        p99: quantile(sorted, 0.99),
+    }
+}
+
+fn metric_name(m: Metric) -> &'static str {
+    match m {
+        Metric::Server => "server-side response time",
+        Metric::Client => "client-side response time",
+        Metric::Fin => "time to the server's FIN",
+        Metric::Page => "page load time",
+    }
+}
+
+/// The table of one run.
+pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} — {} (ms), {} trials", scn.name, metric_name(scn.metric), trials);
+    if !scn.description.is_empty() {
+        let _ = writeln!(out, "{}", scn.description);
+    }
+    let base = &run.variants[0];
+    let bs = stats(&base.latencies);
+    let mut header = format!("{:<10}{:>12}", "quantile", base.name);
+    for v in &run.variants[1..] {
+        header += &format!("{:>24}", format!("{} Δms (Δ%)", v.name));
+    }
+    let _ = writeln!(out, "{header}");
+    let rows: [(&str, fn(&Stats) -> f64); 5] = [
+        ("25", |s| s.p25),
+        ("50", |s| s.p50),
+        ("90", |s| s.p90),
+        ("99", |s| s.p99),
+        ("mean", |s| s.mean),
+    ];
+    let others: Vec<Stats> = run.variants[1..].iter().map(|v| stats(&v.latencies)).collect();
+    for (label, f) in rows {
+        let b = f(&bs);
+        let mut line = format!("{:<10}{:>12}", label, fmt_ms(b));
+        for s in &others {
+            let x = f(s);
+            let d = x - b;
+            let pct = if b > 0.0 { 100.0 * d / b } else { f64::NAN };
+            line += &format!("{:>24}", format!("{:+} ({:+.1}%)", fmt_ms(d), pct));
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    let mut line = format!("{:<10}{:>12}", "samples", bs.n);
+    for s in &others {
+        line += &format!("{:>24}", s.n);
+    }
+    let _ = writeln!(out, "{line}");
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{:<28}{}", "", run.variants.iter().map(|v| format!("{:>14}", v.name)).collect::<String>());
+    let row = |label: &str, f: &dyn Fn(&VariantResult) -> String| {
+        format!("{:<28}{}\n", label, run.variants.iter().map(|v| format!("{:>14}", f(v))).collect::<String>())
+    };
+    out += &row("exchanges", &|v| v.exchanges.to_string());
+    out += &row("  with a retransmission", &|v| v.with_retransmission.to_string());
+    out += &row("  with a packet lost", &|v| v.with_loss.to_string());
+    out += &row("  unfinished", &|v| v.incomplete.to_string());
+    out += &row("fast retransmits", &|v| v.counters.fast_retrans.to_string());
+    out += &row("timeouts", &|v| v.counters.timeouts.to_string());
+    out += &row("  in Open", &|v| v.counters.timeouts_open.to_string());
+    out += &row("  in Disorder", &|v| v.counters.timeouts_disorder.to_string());
+    out += &row("  in Recovery", &|v| v.counters.timeouts_recovery.to_string());
+    out += &row("  exp. back-off (in Loss)", &|v| v.counters.timeouts_loss.to_string());
+    out += &row("slow-start retransmits", &|v| v.counters.slow_start_retrans.to_string());
+    out += &row("SYN retransmits", &|v| v.counters.syn_retrans.to_string());
+    out += &row("undo events", &|v| {
+        let c = &v.counters;
+        (c.full_undo + c.partial_undo + c.dsack_undo + c.loss_undo).to_string()
+    });
+    out += &row("packets dropped", &|v| (v.links.dropped_loss + v.links.dropped_queue).to_string());
+    for v in &run.variants {
+        if !v.timed_out_trials.is_empty() {
+            let ids: Vec<String> = v.timed_out_trials.iter().take(10).map(|t| t.to_string()).collect();
+            let _ = writeln!(out, "warning: {}: {} trial(s) hit the time limit; replay with --trial: {}", v.name, v.timed_out_trials.len(), ids.join(", "));
+        }
+        if v.corrupt_bytes > 0 {
+            let _ = writeln!(out, "error: {}: {} bytes delivered corrupted", v.name, v.corrupt_bytes);
+        }
+    }
+    out
+}
+
+fn stats_json(s: &Stats) -> Value {
+    let ms = |x: f64| if x.is_nan() { Value::Null } else { json!(x / 1e6) };
+    json!({ "mean": ms(s.mean), "p25": ms(s.p25), "p50": ms(s.p50), "p90": ms(s.p90), "p99": ms(s.p99) })
+}
+
+/// The JSON summary (`--json`).
+pub fn json(scn: &Scenario, run: &RunResult, trials: u64, seed: u64) -> Value {
+    let base = stats(&run.variants[0].latencies);
+    let variants: Vec<Value> = run
+        .variants
+        .iter()
+        .map(|v| {
+            let s = stats(&v.latencies);
+            let counters: serde_json::Map<String, Value> = v.counters.iter().map(|(k, x)| (k.to_string(), json!(x))).collect();
+            let delta = |a: f64, b: f64| if a.is_nan() || b.is_nan() { Value::Null } else { json!((a - b) / 1e6) };
+            json!({
+                "name": v.name,
+                "samples": s.n,
+                "latency_ms": stats_json(&s),
+                "delta_ms": { "mean": delta(s.mean, base.mean), "p25": delta(s.p25, base.p25), "p50": delta(s.p50, base.p50),
+                              "p90": delta(s.p90, base.p90), "p99": delta(s.p99, base.p99) },
+                "exchanges": v.exchanges,
+                "with_retransmission": v.with_retransmission,
+                "with_loss": v.with_loss,
+                "incomplete": v.incomplete,
+                "timed_out_trials": v.timed_out_trials,
+                "corrupt_bytes": v.corrupt_bytes,
+                "counters": counters,
+                "links": v.links,
+                "sim_events": v.events,
+                "sim_packets": v.packets,
+            })
+        })
+        .collect();
+    json!({
+        "scenario": scn.name,
+        "metric": scn.metric,
+        "seed": seed,
+        "trials": trials,
+        "wall_seconds": run.wall_seconds,
+        "sim_events": run.events(),
+        "sim_packets": run.packets(),
+        "variants": variants,
+    })
+}
+
+/// CSV of every exchange record of every variant.
+pub fn csv(scn: &Scenario, run: &RunResult) -> String {
+    let mut s = String::from(
+        "variant,trial,workload,index,request_bytes,response_bytes,complete,metric_ms,server_ms,client_ms,fin_ms,fast_retrans,timeouts,slow_start_retrans,syn_retrans,recoveries,undos,retrans_segs,bytes_sent,packets_dropped\n",
+    );
+    let ms = |x: Option<u64>| x.map_or(String::new(), |v| format!("{:.3}", v as f64 / 1e6));
+    for v in &run.variants {
+        for r in &v.records {
+            let wl = scn.workloads.get(r.workload as usize).map_or("?", |w| w.name.as_str());
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                v.name, r.trial, wl, r.index, r.request_bytes, r.response_bytes, r.complete,
+                ms(metric_of(scn.metric, r)), ms(r.server_ns), ms(r.client_ns), ms(r.fin_ns),
+                r.fast_retrans, r.timeouts, r.slow_start_retrans, r.syn_retrans, r.recoveries, r.undos,
+                r.retrans_segs, r.bytes_sent, r.packets_dropped
+            );
+        }
+    }
+    s
+}

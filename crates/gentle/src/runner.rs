@@ -1,0 +1,209 @@
+//! Runs a scenario's trials for every variant, in parallel and deterministically.
+//!
+//! Trials are cut into fixed blocks whose size does not depend on the number of
+//! threads; blocks run on all cores and their results are merged in trial order,
+//! so the output is identical with one thread or many.
+
+use std::io::IsTerminal;
+use std::time::Instant as WallClock;
+
+use gentle_sim::link::ChannelStats;
+use gentle_sim::record::{ExchangeRecord, PageRecord, TrialResult};
+use gentle_sim::{rng, Sim, TraceLine};
+use gentle_tcp::Counters;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+
+use crate::scenario::{Metric, Scenario, Variant};
+
+/// Trials per block of work.
+const BLOCK: u64 = 64;
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub trials: u64,
+    pub seed: u64,
+    /// Keep every record (for CSV output).
+    pub keep_records: bool,
+    /// Show a progress bar on stderr (only when it is a terminal).
+    pub progress: bool,
+}
+
+/// Everything measured for one variant.
+#[derive(Clone, Debug, Default)]
+pub struct VariantResult {
+    pub name: String,
+    /// The scenario's metric for every measured, complete exchange (or page), ns.
+    pub latencies: Vec<u64>,
+    pub records: Vec<ExchangeRecord>,
+    pub pages: Vec<PageRecord>,
+    pub counters: Counters,
+    pub links: ChannelStats,
+    pub events: u64,
+    pub packets: u64,
+    pub data_packets: u64,
+    pub corrupt_bytes: u64,
+    pub exchanges: u64,
+    pub incomplete: u64,
+    pub timed_out_trials: Vec<u64>,
+    pub with_retransmission: u64,
+    pub with_loss: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub variants: Vec<VariantResult>,
+    pub wall_seconds: f64,
+}
+
+impl RunResult {
+    pub fn events(&self) -> u64 {
+        self.variants.iter().map(|v| v.events).sum()
+    }
+    pub fn packets(&self) -> u64 {
+        self.variants.iter().map(|v| v.packets).sum()
+    }
+}
+
+/// The metric's value for one exchange, if it has one.
+pub fn metric_of(m: Metric, r: &ExchangeRecord) -> Option<u64> {
+    match m {
+        Metric::Server => r.server_ns,
+        Metric::Client | Metric::Page => r.client_ns,
+        Metric::Fin => r.fin_ns.or(r.client_ns),
+    }
+}
+
+fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep: bool) {
+    let measured = |w: u16| scn.workloads.get(w as usize).is_some_and(|s| s.measure);
+    for r in &t.exchanges {
+        if !measured(r.workload) {
+            continue;
+        }
+        v.exchanges += 1;
+        if !r.complete {
+            v.incomplete += 1;
+        }
+        if r.had_retransmission() {
+            v.with_retransmission += 1;
+        }
+        if r.had_loss() {
+            v.with_loss += 1;
+        }
+        if scn.metric != Metric::Page {
+            if let Some(x) = metric_of(scn.metric, r).filter(|_| r.complete) {
+                v.latencies.push(x);
+            }
+        }
+    }
+    if scn.metric == Metric::Page {
+        for p in &t.pages {
+            if let Some(x) = p.load_ns.filter(|_| p.complete) {
+                v.latencies.push(x);
+            }
+        }
+    }
+    v.counters.add(&t.counters);
+    let l = &mut v.links;
+    l.offered += t.links.offered;
+    l.dropped_loss += t.links.dropped_loss;
+    l.dropped_queue += t.links.dropped_queue;
+    l.delivered += t.links.delivered;
+    l.reordered += t.links.reordered;
+    l.duplicated += t.links.duplicated;
+    l.bytes_delivered += t.links.bytes_delivered;
+    v.events += t.events;
+    v.packets += t.packets;
+    v.data_packets += t.data_packets;
+    v.corrupt_bytes += t.corrupt_bytes;
+    if t.timed_out {
+        v.timed_out_trials.push(t.trial);
+    }
+    if keep {
+        v.records.extend(t.exchanges);
+        v.pages.extend(t.pages);
+    }
+}
+
+/// Runs one trial of one variant.
+pub fn run_trial(scn: &Scenario, variant: &Variant, seed: u64, trial: u64) -> TrialResult {
+    let ts = rng::trial_seed(seed, trial);
+    let setup = scn.setup(variant, ts);
+    Sim::new(&setup, trial, ts).expect("scenario validated").run().0
+}
+
+/// Runs one trial with tracing and packet capture on.
+pub fn run_trial_observed(scn: &Scenario, variant: &Variant, seed: u64, trial: u64) -> (TrialResult, Vec<TraceLine>, Vec<(u64, Vec<u8>)>) {
+    let ts = rng::trial_seed(seed, trial);
+    let mut setup = scn.setup(variant, ts);
+    setup.trace = true;
+    setup.capture = Some(scn.capture_node());
+    let (r, t, c) = Sim::new(&setup, trial, ts).expect("scenario validated").run();
+    (r, t.unwrap_or_default(), c)
+}
+
+pub fn run(scn: &Scenario, opts: &RunOptions) -> RunResult {
+    let start = WallClock::now();
+    let total = opts.trials * scn.variants.len() as u64;
+    let bar = if opts.progress && std::io::stderr().is_terminal() {
+        let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        b.set_style(
+            ProgressStyle::with_template("{prefix:.bold} [{bar:40}] {pos}/{len} trials ({per_sec}, eta {eta})")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        b.set_prefix(scn.name.clone());
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let blocks: Vec<(u64, u64)> =
+        (0..opts.trials.div_ceil(BLOCK)).map(|b| (b * BLOCK, ((b + 1) * BLOCK).min(opts.trials))).collect();
+    let mut variants = Vec::new();
+    for variant in &scn.variants {
+        let parts: Vec<VariantResult> = blocks
+            .par_iter()
+            .map(|&(lo, hi)| {
+                let mut v = VariantResult::default();
+                for trial in lo..hi {
+                    let t = run_trial(scn, variant, opts.seed, trial);
+                    absorb(&mut v, t, scn, opts.keep_records);
+                }
+                bar.inc(hi - lo);
+                v
+            })
+            .collect();
+        let mut v = VariantResult { name: variant.name.clone(), ..Default::default() };
+        for p in parts {
+            merge(&mut v, p);
+        }
+        v.latencies.sort_unstable();
+        variants.push(v);
+    }
+    bar.finish_and_clear();
+    RunResult { variants, wall_seconds: start.elapsed().as_secs_f64() }
+}
+
+fn merge(v: &mut VariantResult, p: VariantResult) {
+    v.latencies.extend(p.latencies);
+    v.records.extend(p.records);
+    v.pages.extend(p.pages);
+    v.counters.add(&p.counters);
+    let (l, q) = (&mut v.links, p.links);
+    l.offered += q.offered;
+    l.dropped_loss += q.dropped_loss;
+    l.dropped_queue += q.dropped_queue;
+    l.delivered += q.delivered;
+    l.reordered += q.reordered;
+    l.duplicated += q.duplicated;
+    l.bytes_delivered += q.bytes_delivered;
+    v.events += p.events;
+    v.packets += p.packets;
+    v.data_packets += p.data_packets;
+    v.corrupt_bytes += p.corrupt_bytes;
+    v.exchanges += p.exchanges;
+    v.incomplete += p.incomplete;
+    v.timed_out_trials.extend(p.timed_out_trials);
+    v.with_retransmission += p.with_retransmission;
+    v.with_loss += p.with_loss;
+}

@@ -1,0 +1,149 @@
+//! Scenario files: TOML naming the network, the workload, the trials, the seed and
+//! the variants (TCP configurations) to compare; the first variant is the baseline.
+//! Every error is reported with `file:line:column` before anything runs. The README
+//! documents the format with a worked example.
+
+mod error;
+mod network;
+mod reader;
+mod variant;
+mod workload;
+
+use std::time::Duration;
+
+pub use error::ScenarioError;
+use error::Source;
+use gentle_sim::Setup;
+use gentle_tcp::Config;
+pub use network::{ChanDef, DelayParam, LinkDef};
+use reader::{Result, Table};
+use toml_edit::Item;
+
+/// Which response time the report ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Metric {
+    /// Server receives the request → server receives the ACK of the last byte.
+    Server,
+    /// Client's first packet → client receives the last byte.
+    Client,
+    /// Client's first packet → the server's FIN reaches the client.
+    Fin,
+    /// Page load time.
+    Page,
+}
+
+/// A TCP configuration to compare.
+#[derive(Clone, Debug)]
+pub struct Variant {
+    pub name: String,
+    pub config: Config,
+}
+
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub seed: u64,
+    pub trials: u64,
+    /// Trials with `--quick`.
+    pub quick_trials: u64,
+    pub metric: Metric,
+    pub time_limit: Duration,
+    pub links: Vec<LinkDef>,
+    pub workloads: Vec<gentle_sim::workload::WorkloadSpec>,
+    pub variants: Vec<Variant>,
+    pub capture: Option<String>,
+}
+
+const TOP_KEYS: &[&str] =
+    &["name", "description", "seed", "trials", "quick_trials", "metric", "time_limit", "capture", "link", "workload", "variant"];
+
+impl Scenario {
+    /// Parses and validates a scenario. `file` names it in errors.
+    pub fn parse(file: &str, text: &str) -> std::result::Result<Scenario, ScenarioError> {
+        let src = Source { file, text };
+        let doc = toml_edit::Document::parse(text.to_string()).map_err(|e| {
+            let span = e.span();
+            src.error(span, format!("invalid TOML: {}", e.message())).expected("TOML syntax")
+        })?;
+        parse_doc(src, &doc)
+    }
+
+    /// The simulator setup of one trial of `variant` (per-trial parameters such as a
+    /// delay drawn from a range come from `trial_seed`).
+    pub fn setup(&self, variant: &Variant, trial_seed: u64) -> Setup {
+        let mut rng = gentle_sim::rng::stream(trial_seed, gentle_sim::rng::ids::NETWORK);
+        Setup {
+            nodes: Vec::new(),
+            links: self.links.iter().map(|l| l.resolve(&mut rng)).collect(),
+            workloads: self.workloads.clone(),
+            config: variant.config.clone(),
+            time_limit: self.time_limit,
+            trace: false,
+            capture: None,
+        }
+    }
+
+    /// The node whose packets a pcap shows: the `capture` key, or the first
+    /// measured workload's server.
+    pub fn capture_node(&self) -> String {
+        self.capture.clone().unwrap_or_else(|| {
+            self.workloads.iter().find(|w| w.measure).or(self.workloads.first()).map_or(String::new(), |w| w.server.clone())
+        })
+    }
+}
+
+fn parse_doc(src: Source<'_>, doc: &toml_edit::Document<String>) -> Result<Scenario> {
+    let top = Table::new(src, doc.as_table(), Some(0..0), "the scenario");
+    top.check_keys(TOP_KEYS)?;
+    let name = top.str("name", "a string")?.unwrap_or("scenario").to_string();
+    let description = top.str("description", "a string")?.unwrap_or("").to_string();
+    let seed = top.int("seed", 0, i64::MAX)?.unwrap_or(1) as u64;
+    let trials = top.int("trials", 1, 1_000_000_000)?.unwrap_or(1000) as u64;
+    let quick_trials = top.int("quick_trials", 1, 1_000_000_000)?.map_or(trials.min(200), |v| v as u64);
+    let metric_s = top.str("metric", "\"server\", \"client\", \"fin\" or \"page\"")?;
+    let metric = match metric_s {
+        None => None,
+        Some("server") => Some(Metric::Server),
+        Some("client") => Some(Metric::Client),
+        Some("fin") => Some(Metric::Fin),
+        Some("page") => Some(Metric::Page),
+        Some(m) => {
+            return Err(top.bad("metric", format!("unknown metric `{m}`"), "\"server\", \"client\", \"fin\" or \"page\""))
+        }
+    };
+    let time_limit = top.duration("time_limit")?.unwrap_or(Duration::from_secs(600));
+    let capture = top.str("capture", "a node name")?.map(str::to_string);
+
+    let links = network::parse_links(&top)?;
+    let nodes: Vec<String> = links.iter().flat_map(|l| [l.a.clone(), l.b.clone()]).collect();
+    let workloads = workload::parse_workloads(&top, &nodes)?;
+    let variants = variant::parse_variants(&top)?;
+    if let Some(c) = &capture {
+        if !nodes.contains(c) {
+            return Err(top.bad("capture", format!("node `{c}` is not on any link"), "a node named in a [[link]]"));
+        }
+    }
+    let metric = metric.unwrap_or_else(|| {
+        if workloads.iter().any(|w| w.measure && matches!(w.kind, gentle_sim::workload::WorkloadKind::Page { .. })) {
+            Metric::Page
+        } else {
+            Metric::Server
+        }
+    });
+    Ok(Scenario { name, description, seed, trials, quick_trials, metric, time_limit, links, workloads, variants, capture })
+}
+
+/// The tables of an array of tables `[[key]]`, with names like `[[link]] #2`.
+fn tables<'a>(top: &Table<'a>, key: &str) -> Result<Vec<Table<'a>>> {
+    match top.item(key) {
+        None => Ok(Vec::new()),
+        Some(Item::ArrayOfTables(a)) => Ok(a
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Table::new(top.src, t, t.span(), format!("[[{key}]] #{}", i + 1)))
+            .collect()),
+        Some(_) => Err(top.bad(key, "wrong type", &format!("an array of tables, written [[{key}]]"))),
+    }
+}

@@ -1,0 +1,217 @@
+//! `[[link]]` sections: two nodes, and per direction a rate, a delay, a queue, a
+//! loss model, reordering and duplication. Keys at the top of the link apply to
+//! both directions; `[link.a_to_b]` and `[link.b_to_a]` override them.
+
+use std::time::Duration;
+
+use gentle_sim::link::{ChannelSpec, LinkSpec, QueueDiscipline, QueueLimit, Reorder};
+use gentle_sim::loss::{AppliesTo, DropCount, LossModel};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use super::reader::{Result, Table};
+use super::tables;
+use crate::units;
+
+const LINK_KEYS: &[&str] = &["a", "b", "rate", "delay", "queue", "loss", "reorder", "duplicate", "a_to_b", "b_to_a"];
+const DIR_KEYS: &[&str] = &["rate", "delay", "queue", "loss", "reorder", "duplicate"];
+const LOSS_KEYS: &[&str] = &["model", "p", "p_after_loss", "r", "loss_good", "loss_bad", "segments", "transmissions", "n", "applies_to"];
+const MODELS: &str = "\"none\", \"bernoulli\", \"correlated\", \"gilbert-elliott\", \"drop-list\" or \"tail-drop\"";
+
+/// A one-way delay: fixed, or drawn per trial.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DelayParam {
+    Fixed(Duration),
+    Uniform(Duration, Duration),
+    Choice(Vec<Duration>),
+}
+
+impl DelayParam {
+    fn sample(&self, rng: &mut ChaCha8Rng) -> Duration {
+        match self {
+            DelayParam::Fixed(d) => *d,
+            DelayParam::Uniform(a, b) => Duration::from_nanos(rng.gen_range(a.as_nanos() as u64..=b.as_nanos() as u64)),
+            DelayParam::Choice(v) => v[rng.gen_range(0..v.len())],
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChanDef {
+    pub spec: ChannelSpec,
+    pub delay: DelayParam,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkDef {
+    pub a: String,
+    pub b: String,
+    pub a_to_b: ChanDef,
+    pub b_to_a: ChanDef,
+}
+
+impl LinkDef {
+    pub fn resolve(&self, rng: &mut ChaCha8Rng) -> LinkSpec {
+        let mut ab = self.a_to_b.spec.clone();
+        ab.delay = self.a_to_b.delay.sample(rng);
+        let mut ba = self.b_to_a.spec.clone();
+        // A shared delay parameter gives both directions the same draw.
+        ba.delay = if self.b_to_a.delay == self.a_to_b.delay { ab.delay } else { self.b_to_a.delay.sample(rng) };
+        LinkSpec { a: self.a.clone(), b: self.b.clone(), a_to_b: ab, b_to_a: ba }
+    }
+}
+
+pub fn parse_links(top: &Table<'_>) -> Result<Vec<LinkDef>> {
+    let ts = tables(top, "link")?;
+    if ts.is_empty() {
+        return Err(top.missing("link", "at least one [[link]] with `a` and `b` node names"));
+    }
+    let mut out = Vec::new();
+    for t in ts {
+        t.check_keys(LINK_KEYS)?;
+        let a = t.req_str("a", "a node name")?.to_string();
+        let b = t.req_str("b", "a node name")?.to_string();
+        if a == b {
+            return Err(t.bad("b", "a link needs two different nodes", "a node name other than `a`"));
+        }
+        let base = parse_dir(&t, &ChanDef { spec: ChannelSpec::default(), delay: DelayParam::Fixed(Duration::ZERO) })?;
+        let mut ab = base.clone();
+        let mut ba = base.clone();
+        if let Some(d) = t.sub("a_to_b", "a table of rate, delay, queue, loss, reorder, duplicate")? {
+            d.check_keys(DIR_KEYS)?;
+            ab = parse_dir(&d, &base)?;
+        }
+        if let Some(d) = t.sub("b_to_a", "a table of rate, delay, queue, loss, reorder, duplicate")? {
+            d.check_keys(DIR_KEYS)?;
+            ba = parse_dir(&d, &base)?;
+        }
+        out.push(LinkDef { a, b, a_to_b: ab, b_to_a: ba });
+    }
+    Ok(out)
+}
+
+fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
+    let mut c = base.clone();
+    if let Some(s) = t.str("rate", "a rate like \"5Mbit/s\", or \"unlimited\"")? {
+        c.spec.rate_bps = if s == "unlimited" {
+            None
+        } else {
+            Some(units::rate(s).map_err(|m| t.bad("rate", m, "a rate like \"5Mbit/s\", or \"unlimited\""))?)
+        };
+    }
+    if t.item("delay").is_some() {
+        c.delay = parse_delay(t)?;
+    }
+    if let Some(s) = t.str("queue", "a limit like \"100pkt\", \"64KiB\", or \"unlimited\"")? {
+        let expected = "a limit like \"100pkt\", \"64KiB\", or \"unlimited\"";
+        let limit = if s == "unlimited" {
+            QueueLimit::Unlimited
+        } else if let Some(n) = s.strip_suffix("pkt").or_else(|| s.strip_suffix("packets")) {
+            let n: u32 = n.trim().parse().map_err(|_| t.bad("queue", format!("bad packet count `{n}`"), expected))?;
+            if n == 0 {
+                return Err(t.bad("queue", "a queue must hold at least one packet", expected));
+            }
+            QueueLimit::Packets(n)
+        } else {
+            QueueLimit::Bytes(units::bytes(s).map_err(|m| t.bad("queue", m, expected))?)
+        };
+        c.spec.queue = QueueDiscipline::DropTail(limit);
+    }
+    if let Some(l) = t.sub("loss", "a table like { model = \"bernoulli\", p = 0.02 }")? {
+        let (m, applies) = parse_loss(&l)?;
+        c.spec.loss = m;
+        c.spec.loss_applies = applies;
+    }
+    if let Some(r) = t.sub("reorder", "a table like { p = 0.01, extra = \"5ms\" }")? {
+        r.check_keys(&["p", "extra", "packets"])?;
+        let p = r.prob("p")?.unwrap_or(0.0);
+        let extra = r.duration("extra")?.ok_or_else(|| r.missing("extra", "a duration like \"5ms\""))?;
+        let mut packets = [0u32; 4];
+        if let Some(list) = r.int_array("packets", 1)? {
+            if list.len() > 4 {
+                return Err(r.bad("packets", "at most 4 packets can be listed", "up to 4 indices of data packets"));
+            }
+            for (slot, v) in packets.iter_mut().zip(list) {
+                *slot = v as u32;
+            }
+        }
+        c.spec.reorder = Some(Reorder { p, extra, packets });
+    }
+    if let Some(p) = t.prob("duplicate")? {
+        c.spec.duplicate = p;
+    }
+    Ok(c)
+}
+
+fn parse_delay(t: &Table<'_>) -> Result<DelayParam> {
+    let expected = "a duration like \"50ms\", or { uniform = [\"10ms\", \"200ms\"] }, or { choice = [\"20ms\", \"100ms\"] }";
+    if t.item("delay").and_then(|i| i.as_str()).is_some() {
+        return Ok(DelayParam::Fixed(t.duration("delay")?.expect("present")));
+    }
+    let d = t.sub("delay", expected)?.expect("present");
+    d.check_keys(&["uniform", "choice"])?;
+    let list = |key: &str| -> Result<Option<Vec<Duration>>> {
+        let Some(items) = d.str_array(key, "durations like \"20ms\"")? else { return Ok(None) };
+        let mut v = Vec::new();
+        for (s, span) in items {
+            v.push(units::duration(s).map_err(|m| d.src.error(span, m).expected("a duration like \"20ms\""))?);
+        }
+        Ok(Some(v))
+    };
+    if let Some(v) = list("uniform")? {
+        if v.len() != 2 || v[0] > v[1] {
+            return Err(d.bad("uniform", "needs two durations, low then high", expected));
+        }
+        return Ok(DelayParam::Uniform(v[0], v[1]));
+    }
+    if let Some(v) = list("choice")? {
+        if v.is_empty() {
+            return Err(d.bad("choice", "needs at least one duration", expected));
+        }
+        return Ok(DelayParam::Choice(v));
+    }
+    Err(d.missing("uniform", expected))
+}
+
+fn parse_loss(l: &Table<'_>) -> Result<(LossModel, AppliesTo)> {
+    l.check_keys(LOSS_KEYS)?;
+    let model = l.req_str("model", MODELS)?;
+    let applies = match l.str("applies_to", "\"all\", \"data\" or \"control\"")? {
+        None | Some("all") => AppliesTo::All,
+        Some("data") => AppliesTo::Data,
+        Some("control") => AppliesTo::Control,
+        Some(x) => return Err(l.bad("applies_to", format!("unknown value `{x}`"), "\"all\", \"data\" or \"control\"")),
+    };
+    let m = match model {
+        "none" => LossModel::None,
+        "bernoulli" => LossModel::Bernoulli { p: l.req_prob("p")? },
+        "correlated" => LossModel::Correlated { p: l.req_prob("p")?, p_after_loss: l.req_prob("p_after_loss")? },
+        "gilbert-elliott" => LossModel::GilbertElliott {
+            p: l.req_prob("p")?,
+            r: l.req_prob("r")?,
+            loss_good: l.prob("loss_good")?.unwrap_or(0.0),
+            loss_bad: l.prob("loss_bad")?.unwrap_or(1.0),
+        },
+        "drop-list" => {
+            let seg = l.int_array("segments", 1)?;
+            let tx = l.int_array("transmissions", 1)?;
+            match (seg, tx) {
+                (Some(v), None) => LossModel::DropList { indices: v.into_iter().map(|x| x as u32).collect(), count: DropCount::Segments },
+                (None, Some(v)) => {
+                    LossModel::DropList { indices: v.into_iter().map(|x| x as u32).collect(), count: DropCount::Transmissions }
+                }
+                _ => return Err(l.missing("segments", "exactly one of `segments` or `transmissions`, an array of 1-based indices")),
+            }
+        }
+        "tail-drop" => LossModel::TailDrop { n: l.int("n", 0, 1_000_000)?.ok_or_else(|| l.missing("n", "the number of tail segments to drop"))? as u32 },
+        other => {
+            let mut e = l.bad("model", format!("unknown loss model `{other}`"), MODELS);
+            let names = ["none", "bernoulli", "correlated", "gilbert-elliott", "drop-list", "tail-drop"];
+            if let Some(s) = super::error::suggest(other, &names) {
+                e = e.help(format!("did you mean `{s}`?"));
+            }
+            return Err(e);
+        }
+    };
+    Ok((m, applies))
+}

@@ -1,0 +1,110 @@
+//! `[[variant]]` sections: a profile plus independent switches.
+
+use gentle_tcp::{CcAlgorithm, Config, Profile, RecoveryAlgorithm};
+
+use super::reader::{Result, Table};
+use super::{tables, Variant};
+
+pub const SWITCHES: &[&str] = &[
+    "name", "profile", "mss", "initial_window", "cc", "recovery", "sack", "dsack", "fack", "timestamps",
+    "window_scale", "limited_transmit", "frto", "undo", "dupthresh", "rto_min", "rto_initial", "rto_max",
+    "delayed_ack", "quickack", "recv_buffer", "slow_start_after_idle",
+];
+
+pub fn parse_variants(top: &Table<'_>) -> Result<Vec<Variant>> {
+    let ts = tables(top, "variant")?;
+    if ts.is_empty() {
+        return Err(top.missing("variant", "at least one [[variant]] (the first is the baseline)"));
+    }
+    let mut out: Vec<Variant> = Vec::new();
+    for (i, t) in ts.iter().enumerate() {
+        t.check_keys(SWITCHES)?;
+        let name = t.str("name", "a string")?.map_or_else(|| format!("variant{}", i + 1), str::to_string);
+        if out.iter().any(|v| v.name == name) {
+            return Err(t.bad("name", format!("variant `{name}` is defined twice"), "a unique name"));
+        }
+        out.push(Variant { name, config: parse_config(t)? });
+    }
+    Ok(out)
+}
+
+/// A configuration from a table of switches (shared with `gentle run --variant`).
+pub fn parse_config(t: &Table<'_>) -> Result<Config> {
+    let profiles: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+    let expected = format!("one of {}", profiles.join(", "));
+    let mut c = match t.str("profile", &expected)? {
+        None => Config::default(),
+        Some(p) => match Profile::from_name(p) {
+            Some(p) => p.config(),
+            None => {
+                let mut e = t.bad("profile", format!("unknown profile `{p}`"), &expected);
+                if let Some(s) = super::error::suggest(p, &profiles) {
+                    e = e.help(format!("did you mean `{s}`?"));
+                }
+                return Err(e);
+            }
+        },
+    };
+    if let Some(v) = t.int("mss", 88, 65495)? {
+        c.mss = v as u16;
+    }
+    if let Some(v) = t.int("initial_window", 1, 1000)? {
+        c.initial_window = v as u32;
+    }
+    if let Some(v) = t.str("cc", "\"reno\" or \"cubic\"")? {
+        c.cc = match v {
+            "reno" => CcAlgorithm::Reno,
+            "cubic" => CcAlgorithm::Cubic,
+            x => return Err(t.bad("cc", format!("unknown congestion control `{x}`"), "\"reno\" or \"cubic\"")),
+        };
+    }
+    if let Some(v) = t.str("recovery", "\"rfc6675\"")? {
+        c.recovery = match v {
+            "rfc6675" => RecoveryAlgorithm::Rfc6675,
+            x => return Err(t.bad("recovery", format!("unknown recovery algorithm `{x}`"), "\"rfc6675\"")),
+        };
+    }
+    macro_rules! flag {
+        ($($k:literal => $f:ident),*) => { $( if let Some(v) = t.bool($k)? { c.$f = v; } )* };
+    }
+    flag!("sack" => sack, "dsack" => dsack, "fack" => fack, "timestamps" => timestamps, "window_scale" => window_scale,
+          "limited_transmit" => limited_transmit, "frto" => frto, "undo" => undo,
+          "slow_start_after_idle" => slow_start_after_idle);
+    if let Some(v) = t.int("dupthresh", 1, 1000)? {
+        c.dupthresh = v as u32;
+    }
+    if let Some(v) = t.duration("rto_min")? {
+        c.rto_min = v;
+    }
+    if let Some(v) = t.duration("rto_initial")? {
+        c.rto_initial = v;
+    }
+    if let Some(v) = t.duration("rto_max")? {
+        c.rto_max = v;
+    }
+    if t.item("delayed_ack").is_some() {
+        c.delayed_ack = match t.str("delayed_ack", "a duration like \"40ms\", or \"off\"")? {
+            Some("off") => None,
+            _ => Some(t.duration("delayed_ack")?.expect("present")),
+        };
+    }
+    if let Some(v) = t.int("quickack", 0, 1000)? {
+        c.quickack = v as u32;
+    }
+    if let Some(v) = t.bytes("recv_buffer")? {
+        if !(536..=1 << 30).contains(&v) {
+            return Err(t.bad("recv_buffer", format!("{v} bytes is out of range"), "from 536B to 1GiB"));
+        }
+        c.recv_buffer = v as u32;
+    }
+    if c.fack && !c.sack {
+        if t.bool("fack")? == Some(true) {
+            return Err(t.bad("fack", "FACK needs SACK", "sack = true, or fack = false"));
+        }
+        c.fack = false;
+    }
+    if c.rto_min > c.rto_max {
+        return Err(t.bad("rto_min", "larger than rto_max", "rto_min ≤ rto_max"));
+    }
+    Ok(c)
+}

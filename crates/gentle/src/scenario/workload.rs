@@ -1,0 +1,162 @@
+//! `[[workload]]` sections.
+
+use std::time::Duration;
+
+use gentle_sim::workload::{ConnectionMode, Size, WorkloadKind, WorkloadSpec};
+
+use super::reader::{Result, Table};
+use super::tables;
+
+const KEYS: &[&str] = &[
+    "name", "kind", "client", "server", "port", "request", "response", "exchanges", "connection", "think",
+    "server_close", "bytes", "objects", "object", "connections", "bursts", "burst", "idle", "start", "jitter",
+    "measure", "max_window",
+];
+const KINDS: &str = "\"exchanges\", \"bulk\", \"onoff\" or \"page\"";
+const SIZE: &str = "a size like \"5000B\", or { dist = \"exponential\", mean = \"7.5KB\" } (dists: uniform min/max, exponential mean, lognormal median/sigma, choice sizes/weights)";
+
+pub fn parse_workloads(top: &Table<'_>, nodes: &[String]) -> Result<Vec<WorkloadSpec>> {
+    let ts = tables(top, "workload")?;
+    if ts.is_empty() {
+        return Err(top.missing("workload", "at least one [[workload]]"));
+    }
+    let mut out = Vec::new();
+    for (i, t) in ts.iter().enumerate() {
+        t.check_keys(KEYS)?;
+        let node = |key: &str| -> Result<String> {
+            let n = t.req_str(key, "a node name")?;
+            if !nodes.iter().any(|x| x == n) {
+                let names: Vec<&str> = nodes.iter().map(String::as_str).collect();
+                let mut e = t.bad(key, format!("node `{n}` is not on any link"), "a node named in a [[link]]");
+                if let Some(s) = super::error::suggest(n, &names) {
+                    e = e.help(format!("did you mean `{s}`?"));
+                }
+                return Err(e);
+            }
+            Ok(n.to_string())
+        };
+        let client = node("client")?;
+        let server = node("server")?;
+        if client == server {
+            return Err(t.bad("server", "client and server are the same node", "two different nodes"));
+        }
+        let kind_s = t.str("kind", KINDS)?.unwrap_or("exchanges");
+        let kind = match kind_s {
+            "exchanges" => WorkloadKind::Exchanges {
+                request: size(t, "request")?.unwrap_or(Size::Fixed(40)),
+                response: size(t, "response")?.ok_or_else(|| t.missing("response", SIZE))?,
+                exchanges: t.int("exchanges", 1, 10_000_000)?.unwrap_or(1) as u32,
+                mode: mode(t)?,
+                think: t.duration("think")?.unwrap_or(Duration::ZERO),
+                server_close: t.bool("server_close")?.unwrap_or(false),
+            },
+            "onoff" => WorkloadKind::Exchanges {
+                request: Size::Fixed(0),
+                response: size(t, "burst")?.ok_or_else(|| t.missing("burst", SIZE))?,
+                exchanges: t.int("bursts", 1, 10_000_000)?.unwrap_or(1) as u32,
+                mode: ConnectionMode::Persistent,
+                think: t.duration("idle")?.unwrap_or(Duration::ZERO),
+                server_close: false,
+            },
+            "bulk" => WorkloadKind::Bulk { bytes: t.bytes("bytes")? },
+            "page" => WorkloadKind::Page {
+                objects: t.int("objects", 1, 100_000)?.ok_or_else(|| t.missing("objects", "the number of objects"))? as u32,
+                object: size(t, "object")?.ok_or_else(|| t.missing("object", SIZE))?,
+                request: size(t, "request")?.unwrap_or(Size::Fixed(400)),
+                connections: t.int("connections", 1, 10_000)?.unwrap_or(1) as u32,
+            },
+            k => {
+                let mut e = t.bad("kind", format!("unknown workload kind `{k}`"), KINDS);
+                if let Some(s) = super::error::suggest(k, &["exchanges", "bulk", "onoff", "page"]) {
+                    e = e.help(format!("did you mean `{s}`?"));
+                }
+                return Err(e);
+            }
+        };
+        let is_bulk_forever = matches!(kind, WorkloadKind::Bulk { bytes: None });
+        let measure = t.bool("measure")?.unwrap_or(!is_bulk_forever);
+        if measure && is_bulk_forever {
+            return Err(t.bad("measure", "an endless bulk transfer never finishes", "measure = false, or set `bytes`"));
+        }
+        let max_window = t.bytes("max_window")?;
+        if let Some(w) = max_window {
+            if w < 536 || w > 1 << 30 {
+                return Err(t.bad("max_window", format!("{w} bytes is out of range"), "from 536B to 1GiB"));
+            }
+        }
+        out.push(WorkloadSpec {
+            name: t.str("name", "a string")?.map_or_else(|| format!("workload{}", i + 1), str::to_string),
+            client,
+            server,
+            port: t.int("port", 1, 65535)?.unwrap_or(80) as u16,
+            kind,
+            start: t.duration("start")?.unwrap_or(Duration::ZERO),
+            jitter: t.duration("jitter")?.unwrap_or(Duration::ZERO),
+            measure,
+            client_config: None,
+            max_window: max_window.map(|w| w as u32),
+        });
+    }
+    if !out.iter().any(|w| w.measure) {
+        return Err(top.missing("workload", "at least one measured [[workload]] (measure = true)"));
+    }
+    Ok(out)
+}
+
+fn mode(t: &Table<'_>) -> Result<ConnectionMode> {
+    match t.str("connection", "\"fresh\" or \"persistent\"")? {
+        None | Some("fresh") => Ok(ConnectionMode::Fresh),
+        Some("persistent") => Ok(ConnectionMode::Persistent),
+        Some(m) => Err(t.bad("connection", format!("unknown connection mode `{m}`"), "\"fresh\" or \"persistent\"")),
+    }
+}
+
+fn size(t: &Table<'_>, key: &str) -> Result<Option<Size>> {
+    match t.item(key) {
+        None => Ok(None),
+        Some(i) if i.is_str() => Ok(Some(Size::Fixed(t.bytes(key)?.expect("present")))),
+        Some(_) => {
+            let d = t.sub(key, SIZE)?.expect("present");
+            d.check_keys(&["dist", "mean", "min", "max", "median", "sigma", "sizes", "weights"])?;
+            let dist = d.req_str("dist", "\"uniform\", \"exponential\", \"lognormal\" or \"choice\"")?;
+            let req_bytes = |k: &str| -> Result<u64> { d.bytes(k)?.ok_or_else(|| d.missing(k, "a size like \"7.5KB\"")) };
+            Ok(Some(match dist {
+                "uniform" => {
+                    let (lo, hi) = (req_bytes("min")?, req_bytes("max")?);
+                    if lo > hi {
+                        return Err(d.bad("max", "smaller than `min`", "max ≥ min"));
+                    }
+                    Size::Uniform { lo, hi }
+                }
+                "exponential" => Size::Exponential { mean: req_bytes("mean")? as f64 },
+                "lognormal" => Size::LogNormal {
+                    median: req_bytes("median")? as f64,
+                    sigma: d.float("sigma", "a number ≥ 0")?.ok_or_else(|| d.missing("sigma", "a number ≥ 0"))?,
+                },
+                "choice" => {
+                    let sizes = d.str_array("sizes", "sizes like \"5KB\"")?.ok_or_else(|| d.missing("sizes", "an array of sizes"))?;
+                    let mut items = Vec::new();
+                    for (s, span) in &sizes {
+                        let n = crate::units::bytes(s).map_err(|m| d.src.error(span.clone(), m).expected("a size like \"5KB\""))?;
+                        items.push((n, 1.0));
+                    }
+                    if let Some(w) = d.item("weights").and_then(|i| i.as_array()) {
+                        if w.len() != items.len() {
+                            return Err(d.bad("weights", "needs one weight per size", "an array of numbers as long as `sizes`"));
+                        }
+                        for (it, v) in items.iter_mut().zip(w.iter()) {
+                            it.1 = v.as_float().or_else(|| v.as_integer().map(|x| x as f64)).filter(|x| *x >= 0.0).ok_or_else(|| {
+                                d.src.error(v.span(), "bad weight").expected("a number ≥ 0")
+                            })?;
+                        }
+                    }
+                    if items.is_empty() {
+                        return Err(d.bad("sizes", "is empty", "at least one size"));
+                    }
+                    Size::Choice(items)
+                }
+                x => return Err(d.bad("dist", format!("unknown distribution `{x}`"), "\"uniform\", \"exponential\", \"lognormal\" or \"choice\"")),
+            }))
+        }
+    }
+}
