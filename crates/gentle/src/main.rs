@@ -100,8 +100,9 @@ fn main() -> ExitCode {
         }
         Cmd::Reproduce { names, list, quick, opts } => {
             if list {
+                let mut out = std::io::stdout().lock();
                 for e in CATALOGUE {
-                    println!("{:<20} {}", e.name, e.summary);
+                    let _ = writeln!(out, "{:<20} {}", e.name, e.summary);
                 }
                 return ExitCode::SUCCESS;
             }
@@ -170,7 +171,9 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
         if a.json {
             jsons.push(report::json(scn, &run, trials, seed));
         } else {
-            println!("{}", report::table(scn, &run, trials));
+            let mut out = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not an error worth a panic.
+            let _ = writeln!(out, "{}", report::table(scn, &run, trials));
         }
         if let Some(st) = staged.as_mut() {
             let stem = if scns.len() > 1 { format!("{}-", scn.name) } else { String::new() };

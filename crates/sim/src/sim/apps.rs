@@ -110,6 +110,8 @@ pub(crate) struct Session {
     pub drops: u32,
     pub corrupt: u64,
     pub exchanges_done: u32,
+    /// The first exchange's client-side time starts at the SYN (fresh connections).
+    pub count_handshake: bool,
 }
 
 impl Session {
@@ -192,6 +194,7 @@ impl Sim {
             drops: 0,
             corrupt: 0,
             exchanges_done: 0,
+            count_handshake: start_now,
         });
         if start_now {
             self.start_exchange(sid);
@@ -217,7 +220,7 @@ impl Sim {
         let snap = self.session_counters(sid);
         let now = self.now;
         let s = &mut self.sessions[sid as usize];
-        let first_fresh = s.exchanges_done == 0 && !s.start_on_established && request > 0;
+        let first_fresh = s.exchanges_done == 0 && s.count_handshake;
         let client_start = if first_fresh { s.opened } else { now };
         let req_end = s.req_written + request;
         let resp_start = s.resp_written;

@@ -1,0 +1,124 @@
+//! Loss models, reordering, duplication and link timing: measured rates within
+//! statistical bounds, exact drops for the deterministic models.
+
+use gentle_sim::loss::{AppliesTo, DropCount, Loss, LossModel};
+use gentle_sim::packet::PacketMeta;
+use gentle_sim::rng;
+
+fn data(flow: u32, rel_seq: u64, payload: u32) -> PacketMeta {
+    PacketMeta { flow, payload, rel_seq, ..Default::default() }
+}
+
+fn rate(model: LossModel, n: usize, seed: u64) -> (f64, Vec<bool>) {
+    let mut l = Loss::new(model, AppliesTo::All);
+    let mut r = rng::stream(seed, 7);
+    let drops: Vec<bool> = (0..n).map(|i| l.drop(&data(1, i as u64 * 1000, 1000), &mut r)).collect();
+    (drops.iter().filter(|d| **d).count() as f64 / n as f64, drops)
+}
+
+/// |observed − p| within 5 standard errors.
+fn within(obs: f64, p: f64, n: usize) -> bool {
+    let se = (p * (1.0 - p) / n as f64).sqrt();
+    (obs - p).abs() <= 5.0 * se + 1e-12
+}
+
+#[test]
+fn bernoulli_rate_matches_p() {
+    for p in [0.01, 0.02, 0.1, 0.5] {
+        let (r, _) = rate(LossModel::Bernoulli { p }, 200_000, 3);
+        assert!(within(r, p, 200_000), "p={p} measured {r}");
+    }
+    assert_eq!(rate(LossModel::Bernoulli { p: 0.0 }, 10_000, 1).0, 0.0);
+    assert_eq!(rate(LossModel::Bernoulli { p: 1.0 }, 10_000, 1).0, 1.0);
+}
+
+#[test]
+fn correlated_loss_has_stationary_rate_and_conditional_rate() {
+    let (p, q) = (0.01, 0.5);
+    let n = 400_000;
+    let (r, d) = rate(LossModel::Correlated { p, p_after_loss: q }, n, 5);
+    // Stationary loss rate of the two-state chain: p / (1 + p − q).
+    let pi = p / (1.0 + p - q);
+    assert!((r - pi).abs() < 0.15 * pi, "stationary {pi} measured {r}");
+    // P(loss | previous lost) ≈ q.
+    let (mut after, mut lost_after) = (0, 0);
+    for w in d.windows(2) {
+        if w[0] {
+            after += 1;
+            lost_after += w[1] as u32;
+        }
+    }
+    let cond = lost_after as f64 / after as f64;
+    assert!(within(cond, q, after), "conditional {cond}");
+}
+
+#[test]
+fn gilbert_elliott_rate_matches_chain() {
+    let (p, r, lg, lb) = (0.02, 0.25, 0.001, 0.6);
+    let n = 400_000;
+    let (x, _) = rate(LossModel::GilbertElliott { p, r, loss_good: lg, loss_bad: lb }, n, 9);
+    let pi_bad = p / (p + r);
+    let expect = pi_bad * lb + (1.0 - pi_bad) * lg;
+    assert!((x - expect).abs() < 0.1 * expect, "expected {expect} measured {x}");
+}
+
+#[test]
+fn drop_list_drops_exact_new_segments_only_once() {
+    let mut l = Loss::new(LossModel::DropList { indices: vec![2, 4], count: DropCount::Segments }, AppliesTo::All);
+    let mut r = rng::stream(1, 1);
+    let seq = [1u64, 1001, 2001, 3001, 1001, 4001, 3001];
+    let got: Vec<bool> = seq.iter().map(|&s| l.drop(&data(1, s, 1000), &mut r)).collect();
+    // New segments 1..5 are 1,1001,2001,3001,4001; the 2nd and 4th drop, their
+    // retransmissions pass.
+    assert_eq!(got, [false, true, false, true, false, false, false]);
+    // A pure ACK is never a data segment.
+    assert!(!l.drop(&data(1, 0, 0), &mut r));
+}
+
+#[test]
+fn drop_list_by_transmission_counts_retransmissions() {
+    let mut l = Loss::new(LossModel::DropList { indices: vec![1, 2], count: DropCount::Transmissions }, AppliesTo::All);
+    let mut r = rng::stream(1, 1);
+    let got: Vec<bool> = [1u64, 1, 1].iter().map(|&s| l.drop(&data(1, s, 500), &mut r)).collect();
+    assert_eq!(got, [true, true, false]);
+}
+
+#[test]
+fn tail_drop_drops_last_n_segments_once() {
+    // A 10 000-byte response in 1448-byte segments: 6 full segments and 1 of 1312.
+    let mss = 1448u64;
+    let (start, end) = (1u64, 10_001u64);
+    for n in 0..=8u32 {
+        let mut l = Loss::new(LossModel::TailDrop { n }, AppliesTo::All);
+        let mut r = rng::stream(2, 2);
+        let mut dropped = Vec::new();
+        let mut s = start;
+        while s < end {
+            let len = (end - s).min(mss) as u32;
+            let m = PacketMeta { flow: 3, payload: len, rel_seq: s, message: Some((start, end)), ..Default::default() };
+            if l.drop(&m, &mut r) {
+                dropped.push(s);
+            }
+            s += len as u64;
+        }
+        let first = 7usize.saturating_sub(n as usize) as u64;
+        let expect: Vec<u64> = (first..7u64).map(|k| start + k * mss).collect();
+        assert_eq!(dropped, expect, "n = {n}");
+        // Retransmissions of dropped segments pass.
+        for &d in &dropped {
+            let m = PacketMeta { flow: 3, payload: 1448, rel_seq: d, message: Some((start, end)), ..Default::default() };
+            assert!(!l.drop(&m, &mut r));
+        }
+    }
+}
+
+#[test]
+fn applies_to_restricts_the_model() {
+    let mut l = Loss::new(LossModel::Bernoulli { p: 1.0 }, AppliesTo::Data);
+    let mut r = rng::stream(1, 1);
+    assert!(l.drop(&data(1, 1, 100), &mut r));
+    assert!(!l.drop(&data(1, 1, 0), &mut r));
+    let mut l = Loss::new(LossModel::Bernoulli { p: 1.0 }, AppliesTo::Control);
+    assert!(!l.drop(&data(1, 1, 100), &mut r));
+    assert!(l.drop(&data(1, 1, 0), &mut r));
+}
