@@ -144,7 +144,9 @@ impl Scoreboard {
             }
             if s.ever_retrans {
                 r.any_retrans = true;
-            } else if r.rtt_from.is_none() {
+            } else if r.rtt_from.is_none() && !s.sacked {
+                // A SACKed segment was delivered long before this ACK: no sample
+                // (Linux `tcp_clean_rtx_queue`).
                 r.rtt_from = Some(s.tx_time);
             }
             idx += 1;

@@ -65,7 +65,9 @@ impl Connection {
             self.sendbuf.release(ack.min(self.sendbuf.end()));
             self.retransmits = 0;
             // RTT: Karn's rule for segment timing; timestamps otherwise (RFC 7323 §4.1).
-            let sample = match acked.rtt_from {
+            // Karn: no segment-timed sample once retransmitted data is acknowledged.
+            let timed = if acked.any_retrans { None } else { acked.rtt_from };
+            let sample = match timed {
                 Some(t) => Some(now - t),
                 None => self.last_tsecr.and_then(|ecr| {
                     let ms = self.tsval(now).wrapping_sub(ecr);
