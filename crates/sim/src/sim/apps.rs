@@ -196,7 +196,9 @@ impl Sim {
             exchanges_done: 0,
             count_handshake: start_now,
         });
-        if start_now {
+        if start_now || push {
+            // A pushed response is created now and written once the server's side
+            // of the connection is established.
             self.start_exchange(sid);
         }
         self.service(cconn);

@@ -94,10 +94,22 @@ pub struct SackBlock {
 }
 
 /// A fixed-capacity list of SACK blocks (no allocation per segment).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct SackBlocks {
     blocks: [SackBlock; MAX_SACK_BLOCKS],
     len: u8,
+}
+
+impl PartialEq for SackBlocks {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+impl Eq for SackBlocks {}
+impl std::hash::Hash for SackBlocks {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_slice().hash(h)
+    }
 }
 
 impl SackBlocks {
@@ -137,11 +149,24 @@ pub struct Timestamps {
 
 /// The experimental option (kind 254, RFC 6994): magic number plus up to
 /// [`MAX_EXPERIMENTAL_DATA`] bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Experimental {
     pub magic: u16,
     data: [u8; MAX_EXPERIMENTAL_DATA],
     len: u8,
+}
+
+impl PartialEq for Experimental {
+    fn eq(&self, other: &Self) -> bool {
+        self.magic == other.magic && self.data() == other.data()
+    }
+}
+impl Eq for Experimental {}
+impl std::hash::Hash for Experimental {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.magic.hash(h);
+        self.data().hash(h)
+    }
 }
 
 impl Experimental {
