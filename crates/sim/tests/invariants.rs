@@ -16,7 +16,7 @@ use gentle_tcp::Profile;
 use rand::{Rng, SeedableRng};
 
 fn cases() -> u64 {
-    std::env::var("GENTLE_SOAK").ok().and_then(|v| v.parse().ok()).unwrap_or(400)
+    std::env::var("GENTLE_SOAK").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)
 }
 
 #[test]
