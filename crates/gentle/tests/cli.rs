@@ -121,8 +121,14 @@ fn out_dir_holds_csv_json_and_plots() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let text = String::from_utf8_lossy(&o.stdout);
         assert!(text.lines().count() >= 8, "{text}");
-        assert!(!text.contains("Bad") && !text.contains('0') || text.lines().all(|l| !l.ends_with("\t0")), "{text}");
-        assert!(String::from_utf8_lossy(&o.stderr).trim().is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+        // tcp.checksum.status 0 is "Bad".
+        assert!(text.lines().all(|l| !l.ends_with("\t0")), "{text}");
+        let complaints: Vec<String> = String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.contains("Running as user"))
+            .map(str::to_string)
+            .collect();
+        assert!(complaints.is_empty(), "{complaints:?}");
     }
 }
 
