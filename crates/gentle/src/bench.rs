@@ -79,7 +79,12 @@ fn one_core(scn: &Scenario, trials: u64) -> Scaling {
     }
     let s = t0.elapsed().as_secs_f64();
     assert_eq!(n, trials, "every benchmark trial records one exchange");
-    Scaling { trials, seconds: s, trials_per_second: trials as f64 / s, ns_per_trial: s * 1e9 / trials as f64 }
+    Scaling {
+        trials,
+        seconds: s,
+        trials_per_second: trials as f64 / s,
+        ns_per_trial: s * 1e9 / trials as f64,
+    }
 }
 
 pub fn run(full: bool) -> BenchResult {
@@ -95,7 +100,15 @@ pub fn run(full: bool) -> BenchResult {
     let scaling: Vec<Scaling> = counts.iter().map(|&n| one_core(&short, n)).collect();
     let n_all = *counts.last().expect("non-empty");
     let t1 = WallClock::now();
-    let run = runner::run(&short, &RunOptions { trials: n_all, seed: 1, keep_records: false, progress: false });
+    let run = runner::run(
+        &short,
+        &RunOptions {
+            trials: n_all,
+            seed: 1,
+            keep_records: false,
+            progress: false,
+        },
+    );
     let all = t1.elapsed().as_secs_f64();
     assert_eq!(run.variants[0].exchanges, n_all);
     BenchResult {
@@ -117,8 +130,14 @@ pub fn text(r: &BenchResult) -> String {
     );
     s += "short trials, 40 B / 5000 B, 200 ms RTT, with handshake (one core):\n";
     for x in &r.scaling {
-        s += &format!("  {:>9} trials: {:>8.3} s  {:>10.0} trials/s  {:>8.0} ns/trial\n", x.trials, x.seconds, x.trials_per_second, x.ns_per_trial);
+        s += &format!(
+            "  {:>9} trials: {:>8.3} s  {:>10.0} trials/s  {:>8.0} ns/trial\n",
+            x.trials, x.seconds, x.trials_per_second, x.ns_per_trial
+        );
     }
-    s += &format!("  all {} cores: {:.0} trials/s\n", r.cores, r.trials_per_second_all_cores);
+    s += &format!(
+        "  all {} cores: {:.0} trials/s\n",
+        r.cores, r.trials_per_second_all_cores
+    );
     s
 }

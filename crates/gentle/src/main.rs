@@ -11,7 +11,11 @@ use gentle::scenario::Scenario;
 use gentle::{bench, output, plot, report};
 
 #[derive(Parser)]
-#[command(name = "gentle", version, about = "A TCP loss-recovery laboratory: deterministic simulation of the loss-recovery mechanisms of Linux and the papers built on it")]
+#[command(
+    name = "gentle",
+    version,
+    about = "A TCP loss-recovery laboratory: deterministic simulation of the loss-recovery mechanisms of Linux and the papers built on it"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -98,7 +102,12 @@ fn main() -> ExitCode {
             };
             run_scenarios(&[scn], &opts, false)
         }
-        Cmd::Reproduce { names, list, quick, opts } => {
+        Cmd::Reproduce {
+            names,
+            list,
+            quick,
+            opts,
+        } => {
             if list {
                 let mut out = std::io::stdout().lock();
                 for e in CATALOGUE {
@@ -115,7 +124,9 @@ fn main() -> ExitCode {
                     match catalogue::find(n) {
                         Some(e) => v.push(e),
                         None => {
-                            eprintln!("error: no experiment named `{n}` (see `gentle reproduce --list`)");
+                            eprintln!(
+                                "error: no experiment named `{n}` (see `gentle reproduce --list`)"
+                            );
                             return ExitCode::from(2);
                         }
                     }
@@ -123,7 +134,8 @@ fn main() -> ExitCode {
                 v
             };
             for e in chosen {
-                let scn = Scenario::parse(&format!("<built-in {}>", e.name), e.toml).expect("built-in scenarios are valid");
+                let scn = Scenario::parse(&format!("<built-in {}>", e.name), e.toml)
+                    .expect("built-in scenarios are valid");
                 scns.push(scn);
             }
             run_scenarios(&scns, &opts, quick)
@@ -131,7 +143,10 @@ fn main() -> ExitCode {
         Cmd::Bench { json, full } => {
             let r = bench::run(full);
             if json {
-                println!("{}", serde_json::to_string_pretty(&r).expect("serialisable"));
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&r).expect("serialisable")
+                );
             } else {
                 print!("{}", bench::text(&r));
             }
@@ -142,7 +157,10 @@ fn main() -> ExitCode {
 
 fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
     if let Some(t) = a.threads {
-        if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(t.max(1)).build_global() {
+        if let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(t.max(1))
+            .build_global()
+        {
             eprintln!("error: cannot start {t} threads: {e}");
             return ExitCode::from(2);
         }
@@ -161,9 +179,16 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
     let mut trace_lines: Vec<String> = Vec::new();
     let mut failed = false;
     for scn in scns {
-        let trials = a.trials.unwrap_or(if quick { scn.quick_trials } else { scn.trials });
+        let trials = a
+            .trials
+            .unwrap_or(if quick { scn.quick_trials } else { scn.trials });
         let seed = a.seed.unwrap_or(scn.seed);
-        let opts = RunOptions { trials, seed, keep_records: staged.is_some(), progress: true };
+        let opts = RunOptions {
+            trials,
+            seed,
+            keep_records: staged.is_some(),
+            progress: true,
+        };
         let run = runner::run(scn, &opts);
         if run.variants.iter().any(|v| v.corrupt_bytes > 0) {
             failed = true;
@@ -176,11 +201,21 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
             let _ = writeln!(out, "{}", report::table(scn, &run, trials));
         }
         if let Some(st) = staged.as_mut() {
-            let stem = if scns.len() > 1 { format!("{}-", scn.name) } else { String::new() };
+            let stem = if scns.len() > 1 {
+                format!("{}-", scn.name)
+            } else {
+                String::new()
+            };
             let res = (|| -> Result<(), String> {
-                st.write(&format!("{stem}records.csv"), report::csv(scn, &run).as_bytes()).map_err(|e| e.to_string())?;
-                let j = serde_json::to_string_pretty(&report::json(scn, &run, trials, seed)).expect("serialisable");
-                st.write(&format!("{stem}summary.json"), j.as_bytes()).map_err(|e| e.to_string())?;
+                st.write(
+                    &format!("{stem}records.csv"),
+                    report::csv(scn, &run).as_bytes(),
+                )
+                .map_err(|e| e.to_string())?;
+                let j = serde_json::to_string_pretty(&report::json(scn, &run, trials, seed))
+                    .expect("serialisable");
+                st.write(&format!("{stem}summary.json"), j.as_bytes())
+                    .map_err(|e| e.to_string())?;
                 let p = st.path(&format!("{stem}cdf.png"));
                 st.path(&format!("{stem}cdf.svg"));
                 plot::cdf(&p, &format!("{} — CDF of response time", scn.name), &run)?;
@@ -219,9 +254,17 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
         }
     }
     if a.json {
-        let doc = if jsons.len() == 1 { jsons.pop().expect("one") } else { serde_json::Value::Array(jsons) };
+        let doc = if jsons.len() == 1 {
+            jsons.pop().expect("one")
+        } else {
+            serde_json::Value::Array(jsons)
+        };
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&doc).expect("serialisable"));
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("serialisable")
+        );
     }
     if let Some(path) = &a.trace {
         let mut body = trace_lines.join("\n");

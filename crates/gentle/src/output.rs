@@ -16,7 +16,11 @@ impl Staged {
         let stage = dir.join(format!(".gentle-staging-{}", std::process::id()));
         let _ = fs::remove_dir_all(&stage);
         fs::create_dir_all(&stage)?;
-        Ok(Staged { dir: dir.to_path_buf(), stage, files: Vec::new() })
+        Ok(Staged {
+            dir: dir.to_path_buf(),
+            stage,
+            files: Vec::new(),
+        })
     }
     /// Path to write `name` to while staging.
     pub fn path(&mut self, name: &str) -> PathBuf {
@@ -51,13 +55,18 @@ impl Drop for Staged {
 
 /// A pcap file (LINKTYPE_RAW: IPv4 frames) from captured `(ns, frame)` pairs.
 pub fn pcap_bytes(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
-    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
     use pcap_file::DataLink;
-    let header = PcapHeader { datalink: DataLink::RAW, snaplen: 65535, ..Default::default() };
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    let header = PcapHeader {
+        datalink: DataLink::RAW,
+        snaplen: 65535,
+        ..Default::default()
+    };
     let mut w = PcapWriter::with_header(Vec::new(), header).expect("in-memory writer");
     for (ns, f) in frames {
         let ts = std::time::Duration::from_nanos(*ns);
-        w.write_packet(&PcapPacket::new(ts, f.len() as u32, f)).expect("in-memory write");
+        w.write_packet(&PcapPacket::new(ts, f.len() as u32, f))
+            .expect("in-memory write");
     }
     w.into_writer()
 }

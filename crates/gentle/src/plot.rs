@@ -19,10 +19,20 @@ fn register_font() {
 }
 
 /// Paper-like colours: baseline black, then red, blue, green, purple, orange.
-pub const PALETTE: [RGBColor; 6] =
-    [RGBColor(0, 0, 0), RGBColor(200, 30, 30), RGBColor(30, 80, 200), RGBColor(20, 140, 60), RGBColor(130, 50, 160), RGBColor(230, 130, 0)];
+pub const PALETTE: [RGBColor; 6] = [
+    RGBColor(0, 0, 0),
+    RGBColor(200, 30, 30),
+    RGBColor(30, 80, 200),
+    RGBColor(20, 140, 60),
+    RGBColor(130, 50, 160),
+    RGBColor(230, 130, 0),
+];
 
-fn draw_cdf<DB: DrawingBackend>(root: DrawingArea<DB, plotters::coord::Shift>, title: &str, run: &RunResult) -> Result<(), String>
+fn draw_cdf<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    run: &RunResult,
+) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
@@ -30,7 +40,11 @@ where
     let max_ms = run
         .variants
         .iter()
-        .filter_map(|v| v.latencies.get((v.latencies.len() as f64 * 0.995) as usize).or(v.latencies.last()))
+        .filter_map(|v| {
+            v.latencies
+                .get((v.latencies.len() as f64 * 0.995) as usize)
+                .or(v.latencies.last())
+        })
         .max()
         .map_or(1.0, |&x| x as f64 / 1e6)
         .max(1.0)
@@ -66,7 +80,9 @@ where
             .draw_series(LineSeries::new(pts, color.stroke_width(2)))
             .map_err(|e| e.to_string())?
             .label(v.name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
     }
     chart
         .configure_series_labels()
@@ -83,8 +99,16 @@ where
 pub fn cdf(stem: &Path, title: &str, run: &RunResult) -> Result<(), String> {
     register_font();
     let png = stem.with_extension("png");
-    draw_cdf(BitMapBackend::new(&png, (900, 600)).into_drawing_area(), title, run)?;
+    draw_cdf(
+        BitMapBackend::new(&png, (900, 600)).into_drawing_area(),
+        title,
+        run,
+    )?;
     let svg = stem.with_extension("svg");
-    draw_cdf(SVGBackend::new(&svg, (900, 600)).into_drawing_area(), title, run)?;
+    draw_cdf(
+        SVGBackend::new(&svg, (900, 600)).into_drawing_area(),
+        title,
+        run,
+    )?;
     Ok(())
 }

@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
-use crate::runner::{metric_of, RunResult, VariantResult};
+use crate::runner::{RunResult, VariantResult, metric_of};
 use crate::scenario::{Metric, Scenario};
 use crate::units::fmt_ms;
 
@@ -32,7 +32,14 @@ pub fn quantile(sorted: &[u64], q: f64) -> f64 {
 
 pub fn stats(sorted: &[u64]) -> Stats {
     if sorted.is_empty() {
-        return Stats { n: 0, mean: f64::NAN, p25: f64::NAN, p50: f64::NAN, p90: f64::NAN, p99: f64::NAN };
+        return Stats {
+            n: 0,
+            mean: f64::NAN,
+            p25: f64::NAN,
+            p50: f64::NAN,
+            p90: f64::NAN,
+            p99: f64::NAN,
+        };
     }
     let sum: u128 = sorted.iter().map(|&x| x as u128).sum();
     Stats {
@@ -57,7 +64,13 @@ fn metric_name(m: Metric) -> &'static str {
 /// The table of one run.
 pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{} — {} (ms), {} trials", scn.name, metric_name(scn.metric), trials);
+    let _ = writeln!(
+        out,
+        "{} — {} (ms), {} trials",
+        scn.name,
+        metric_name(scn.metric),
+        trials
+    );
     if !scn.description.is_empty() {
         let _ = writeln!(out, "{}", scn.description);
     }
@@ -75,7 +88,10 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
         ("99", |s| s.p99),
         ("mean", |s| s.mean),
     ];
-    let others: Vec<Stats> = run.variants[1..].iter().map(|v| stats(&v.latencies)).collect();
+    let others: Vec<Stats> = run.variants[1..]
+        .iter()
+        .map(|v| stats(&v.latencies))
+        .collect();
     for (label, f) in rows {
         let b = f(&bs);
         let mut line = format!("{:<10}{:>12}", label, fmt_ms(b));
@@ -93,41 +109,86 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
     }
     let _ = writeln!(out, "{line}");
     let _ = writeln!(out);
-    let _ = writeln!(out, "{:<28}{}", "", run.variants.iter().map(|v| format!("{:>14}", v.name)).collect::<String>());
+    let _ = writeln!(
+        out,
+        "{:<28}{}",
+        "",
+        run.variants
+            .iter()
+            .map(|v| format!("{:>14}", v.name))
+            .collect::<String>()
+    );
     let row = |label: &str, f: &dyn Fn(&VariantResult) -> String| {
-        format!("{:<28}{}\n", label, run.variants.iter().map(|v| format!("{:>14}", f(v))).collect::<String>())
+        format!(
+            "{:<28}{}\n",
+            label,
+            run.variants
+                .iter()
+                .map(|v| format!("{:>14}", f(v)))
+                .collect::<String>()
+        )
     };
     out += &row("exchanges", &|v| v.exchanges.to_string());
-    out += &row("  with a retransmission", &|v| v.with_retransmission.to_string());
+    out += &row("  with a retransmission", &|v| {
+        v.with_retransmission.to_string()
+    });
     out += &row("  with a packet lost", &|v| v.with_loss.to_string());
     out += &row("  unfinished", &|v| v.incomplete.to_string());
     out += &row("fast retransmits", &|v| v.counters.fast_retrans.to_string());
     out += &row("timeouts", &|v| v.counters.timeouts.to_string());
     out += &row("  in Open", &|v| v.counters.timeouts_open.to_string());
-    out += &row("  in Disorder", &|v| v.counters.timeouts_disorder.to_string());
-    out += &row("  in Recovery", &|v| v.counters.timeouts_recovery.to_string());
-    out += &row("  exp. back-off (in Loss)", &|v| v.counters.timeouts_loss.to_string());
-    out += &row("slow-start retransmits", &|v| v.counters.slow_start_retrans.to_string());
-    out += &row("SYN retransmits", &|v| v.counters.syn_retrans.to_string());
-    out += &row("undo events", &|v| {
-        let c = &v.counters;
-        (c.full_undo + c.partial_undo + c.dsack_undo + c.loss_undo).to_string()
+    out += &row("  in Disorder", &|v| {
+        v.counters.timeouts_disorder.to_string()
     });
-    out += &row("packets dropped", &|v| (v.links.dropped_loss + v.links.dropped_queue).to_string());
+    out += &row("  in Recovery", &|v| {
+        v.counters.timeouts_recovery.to_string()
+    });
+    out += &row("  exp. back-off (in Loss)", &|v| {
+        v.counters.timeouts_loss.to_string()
+    });
+    out += &row("slow-start retransmits", &|v| {
+        v.counters.slow_start_retrans.to_string()
+    });
+    out += &row("SYN retransmits", &|v| v.counters.syn_retrans.to_string());
+    out += &row("undo events", &|v| v.counters.undos().to_string());
+    out += &row("packets dropped", &|v| {
+        (v.links.dropped_loss + v.links.dropped_queue).to_string()
+    });
     for v in &run.variants {
         if !v.timed_out_trials.is_empty() {
-            let ids: Vec<String> = v.timed_out_trials.iter().take(10).map(|t| t.to_string()).collect();
-            let _ = writeln!(out, "warning: {}: {} trial(s) hit the time limit; replay with --trial: {}", v.name, v.timed_out_trials.len(), ids.join(", "));
+            let ids: Vec<String> = v
+                .timed_out_trials
+                .iter()
+                .take(10)
+                .map(|t| t.to_string())
+                .collect();
+            let _ = writeln!(
+                out,
+                "warning: {}: {} trial(s) hit the time limit; replay with --trial: {}",
+                v.name,
+                v.timed_out_trials.len(),
+                ids.join(", ")
+            );
         }
         if v.corrupt_bytes > 0 {
-            let _ = writeln!(out, "error: {}: {} bytes delivered corrupted", v.name, v.corrupt_bytes);
+            let _ = writeln!(
+                out,
+                "error: {}: {} bytes delivered corrupted",
+                v.name, v.corrupt_bytes
+            );
         }
     }
     out
 }
 
 fn stats_json(s: &Stats) -> Value {
-    let ms = |x: f64| if x.is_nan() { Value::Null } else { json!(x / 1e6) };
+    let ms = |x: f64| {
+        if x.is_nan() {
+            Value::Null
+        } else {
+            json!(x / 1e6)
+        }
+    };
     json!({ "mean": ms(s.mean), "p25": ms(s.p25), "p50": ms(s.p50), "p90": ms(s.p90), "p99": ms(s.p99) })
 }
 
@@ -180,14 +241,33 @@ pub fn csv(scn: &Scenario, run: &RunResult) -> String {
     let ms = |x: Option<u64>| x.map_or(String::new(), |v| format!("{:.3}", v as f64 / 1e6));
     for v in &run.variants {
         for r in &v.records {
-            let wl = scn.workloads.get(r.workload as usize).map_or("?", |w| w.name.as_str());
+            let wl = scn
+                .workloads
+                .get(r.workload as usize)
+                .map_or("?", |w| w.name.as_str());
             let _ = writeln!(
                 s,
                 "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-                v.name, r.trial, wl, r.index, r.request_bytes, r.response_bytes, r.complete,
-                ms(metric_of(scn.metric, r)), ms(r.server_ns), ms(r.client_ns), ms(r.fin_ns),
-                r.fast_retrans, r.timeouts, r.slow_start_retrans, r.syn_retrans, r.recoveries, r.undos,
-                r.retrans_segs, r.bytes_sent, r.packets_dropped
+                v.name,
+                r.trial,
+                wl,
+                r.index,
+                r.request_bytes,
+                r.response_bytes,
+                r.complete,
+                ms(metric_of(scn.metric, r)),
+                ms(r.server_ns),
+                ms(r.client_ns),
+                ms(r.fin_ns),
+                r.fast_retrans,
+                r.timeouts,
+                r.slow_start_retrans,
+                r.syn_retrans,
+                r.recoveries,
+                r.undos,
+                r.retrans_segs,
+                r.bytes_sent,
+                r.packets_dropped
             );
         }
     }

@@ -9,7 +9,7 @@ use std::time::Instant as WallClock;
 
 use gentle_sim::link::ChannelStats;
 use gentle_sim::record::{ExchangeRecord, PageRecord, TrialResult};
-use gentle_sim::{rng, Sim, TraceLine};
+use gentle_sim::{Sim, TraceLine, rng};
 use gentle_tcp::Counters;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
@@ -104,14 +104,7 @@ fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep: bool) {
         }
     }
     v.counters.add(&t.counters);
-    let l = &mut v.links;
-    l.offered += t.links.offered;
-    l.dropped_loss += t.links.dropped_loss;
-    l.dropped_queue += t.links.dropped_queue;
-    l.delivered += t.links.delivered;
-    l.reordered += t.links.reordered;
-    l.duplicated += t.links.duplicated;
-    l.bytes_delivered += t.links.bytes_delivered;
+    v.links.add(&t.links);
     v.events += t.events;
     v.packets += t.packets;
     v.data_packets += t.data_packets;
@@ -129,16 +122,26 @@ fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep: bool) {
 pub fn run_trial(scn: &Scenario, variant: &Variant, seed: u64, trial: u64) -> TrialResult {
     let ts = rng::trial_seed(seed, trial);
     let setup = scn.setup(variant, ts);
-    Sim::new(&setup, trial, ts).expect("scenario validated").run().0
+    Sim::new(&setup, trial, ts)
+        .expect("scenario validated")
+        .run()
+        .0
 }
 
 /// Runs one trial with tracing and packet capture on.
-pub fn run_trial_observed(scn: &Scenario, variant: &Variant, seed: u64, trial: u64) -> (TrialResult, Vec<TraceLine>, Vec<(u64, Vec<u8>)>) {
+pub fn run_trial_observed(
+    scn: &Scenario,
+    variant: &Variant,
+    seed: u64,
+    trial: u64,
+) -> (TrialResult, Vec<TraceLine>, Vec<(u64, Vec<u8>)>) {
     let ts = rng::trial_seed(seed, trial);
     let mut setup = scn.setup(variant, ts);
     setup.trace = true;
     setup.capture = Some(scn.capture_node());
-    let (r, t, c) = Sim::new(&setup, trial, ts).expect("scenario validated").run();
+    let (r, t, c) = Sim::new(&setup, trial, ts)
+        .expect("scenario validated")
+        .run();
     (r, t.unwrap_or_default(), c)
 }
 
@@ -148,17 +151,20 @@ pub fn run(scn: &Scenario, opts: &RunOptions) -> RunResult {
     let bar = if opts.progress && std::io::stderr().is_terminal() {
         let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         b.set_style(
-            ProgressStyle::with_template("{prefix:.bold} [{bar:40}] {pos}/{len} trials ({per_sec}, eta {eta})")
-                .expect("valid template")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{prefix:.bold} [{bar:40}] {pos}/{len} trials ({per_sec}, eta {eta})",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
         );
         b.set_prefix(scn.name.clone());
         b
     } else {
         ProgressBar::hidden()
     };
-    let blocks: Vec<(u64, u64)> =
-        (0..opts.trials.div_ceil(BLOCK)).map(|b| (b * BLOCK, ((b + 1) * BLOCK).min(opts.trials))).collect();
+    let blocks: Vec<(u64, u64)> = (0..opts.trials.div_ceil(BLOCK))
+        .map(|b| (b * BLOCK, ((b + 1) * BLOCK).min(opts.trials)))
+        .collect();
     let mut variants = Vec::new();
     for variant in &scn.variants {
         let parts: Vec<VariantResult> = blocks
@@ -173,7 +179,10 @@ pub fn run(scn: &Scenario, opts: &RunOptions) -> RunResult {
                 v
             })
             .collect();
-        let mut v = VariantResult { name: variant.name.clone(), ..Default::default() };
+        let mut v = VariantResult {
+            name: variant.name.clone(),
+            ..Default::default()
+        };
         for p in parts {
             merge(&mut v, p);
         }
@@ -181,7 +190,10 @@ pub fn run(scn: &Scenario, opts: &RunOptions) -> RunResult {
         variants.push(v);
     }
     bar.finish_and_clear();
-    RunResult { variants, wall_seconds: start.elapsed().as_secs_f64() }
+    RunResult {
+        variants,
+        wall_seconds: start.elapsed().as_secs_f64(),
+    }
 }
 
 fn merge(v: &mut VariantResult, p: VariantResult) {
@@ -189,14 +201,7 @@ fn merge(v: &mut VariantResult, p: VariantResult) {
     v.records.extend(p.records);
     v.pages.extend(p.pages);
     v.counters.add(&p.counters);
-    let (l, q) = (&mut v.links, p.links);
-    l.offered += q.offered;
-    l.dropped_loss += q.dropped_loss;
-    l.dropped_queue += q.dropped_queue;
-    l.delivered += q.delivered;
-    l.reordered += q.reordered;
-    l.duplicated += q.duplicated;
-    l.bytes_delivered += q.bytes_delivered;
+    v.links.add(&p.links);
     v.events += p.events;
     v.packets += p.packets;
     v.data_packets += p.data_packets;

@@ -8,7 +8,7 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
     let end = s
         .char_indices()
-        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '_' || *c == 'e' && false))
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '_'))
         .map_or(s.len(), |(i, _)| i);
     if end == 0 {
         return None;
@@ -19,7 +19,8 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 
 /// "200ms", "1.5s", "40us", "100ns", "2min".
 pub fn duration(s: &str) -> Result<Duration, String> {
-    let (n, unit) = split_number(s).ok_or("expected a number followed by a unit, like \"200ms\"")?;
+    let (n, unit) =
+        split_number(s).ok_or("expected a number followed by a unit, like \"200ms\"")?;
     let ns = match unit {
         "ns" => 1.0,
         "us" | "µs" => 1e3,
@@ -27,7 +28,11 @@ pub fn duration(s: &str) -> Result<Duration, String> {
         "s" => 1e9,
         "min" => 60e9,
         "" => return Err("missing time unit (ns, us, ms, s, min)".into()),
-        u => return Err(format!("unknown time unit `{u}` (expected ns, us, ms, s or min)")),
+        u => {
+            return Err(format!(
+                "unknown time unit `{u}` (expected ns, us, ms, s or min)"
+            ));
+        }
     };
     Ok(Duration::from_nanos((n * ns).round() as u64))
 }
@@ -44,7 +49,11 @@ pub fn rate(s: &str) -> Result<u64, String> {
         "kB/s" | "KB/s" => 8e3,
         "MB/s" => 8e6,
         "" => return Err("missing rate unit (bit/s, kbit/s, Mbit/s, Gbit/s)".into()),
-        u => return Err(format!("unknown rate unit `{u}` (expected bit/s, kbit/s, Mbit/s or Gbit/s)")),
+        u => {
+            return Err(format!(
+                "unknown rate unit `{u}` (expected bit/s, kbit/s, Mbit/s or Gbit/s)"
+            ));
+        }
     };
     let v = (n * mult).round();
     if v < 1.0 {
@@ -65,7 +74,11 @@ pub fn bytes(s: &str) -> Result<u64, String> {
         "MiB" => 1024.0 * 1024.0,
         "GiB" => 1024.0 * 1024.0 * 1024.0,
         "" => return Err("missing size unit (B, KB, KiB, MB, MiB)".into()),
-        u => return Err(format!("unknown size unit `{u}` (expected B, KB, KiB, MB, MiB, GB or GiB)")),
+        u => {
+            return Err(format!(
+                "unknown size unit `{u}` (expected B, KB, KiB, MB, MiB, GB or GiB)"
+            ));
+        }
     };
     Ok((n * mult).round() as u64)
 }

@@ -4,7 +4,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn gentle(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gentle")).args(args).output().expect("gentle runs")
+    Command::new(env!("CARGO_BIN_EXE_gentle"))
+        .args(args)
+        .output()
+        .expect("gentle runs")
 }
 
 fn root() -> PathBuf {
@@ -40,19 +43,32 @@ profile = "plain"
 /// Writes `text`, runs it, expects exit 2 and an error naming `file:line:col` of
 /// the first occurrence of `at` in the text.
 fn bad(name: &str, text: &str, at: &str, needle: &str) -> String {
-    let off = text.find(at).unwrap_or_else(|| panic!("{name}: `{at}` not in text"));
+    let off = text
+        .find(at)
+        .unwrap_or_else(|| panic!("{name}: `{at}` not in text"));
     let line = text[..off].matches('\n').count() + 1;
     let col = off - text[..off].rfind('\n').map_or(0, |i| i + 1) + 1;
     let d = tmp(name);
     let f = d.join("s.toml");
     std::fs::write(&f, text).unwrap();
     let out_dir = d.join("out");
-    let o = gentle(&["run", f.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    let o = gentle(&[
+        "run",
+        f.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     assert_eq!(o.status.code(), Some(2), "{name}: {err}");
     let place = format!("{}:{line}:{col}: error:", f.display());
-    assert!(err.starts_with(&place), "{name}: expected `{place}` in\n{err}");
-    assert!(err.contains(needle), "{name}: expected `{needle}` in\n{err}");
+    assert!(
+        err.starts_with(&place),
+        "{name}: expected `{place}` in\n{err}"
+    );
+    assert!(
+        err.contains(needle),
+        "{name}: expected `{needle}` in\n{err}"
+    );
     assert!(!out_dir.exists(), "{name}: nothing may be written");
     assert!(o.stdout.is_empty());
     err
@@ -60,18 +76,63 @@ fn bad(name: &str, text: &str, at: &str, needle: &str) -> String {
 
 #[test]
 fn malformed_scenarios_are_rejected_with_place_and_exit_2() {
-    let e = bad("unknown-key", &GOOD.replace("delay = \"100ms\"", "dealy = \"100ms\""), "dealy", "unknown key `dealy`");
+    let e = bad(
+        "unknown-key",
+        &GOOD.replace("delay = \"100ms\"", "dealy = \"100ms\""),
+        "dealy",
+        "unknown key `dealy`",
+    );
     assert!(e.contains("did you mean `delay`?"), "{e}");
-    let e = bad("bad-unit", &GOOD.replace("\"5Mbit/s\"", "\"5Mbps/s\""), "\"5Mbps/s\"", "unknown rate unit");
+    let e = bad(
+        "bad-unit",
+        &GOOD.replace("\"5Mbit/s\"", "\"5Mbps/s\""),
+        "\"5Mbps/s\"",
+        "unknown rate unit",
+    );
     assert!(e.contains("expected:"), "{e}");
-    bad("bad-size", &GOOD.replace("\"5000B\"", "\"5 kilos\""), "\"5 kilos\"", "unknown size unit `kilos`");
-    bad("out-of-range", &GOOD.replace("p = 0.05", "p = 1.5"), "1.5", "1.5 is out of range");
-    bad("missing", &GOOD.replace("response = \"5000B\"\n", ""), "[[workload]]", "missing key `response`");
-    let e = bad("profile", &GOOD.replace("\"plain\"", "\"linux-26\""), "\"linux-26\"", "unknown profile");
+    bad(
+        "bad-size",
+        &GOOD.replace("\"5000B\"", "\"5 kilos\""),
+        "\"5 kilos\"",
+        "unknown size unit `kilos`",
+    );
+    bad(
+        "out-of-range",
+        &GOOD.replace("p = 0.05", "p = 1.5"),
+        "1.5",
+        "1.5 is out of range",
+    );
+    bad(
+        "missing",
+        &GOOD.replace("response = \"5000B\"\n", ""),
+        "[[workload]]",
+        "missing key `response`",
+    );
+    let e = bad(
+        "profile",
+        &GOOD.replace("\"plain\"", "\"linux-26\""),
+        "\"linux-26\"",
+        "unknown profile",
+    );
     assert!(e.contains("did you mean `linux-2.6`?"), "{e}");
-    bad("syntax", &GOOD.replace("trials = 50", "trials = = 50"), "= 50", "invalid TOML");
-    bad("node", &GOOD.replace("client = \"client\"", "client = \"clinet\""), "\"clinet\"", "not on any link");
-    bad("negative", &GOOD.replace("trials = 50", "trials = 0"), "0\n", "out of range");
+    bad(
+        "syntax",
+        &GOOD.replace("trials = 50", "trials = = 50"),
+        "= 50",
+        "invalid TOML",
+    );
+    bad(
+        "node",
+        &GOOD.replace("client = \"client\"", "client = \"clinet\""),
+        "\"clinet\"",
+        "not on any link",
+    );
+    bad(
+        "negative",
+        &GOOD.replace("trials = 50", "trials = 0"),
+        "0\n",
+        "out of range",
+    );
 }
 
 #[test]
@@ -80,7 +141,15 @@ fn same_seed_same_json_with_one_or_many_threads() {
     let f = d.join("s.toml");
     std::fs::write(&f, GOOD).unwrap();
     let run = |threads: &str| {
-        let o = gentle(&["run", f.to_str().unwrap(), "--json", "--threads", threads, "--trials", "300"]);
+        let o = gentle(&[
+            "run",
+            f.to_str().unwrap(),
+            "--json",
+            "--threads",
+            threads,
+            "--trials",
+            "300",
+        ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert!(v["wall_seconds"].as_f64().unwrap() >= 0.0);
@@ -90,7 +159,14 @@ fn same_seed_same_json_with_one_or_many_threads() {
     let a = run("1");
     let b = run("2");
     assert_eq!(a, b);
-    for key in ["scenario", "seed", "trials", "sim_events", "sim_packets", "variants"] {
+    for key in [
+        "scenario",
+        "seed",
+        "trials",
+        "sim_events",
+        "sim_packets",
+        "variants",
+    ] {
         assert!(!a[key].is_null(), "missing {key}");
     }
     let v = &a["variants"][0];
@@ -107,17 +183,44 @@ fn out_dir_holds_csv_json_and_plots() {
     let f = d.join("s.toml");
     std::fs::write(&f, GOOD).unwrap();
     let out = d.join("res");
-    let o = gentle(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap(), "--pcap", "3"]);
+    let o = gentle(&[
+        "run",
+        f.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--pcap",
+        "3",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(out.join("records.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 2 * 50);
-    for f in ["summary.json", "cdf.png", "cdf.svg", "t-trial3-variant1.pcap", "t-trial3-variant2.pcap"] {
+    for f in [
+        "summary.json",
+        "cdf.png",
+        "cdf.svg",
+        "t-trial3-variant1.pcap",
+        "t-trial3-variant2.pcap",
+    ] {
         assert!(out.join(f).metadata().unwrap().len() > 100, "{f}");
     }
     // The pcap opens in tshark without complaint, when tshark is installed.
     if Command::new("tshark").arg("-v").output().is_ok() {
         let p = out.join("t-trial3-variant1.pcap");
-        let o = Command::new("tshark").args(["-r", p.to_str().unwrap(), "-T", "fields", "-e", "tcp.flags.str", "-e", "tcp.checksum.status", "-o", "tcp.check_checksum:TRUE"]).output().unwrap();
+        let o = Command::new("tshark")
+            .args([
+                "-r",
+                p.to_str().unwrap(),
+                "-T",
+                "fields",
+                "-e",
+                "tcp.flags.str",
+                "-e",
+                "tcp.checksum.status",
+                "-o",
+                "tcp.check_checksum:TRUE",
+            ])
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let text = String::from_utf8_lossy(&o.stdout);
         assert!(text.lines().count() >= 8, "{text}");
@@ -138,7 +241,11 @@ fn trace_of(example: &str) -> Vec<serde_json::Value> {
     let f = root().join("examples").join(format!("{example}.toml"));
     let o = gentle(&["run", f.to_str().unwrap(), "--trace", t.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    std::fs::read_to_string(t).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(t)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[test]
@@ -147,8 +254,14 @@ fn trace_shows_a_fast_retransmit() {
     let rexmit: Vec<_> = t.iter().filter(|e| e["event"] == "retransmit").collect();
     assert_eq!(rexmit.len(), 1);
     assert_eq!(rexmit[0]["kind"], "fast");
-    assert!(t.iter().any(|e| e["event"] == "ca-state" && e["to"] == "recovery"));
-    assert!(!t.iter().any(|e| e["event"] == "timer" && e["timer"] == "retransmission"));
+    assert!(
+        t.iter()
+            .any(|e| e["event"] == "ca-state" && e["to"] == "recovery")
+    );
+    assert!(
+        !t.iter()
+            .any(|e| e["event"] == "timer" && e["timer"] == "retransmission")
+    );
 }
 
 #[test]
@@ -157,13 +270,24 @@ fn trace_shows_rto_with_back_off() {
     let rtos: Vec<(f64, u64)> = t
         .iter()
         .filter(|e| e["event"] == "rto" && e["node"] == "server")
-        .map(|e| (e["rto_ms"].as_f64().unwrap(), e["backoff"].as_u64().unwrap()))
+        .map(|e| {
+            (
+                e["rto_ms"].as_f64().unwrap(),
+                e["backoff"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(rtos.len(), 3, "{rtos:?}");
     assert_eq!(rtos.iter().map(|r| r.1).collect::<Vec<_>>(), [1, 2, 3]);
     // Each back-off doubles the timeout (RFC 6298 §5.5).
-    assert!((rtos[1].0 / rtos[0].0 - 2.0).abs() < 1e-9 && (rtos[2].0 / rtos[1].0 - 2.0).abs() < 1e-9);
-    let kinds: Vec<_> = t.iter().filter(|e| e["event"] == "retransmit" && e["node"] == "server").map(|e| e["kind"].clone()).collect();
+    assert!(
+        (rtos[1].0 / rtos[0].0 - 2.0).abs() < 1e-9 && (rtos[2].0 / rtos[1].0 - 2.0).abs() < 1e-9
+    );
+    let kinds: Vec<_> = t
+        .iter()
+        .filter(|e| e["event"] == "retransmit" && e["node"] == "server")
+        .map(|e| e["kind"].clone())
+        .collect();
     assert_eq!(kinds.len(), 3);
     assert!(kinds.iter().all(|k| k == "timeout"));
 }
@@ -171,14 +295,22 @@ fn trace_shows_rto_with_back_off() {
 #[test]
 fn trace_shows_a_dsack_undo() {
     let t = trace_of("dsack-undo");
-    assert!(t.iter().any(|e| e["event"] == "retransmit" && e["kind"] == "fast"));
-    let undo = t.iter().find(|e| e["event"] == "undo").expect("an undo event");
+    assert!(
+        t.iter()
+            .any(|e| e["event"] == "retransmit" && e["kind"] == "fast")
+    );
+    let undo = t
+        .iter()
+        .find(|e| e["event"] == "undo")
+        .expect("an undo event");
     assert_eq!(undo["kind"], "dsack");
     // The client reported the duplicate with a DSACK below its cumulative ACK.
-    assert!(t.iter().any(|e| e["what"] == "send" && e["node"] == "client" && e["packet"]["sack"].as_array().is_some_and(|s| {
-        let ack = e["packet"]["ack"].as_u64().unwrap();
-        s[0][1].as_u64().unwrap() <= ack
-    })));
+    assert!(t.iter().any(|e| e["what"] == "send"
+        && e["node"] == "client"
+        && e["packet"]["sack"].as_array().is_some_and(|s| {
+            let ack = e["packet"]["ack"].as_u64().unwrap();
+            s[0][1].as_u64().unwrap() <= ack
+        })));
 }
 
 #[test]

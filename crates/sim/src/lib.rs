@@ -16,5 +16,5 @@ pub mod rng;
 mod sim;
 pub mod workload;
 
-pub use sim::{PacketInfo, Setup, SetupError, Sim, TraceLine, TraceWhat};
 pub use sim::capture_frame;
+pub use sim::{PacketInfo, Setup, SetupError, Sim, TraceLine, TraceWhat};

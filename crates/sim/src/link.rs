@@ -82,11 +82,26 @@ pub struct ChannelStats {
     pub bytes_delivered: u64,
 }
 
+impl ChannelStats {
+    /// Adds every counter of `other` to `self`.
+    pub fn add(&mut self, other: &ChannelStats) {
+        self.offered += other.offered;
+        self.dropped_loss += other.dropped_loss;
+        self.dropped_queue += other.dropped_queue;
+        self.delivered += other.delivered;
+        self.reordered += other.reordered;
+        self.duplicated += other.duplicated;
+        self.bytes_delivered += other.bytes_delivered;
+    }
+}
+
 /// Outcome of offering a packet to the link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admit {
     /// Queued; if `start_tx`, the transmitter was idle and must be started.
-    Queued { start_tx: bool },
+    Queued {
+        start_tx: bool,
+    },
     DroppedLoss,
     DroppedQueue,
 }
@@ -108,14 +123,27 @@ pub struct Channel {
 impl Channel {
     pub fn new(spec: ChannelSpec, from: u16, to: u16, rng: ChaCha8Rng) -> Self {
         let loss = Loss::new(spec.loss.clone(), spec.loss_applies);
-        Channel { spec, from, to, queue: VecDeque::new(), queued_bytes: 0, busy: false, loss, rng, stats: Default::default(), data_count: 0 }
+        Channel {
+            spec,
+            from,
+            to,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            busy: false,
+            loss,
+            rng,
+            stats: Default::default(),
+            data_count: 0,
+        }
     }
 
     /// Serialisation time of `bytes` at the link rate.
     pub fn tx_time(&self, bytes: usize) -> Duration {
         match self.spec.rate_bps {
             None => Duration::ZERO,
-            Some(r) => Duration::from_nanos(((bytes as u128 * 8 * 1_000_000_000) / r as u128) as u64),
+            Some(r) => {
+                Duration::from_nanos(((bytes as u128 * 8 * 1_000_000_000) / r as u128) as u64)
+            }
         }
     }
 

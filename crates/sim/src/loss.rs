@@ -30,11 +30,26 @@ pub enum DropCount {
 #[serde(rename_all = "kebab-case", tag = "model")]
 pub enum LossModel {
     None,
-    Bernoulli { p: f64 },
-    Correlated { p: f64, p_after_loss: f64 },
-    GilbertElliott { p: f64, r: f64, loss_good: f64, loss_bad: f64 },
-    DropList { indices: Vec<u32>, count: DropCount },
-    TailDrop { n: u32 },
+    Bernoulli {
+        p: f64,
+    },
+    Correlated {
+        p: f64,
+        p_after_loss: f64,
+    },
+    GilbertElliott {
+        p: f64,
+        r: f64,
+        loss_good: f64,
+        loss_bad: f64,
+    },
+    DropList {
+        indices: Vec<u32>,
+        count: DropCount,
+    },
+    TailDrop {
+        n: u32,
+    },
 }
 
 /// Which packets a loss model applies to.
@@ -74,20 +89,28 @@ pub struct Loss {
 
 impl Loss {
     pub fn new(model: LossModel, applies: AppliesTo) -> Self {
-        Loss { model, applies, prev_lost: false, bad: false, flows: Vec::new() }
+        Loss {
+            model,
+            applies,
+            prev_lost: false,
+            bad: false,
+            flows: Vec::new(),
+        }
     }
 
     pub fn is_none(&self) -> bool {
         matches!(self.model, LossModel::None)
     }
-
 }
 
 fn flow_state(flows: &mut Vec<FlowState>, flow: u32) -> &mut FlowState {
     let i = match flows.iter().position(|f| f.flow == flow) {
         Some(i) => i,
         None => {
-            flows.push(FlowState { flow, ..Default::default() });
+            flows.push(FlowState {
+                flow,
+                ..Default::default()
+            });
             flows.len() - 1
         }
     };
@@ -114,7 +137,12 @@ impl Loss {
                 self.prev_lost = lost;
                 lost
             }
-            &LossModel::GilbertElliott { p, r, loss_good, loss_bad } => {
+            &LossModel::GilbertElliott {
+                p,
+                r,
+                loss_good,
+                loss_bad,
+            } => {
                 let lost = rng.gen_bool(if self.bad { loss_bad } else { loss_good });
                 let flip = rng.gen_bool(if self.bad { r } else { p });
                 if flip {
@@ -143,7 +171,9 @@ impl Loss {
                 if m.payload == 0 {
                     return false;
                 }
-                let Some((msg_start, msg_end)) = m.message else { return false };
+                let Some((msg_start, msg_end)) = m.message else {
+                    return false;
+                };
                 let f = flow_state(&mut self.flows, m.flow);
                 f.max_payload = f.max_payload.max(m.payload);
                 if f.dropped.contains(&m.rel_seq) {

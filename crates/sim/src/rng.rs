@@ -2,8 +2,8 @@
 //! what one link draws never depends on what another link or the engine drew: the
 //! loss pattern of a link is the same for every variant of a trial.
 
-use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::SeedableRng;
 
 /// SplitMix64 finaliser: a well-mixed 64-bit hash.
 pub fn mix64(mut z: u64) -> u64 {
@@ -20,7 +20,9 @@ pub fn trial_seed(seed: u64, trial: u64) -> u64 {
 
 /// A random stream for `stream` within a trial.
 pub fn stream(trial_seed: u64, stream: u64) -> ChaCha8Rng {
-    ChaCha8Rng::seed_from_u64(mix64(trial_seed ^ mix64(stream.wrapping_mul(0xA24B_AED4_963E_E407))))
+    ChaCha8Rng::seed_from_u64(mix64(
+        trial_seed ^ mix64(stream.wrapping_mul(0xA24B_AED4_963E_E407)),
+    ))
 }
 
 /// Stream ids.

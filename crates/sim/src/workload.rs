@@ -18,9 +18,17 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "kebab-case")]
 pub enum Size {
     Fixed(u64),
-    Uniform { lo: u64, hi: u64 },
-    Exponential { mean: f64 },
-    LogNormal { median: f64, sigma: f64 },
+    Uniform {
+        lo: u64,
+        hi: u64,
+    },
+    Exponential {
+        mean: f64,
+    },
+    LogNormal {
+        median: f64,
+        sigma: f64,
+    },
     /// Weighted choice among sizes.
     Choice(Vec<(u64, f64)>),
 }

@@ -8,22 +8,27 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use gentle_sim::Sim;
 use gentle_sim::link::Reorder;
 use gentle_sim::loss::LossModel;
 use gentle_sim::workload::ConnectionMode;
-use gentle_sim::Sim;
 use gentle_tcp::Profile;
 use rand::{Rng, SeedableRng};
 
 fn cases() -> u64 {
-    std::env::var("GENTLE_SOAK").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)
+    std::env::var("GENTLE_SOAK")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000)
 }
 
 #[test]
 fn every_byte_once_in_order_and_every_transfer_finishes() {
     let mut failures = Vec::new();
     for profile in Profile::ALL {
-        let only: Option<u64> = std::env::var("GENTLE_CASE").ok().and_then(|v| v.parse().ok());
+        let only: Option<u64> = std::env::var("GENTLE_CASE")
+            .ok()
+            .and_then(|v| v.parse().ok());
         for case in 0..cases() {
             if only.is_some_and(|o| o != case) {
                 continue;
@@ -31,28 +36,64 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
             let seed = 0xC0FFEE ^ case.wrapping_mul(0x9E37_79B9);
             let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
             let loss = match r.gen_range(0..4) {
-                0 => LossModel::Bernoulli { p: r.gen_range(0.0..0.15) },
-                1 => LossModel::Correlated { p: r.gen_range(0.0..0.05), p_after_loss: r.gen_range(0.0..0.6) },
-                2 => LossModel::GilbertElliott { p: 0.03, r: 0.3, loss_good: 0.0, loss_bad: r.gen_range(0.2..0.8) },
+                0 => LossModel::Bernoulli {
+                    p: r.gen_range(0.0..0.15),
+                },
+                1 => LossModel::Correlated {
+                    p: r.gen_range(0.0..0.05),
+                    p_after_loss: r.gen_range(0.0..0.6),
+                },
+                2 => LossModel::GilbertElliott {
+                    p: 0.03,
+                    r: 0.3,
+                    loss_good: 0.0,
+                    loss_bad: r.gen_range(0.2..0.8),
+                },
                 _ => LossModel::None,
             };
             let rate = [None, Some(1_000_000), Some(10_000_000)][r.gen_range(0..3)];
             let mut down = chan(rate, r.gen_range(1..150), loss);
             if r.gen_bool(0.5) {
-                down.reorder = Some(Reorder { p: r.gen_range(0.0..0.1), extra: Duration::from_millis(r.gen_range(1..30)), packets: [0; 4] });
+                down.reorder = Some(Reorder {
+                    p: r.gen_range(0.0..0.1),
+                    extra: Duration::from_millis(r.gen_range(1..30)),
+                    packets: [0; 4],
+                });
             }
-            down.duplicate = if r.gen_bool(0.3) { r.gen_range(0.0..0.05) } else { 0.0 };
-            let up_loss = if r.gen_bool(0.5) { LossModel::Bernoulli { p: r.gen_range(0.0..0.2) } } else { LossModel::None };
+            down.duplicate = if r.gen_bool(0.3) {
+                r.gen_range(0.0..0.05)
+            } else {
+                0.0
+            };
+            let up_loss = if r.gen_bool(0.5) {
+                LossModel::Bernoulli {
+                    p: r.gen_range(0.0..0.2),
+                }
+            } else {
+                LossModel::None
+            };
             let up = chan(rate, down.delay.as_millis() as u64, up_loss);
-            let mode = if r.gen_bool(0.5) { ConnectionMode::Fresh } else { ConnectionMode::Persistent };
+            let mode = if r.gen_bool(0.5) {
+                ConnectionMode::Fresh
+            } else {
+                ConnectionMode::Persistent
+            };
             let n = r.gen_range(1..4);
             let resp = r.gen_range(1..80_000);
-            let mut s = two_hosts(down, up, exchange(r.gen_range(1..2000), resp, n, mode), profile.config());
+            let mut s = two_hosts(
+                down,
+                up,
+                exchange(r.gen_range(1..2000), resp, n, mode),
+                profile.config(),
+            );
             s.time_limit = Duration::from_secs(3600);
             s.trace = only.is_some();
             let (res, trace, _) = Sim::new(&s, case, seed).unwrap().run();
             if let Some(t) = trace {
-                let lines: Vec<String> = t.iter().map(|l| serde_json::to_string(l).unwrap()).collect();
+                let lines: Vec<String> = t
+                    .iter()
+                    .map(|l| serde_json::to_string(l).unwrap())
+                    .collect();
                 std::fs::write("/tmp/gentle-case.jsonl", lines.join("\n")).unwrap();
             }
             let done = res.exchanges.iter().filter(|e| e.complete).count() as u32;
@@ -67,5 +108,10 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} failing cases:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failing cases:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

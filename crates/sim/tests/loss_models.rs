@@ -6,14 +6,24 @@ use gentle_sim::packet::PacketMeta;
 use gentle_sim::rng;
 
 fn data(flow: u32, rel_seq: u64, payload: u32) -> PacketMeta {
-    PacketMeta { flow, payload, rel_seq, ..Default::default() }
+    PacketMeta {
+        flow,
+        payload,
+        rel_seq,
+        ..Default::default()
+    }
 }
 
 fn rate(model: LossModel, n: usize, seed: u64) -> (f64, Vec<bool>) {
     let mut l = Loss::new(model, AppliesTo::All);
     let mut r = rng::stream(seed, 7);
-    let drops: Vec<bool> = (0..n).map(|i| l.drop(&data(1, i as u64 * 1000, 1000), &mut r)).collect();
-    (drops.iter().filter(|d| **d).count() as f64 / n as f64, drops)
+    let drops: Vec<bool> = (0..n)
+        .map(|i| l.drop(&data(1, i as u64 * 1000, 1000), &mut r))
+        .collect();
+    (
+        drops.iter().filter(|d| **d).count() as f64 / n as f64,
+        drops,
+    )
 }
 
 /// |observed − p| within 5 standard errors.
@@ -56,18 +66,39 @@ fn correlated_loss_has_stationary_rate_and_conditional_rate() {
 fn gilbert_elliott_rate_matches_chain() {
     let (p, r, lg, lb) = (0.02, 0.25, 0.001, 0.6);
     let n = 400_000;
-    let (x, _) = rate(LossModel::GilbertElliott { p, r, loss_good: lg, loss_bad: lb }, n, 9);
+    let (x, _) = rate(
+        LossModel::GilbertElliott {
+            p,
+            r,
+            loss_good: lg,
+            loss_bad: lb,
+        },
+        n,
+        9,
+    );
     let pi_bad = p / (p + r);
     let expect = pi_bad * lb + (1.0 - pi_bad) * lg;
-    assert!((x - expect).abs() < 0.1 * expect, "expected {expect} measured {x}");
+    assert!(
+        (x - expect).abs() < 0.1 * expect,
+        "expected {expect} measured {x}"
+    );
 }
 
 #[test]
 fn drop_list_drops_exact_new_segments_only_once() {
-    let mut l = Loss::new(LossModel::DropList { indices: vec![2, 4], count: DropCount::Segments }, AppliesTo::All);
+    let mut l = Loss::new(
+        LossModel::DropList {
+            indices: vec![2, 4],
+            count: DropCount::Segments,
+        },
+        AppliesTo::All,
+    );
     let mut r = rng::stream(1, 1);
     let seq = [1u64, 1001, 2001, 3001, 1001, 4001, 3001];
-    let got: Vec<bool> = seq.iter().map(|&s| l.drop(&data(1, s, 1000), &mut r)).collect();
+    let got: Vec<bool> = seq
+        .iter()
+        .map(|&s| l.drop(&data(1, s, 1000), &mut r))
+        .collect();
     // New segments 1..5 are 1,1001,2001,3001,4001; the 2nd and 4th drop, their
     // retransmissions pass.
     assert_eq!(got, [false, true, false, true, false, false, false]);
@@ -77,9 +108,18 @@ fn drop_list_drops_exact_new_segments_only_once() {
 
 #[test]
 fn drop_list_by_transmission_counts_retransmissions() {
-    let mut l = Loss::new(LossModel::DropList { indices: vec![1, 2], count: DropCount::Transmissions }, AppliesTo::All);
+    let mut l = Loss::new(
+        LossModel::DropList {
+            indices: vec![1, 2],
+            count: DropCount::Transmissions,
+        },
+        AppliesTo::All,
+    );
     let mut r = rng::stream(1, 1);
-    let got: Vec<bool> = [1u64, 1, 1].iter().map(|&s| l.drop(&data(1, s, 500), &mut r)).collect();
+    let got: Vec<bool> = [1u64, 1, 1]
+        .iter()
+        .map(|&s| l.drop(&data(1, s, 500), &mut r))
+        .collect();
     assert_eq!(got, [true, true, false]);
 }
 
@@ -95,7 +135,13 @@ fn tail_drop_drops_last_n_segments_once() {
         let mut s = start;
         while s < end {
             let len = (end - s).min(mss) as u32;
-            let m = PacketMeta { flow: 3, payload: len, rel_seq: s, message: Some((start, end)), ..Default::default() };
+            let m = PacketMeta {
+                flow: 3,
+                payload: len,
+                rel_seq: s,
+                message: Some((start, end)),
+                ..Default::default()
+            };
             if l.drop(&m, &mut r) {
                 dropped.push(s);
             }
@@ -106,7 +152,13 @@ fn tail_drop_drops_last_n_segments_once() {
         assert_eq!(dropped, expect, "n = {n}");
         // Retransmissions of dropped segments pass.
         for &d in &dropped {
-            let m = PacketMeta { flow: 3, payload: 1448, rel_seq: d, message: Some((start, end)), ..Default::default() };
+            let m = PacketMeta {
+                flow: 3,
+                payload: 1448,
+                rel_seq: d,
+                message: Some((start, end)),
+                ..Default::default()
+            };
             assert!(!l.drop(&m, &mut r));
         }
     }

@@ -20,6 +20,11 @@ macro_rules! counters {
                 [$(($name, self.$field)),*].into_iter()
             }
 
+            /// Reductions undone, of every kind.
+            pub fn undos(&self) -> u64 {
+                self.full_undo + self.partial_undo + self.dsack_undo + self.loss_undo
+            }
+
             /// Adds every counter of `other` to `self`.
             pub fn add(&mut self, other: &Counters) {
                 $( self.$field += other.$field; )*

@@ -56,7 +56,10 @@ pub struct Arrival {
 
 impl Receiver {
     pub fn new(rcv_nxt: u64) -> Self {
-        Receiver { rcv_nxt, ..Default::default() }
+        Receiver {
+            rcv_nxt,
+            ..Default::default()
+        }
     }
 
     pub fn has_ooo(&self) -> bool {
@@ -187,7 +190,10 @@ impl Receiver {
 
     /// The contiguous out-of-order block containing `seq`.
     fn block_containing(&self, seq: u64) -> (u64, u64) {
-        let i = self.ooo.partition_point(|(s, _)| *s <= seq).saturating_sub(1);
+        let i = self
+            .ooo
+            .partition_point(|(s, _)| *s <= seq)
+            .saturating_sub(1);
         let (s0, d) = &self.ooo[i];
         let mut lo = *s0;
         let mut hi = lo + d.len() as u64;
@@ -245,7 +251,10 @@ impl Receiver {
                 out[0] = d;
                 n = 1;
                 // RFC 2883 §4.2: follow it with the block that contains it, if any.
-                if let Some(&b) = self.recent[..self.recent_len].iter().find(|b| b.0 <= d.0 && d.1 <= b.1) {
+                if let Some(&b) = self.recent[..self.recent_len]
+                    .iter()
+                    .find(|b| b.0 <= d.0 && d.1 <= b.1)
+                {
                     if n < max {
                         out[n] = b;
                         n += 1;

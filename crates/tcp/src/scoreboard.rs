@@ -78,7 +78,10 @@ pub struct Scoreboard {
 
 impl Scoreboard {
     pub fn with_capacity(n: usize) -> Self {
-        Scoreboard { q: VecDeque::with_capacity(n), ..Default::default() }
+        Scoreboard {
+            q: VecDeque::with_capacity(n),
+            ..Default::default()
+        }
     }
     pub fn packets_out(&self) -> u32 {
         self.q.len() as u32
@@ -198,7 +201,11 @@ impl Scoreboard {
     /// Counts DSACKed segments inside `[left, right)` that had been retransmitted.
     pub fn dsack_retransmitted(&self, left: u64, right: u64) -> u32 {
         let first = self.q.partition_point(|s| s.end <= left);
-        self.q.range(first..).take_while(|s| s.start < right).filter(|s| s.ever_retrans).count() as u32
+        self.q
+            .range(first..)
+            .take_while(|s| s.start < right)
+            .filter(|s| s.ever_retrans)
+            .count() as u32
     }
 
     /// Linux lost-retransmission detection (`tcp_mark_lost_retrans`): a retransmission
@@ -238,7 +245,13 @@ impl Scoreboard {
     /// un-SACKed segments lost while the count stays within `packets`. Stops at
     /// `high_seq` and, with `only_head`, after the first segment. Returns the number
     /// of segments newly marked.
-    pub fn mark_head_lost(&mut self, packets: u32, count_all: bool, only_head: bool, high_seq: u64) -> u32 {
+    pub fn mark_head_lost(
+        &mut self,
+        packets: u32,
+        count_all: bool,
+        only_head: bool,
+        high_seq: u64,
+    ) -> u32 {
         let mut cnt = 0u32;
         let mut marked = 0;
         for i in 0..self.q.len() {
@@ -277,6 +290,17 @@ impl Scoreboard {
         n
     }
 
+    /// Forgets retransmissions in flight and every lost mark (F-RTO step 1 starts
+    /// from a clean slate, then marks only the head).
+    pub fn clear_retrans_and_lost(&mut self) {
+        for s in self.q.iter_mut() {
+            s.retrans = false;
+            s.lost = false;
+        }
+        self.retrans_out = 0;
+        self.lost_out = 0;
+    }
+
     /// Clears all SACK state (receiver reneging, or SACK not in use).
     pub fn clear_sacks(&mut self) {
         for s in self.q.iter_mut() {
@@ -292,7 +316,9 @@ impl Scoreboard {
         if self.lost_out == 0 {
             return None;
         }
-        self.q.iter().position(|s| s.lost && !s.retrans && !s.sacked)
+        self.q
+            .iter()
+            .position(|s| s.lost && !s.retrans && !s.sacked)
     }
 
     /// Records a retransmission of segment `i`.

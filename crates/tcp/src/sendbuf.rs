@@ -15,7 +15,11 @@ pub struct SendBuffer {
 
 impl SendBuffer {
     pub fn new(start: u64) -> Self {
-        SendBuffer { chunks: VecDeque::new(), start, len: 0 }
+        SendBuffer {
+            chunks: VecDeque::new(),
+            start,
+            len: 0,
+        }
     }
     /// Sequence offset one past the last byte written.
     pub fn end(&self) -> u64 {
@@ -31,7 +35,9 @@ impl SendBuffer {
     /// Drops bytes before `upto` (acknowledged).
     pub fn release(&mut self, upto: u64) {
         while upto > self.start {
-            let Some(front) = self.chunks.front_mut() else { break };
+            let Some(front) = self.chunks.front_mut() else {
+                break;
+            };
             let n = (upto - self.start).min(front.len() as u64) as usize;
             if n == front.len() {
                 self.chunks.pop_front();

@@ -5,7 +5,19 @@
 use std::time::Duration;
 
 /// A point in time, in nanoseconds since an epoch chosen by the caller.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Instant(pub u64);
 
 impl Instant {
@@ -35,7 +47,10 @@ impl Instant {
 impl std::ops::Add<Duration> for Instant {
     type Output = Instant;
     fn add(self, d: Duration) -> Instant {
-        Instant(self.0.saturating_add(d.as_nanos().min(u64::MAX as u128) as u64))
+        Instant(
+            self.0
+                .saturating_add(d.as_nanos().min(u64::MAX as u128) as u64),
+        )
     }
 }
 

@@ -55,7 +55,6 @@ pub enum RetransKind {
     Timeout,
     /// Further retransmissions in Loss.
     SlowStart,
-    Syn,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -76,13 +75,37 @@ pub enum UndoKind {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
 pub enum Event {
-    State { from: State, to: State },
-    CaState { from: CaState, to: CaState, cwnd: u32, ssthresh: u32, pipe: u32 },
-    Timer { timer: TimerKind },
-    Rto { rto_ms: f64, backoff: u32 },
-    Retransmit { seq: u64, len: u32, kind: RetransKind },
-    Undo { kind: UndoKind, cwnd: u32, ssthresh: u32 },
-    Reordering { degree: u32 },
+    State {
+        from: State,
+        to: State,
+    },
+    CaState {
+        from: CaState,
+        to: CaState,
+        cwnd: u32,
+        ssthresh: u32,
+        pipe: u32,
+    },
+    Timer {
+        timer: TimerKind,
+    },
+    Rto {
+        rto_ms: f64,
+        backoff: u32,
+    },
+    Retransmit {
+        seq: u64,
+        len: u32,
+        kind: RetransKind,
+    },
+    Undo {
+        kind: UndoKind,
+        cwnd: u32,
+        ssthresh: u32,
+    },
+    Reordering {
+        degree: u32,
+    },
     Reset,
 }
 

@@ -2,7 +2,9 @@
 //! rejects malformed input with a typed error.
 
 use bytes::Bytes;
-use gentle_tcp::wire::{checksum, Experimental, Flags, Options, ParseError, SackBlock, SackBlocks, Segment, Timestamps};
+use gentle_tcp::wire::{
+    Experimental, Flags, Options, ParseError, SackBlock, SackBlocks, Segment, Timestamps, checksum,
+};
 use proptest::prelude::*;
 
 const A: [u8; 4] = [10, 0, 0, 1];
@@ -11,30 +13,61 @@ const B: [u8; 4] = [10, 0, 0, 2];
 fn arb_segment() -> impl Strategy<Value = Segment> {
     (
         any::<(u16, u16, u32, u32, u16, u16, u16)>(),
-        (any::<Option<u16>>(), any::<Option<u8>>(), any::<bool>(), any::<Option<(u32, u32)>>()),
+        (
+            any::<Option<u16>>(),
+            any::<Option<u8>>(),
+            any::<bool>(),
+            any::<Option<(u32, u32)>>(),
+        ),
         (0usize..=4, any::<[(u32, u32); 4]>()),
         any::<Option<(u16, Vec<u8>)>>(),
         proptest::collection::vec(any::<u8>(), 0..200),
     )
-        .prop_map(|((sp, dp, seq, ack, flags, win, urg), (mss, ws, sp_ok, ts), (nsack, blocks), exp, payload)| {
-            let mut o = Options { mss, window_scale: ws, sack_permitted: sp_ok, ..Options::default() };
-            o.timestamps = ts.map(|(val, ecr)| Timestamps { val, ecr });
-            let mut sb = SackBlocks::new();
-            for (l, r) in blocks.iter().take(nsack) {
-                sb.push(SackBlock { left: *l, right: *r });
-            }
-            o.sack = sb;
-            o.experimental = exp.and_then(|(m, d)| Experimental::new(m, &d[..d.len().min(8)]));
-            // Drop SACK blocks until the options fit in 40 bytes, as a sender must.
-            while o.wire_len() > 40 && !o.sack.is_empty() {
-                let n = o.sack.len() - 1;
-                o.sack.truncate(n);
-            }
-            if o.wire_len() > 40 {
-                o.experimental = None;
-            }
-            Segment { src_port: sp, dst_port: dp, seq, ack, flags: Flags(flags & 0x0fff), window: win, urgent: urg, options: o, payload: Bytes::from(payload) }
-        })
+        .prop_map(
+            |(
+                (sp, dp, seq, ack, flags, win, urg),
+                (mss, ws, sp_ok, ts),
+                (nsack, blocks),
+                exp,
+                payload,
+            )| {
+                let mut o = Options {
+                    mss,
+                    window_scale: ws,
+                    sack_permitted: sp_ok,
+                    ..Options::default()
+                };
+                o.timestamps = ts.map(|(val, ecr)| Timestamps { val, ecr });
+                let mut sb = SackBlocks::new();
+                for (l, r) in blocks.iter().take(nsack) {
+                    sb.push(SackBlock {
+                        left: *l,
+                        right: *r,
+                    });
+                }
+                o.sack = sb;
+                o.experimental = exp.and_then(|(m, d)| Experimental::new(m, &d[..d.len().min(8)]));
+                // Drop SACK blocks until the options fit in 40 bytes, as a sender must.
+                while o.wire_len() > 40 && !o.sack.is_empty() {
+                    let n = o.sack.len() - 1;
+                    o.sack.truncate(n);
+                }
+                if o.wire_len() > 40 {
+                    o.experimental = None;
+                }
+                Segment {
+                    src_port: sp,
+                    dst_port: dp,
+                    seq,
+                    ack,
+                    flags: Flags(flags & 0x0fff),
+                    window: win,
+                    urgent: urg,
+                    options: o,
+                    payload: Bytes::from(payload),
+                }
+            },
+        )
 }
 
 proptest! {
@@ -63,10 +96,17 @@ fn reserved_bits_are_readable_and_writable() {
     f.set_reserved(0b1010);
     assert_eq!(f.reserved(), 0b1010);
     assert!(f.ack());
-    let seg = Segment { flags: f, ..Segment::default() };
+    let seg = Segment {
+        flags: f,
+        ..Segment::default()
+    };
     let mut buf = vec![0u8; seg.wire_len()];
     seg.emit(A, B, &mut buf).unwrap();
-    assert_eq!(buf[12] & 0x0f, 0b1010, "reserved bits sit after the data offset");
+    assert_eq!(
+        buf[12] & 0x0f,
+        0b1010,
+        "reserved bits sit after the data offset"
+    );
     assert_eq!(Segment::parse(&buf).unwrap().flags.reserved(), 0b1010);
 }
 
@@ -82,23 +122,48 @@ fn malformed_segments_get_typed_errors() {
     let mut g = [0u8; 24];
     g[12] = 6 << 4;
     g[20..24].copy_from_slice(&[2, 3, 5, 0]);
-    assert_eq!(Segment::parse(&g), Err(ParseError::BadOption { kind: 2, offset: 20 }));
+    assert_eq!(
+        Segment::parse(&g),
+        Err(ParseError::BadOption {
+            kind: 2,
+            offset: 20
+        })
+    );
     // Option running past the header.
     g[20..24].copy_from_slice(&[8, 10, 0, 0]);
-    assert!(matches!(Segment::parse(&g), Err(ParseError::BadOption { kind: 8, .. })));
+    assert!(matches!(
+        Segment::parse(&g),
+        Err(ParseError::BadOption { kind: 8, .. })
+    ));
     // Corrupted checksum.
-    let seg = Segment { payload: Bytes::from_static(b"hello"), ..Segment::default() };
+    let seg = Segment {
+        payload: Bytes::from_static(b"hello"),
+        ..Segment::default()
+    };
     let mut buf = vec![0u8; seg.wire_len()];
     seg.emit(A, B, &mut buf).unwrap();
     buf[22] ^= 1;
-    assert_eq!(Segment::parse_checked(&buf, A, B), Err(ParseError::BadChecksum));
+    assert_eq!(
+        Segment::parse_checked(&buf, A, B),
+        Err(ParseError::BadChecksum)
+    );
 }
 
 #[test]
 fn linux_syn_option_layout() {
     // MSS, SACK-permitted+timestamps, NOP+window scale: 20 option bytes as Linux sends.
-    let o = Options { mss: Some(1460), window_scale: Some(7), sack_permitted: true, timestamps: Some(Timestamps { val: 1, ecr: 0 }), ..Options::default() };
-    let seg = Segment { flags: Flags::SYN, options: o, ..Segment::default() };
+    let o = Options {
+        mss: Some(1460),
+        window_scale: Some(7),
+        sack_permitted: true,
+        timestamps: Some(Timestamps { val: 1, ecr: 0 }),
+        ..Options::default()
+    };
+    let seg = Segment {
+        flags: Flags::SYN,
+        options: o,
+        ..Segment::default()
+    };
     let mut buf = vec![0u8; seg.wire_len()];
     seg.emit(A, B, &mut buf).unwrap();
     assert_eq!(buf.len(), 40);

@@ -15,7 +15,11 @@ pub struct ScenarioError {
 
 impl std::fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}:{}: error: {}", self.file, self.line, self.column, self.message)?;
+        write!(
+            f,
+            "{}:{}:{}: error: {}",
+            self.file, self.line, self.column, self.message
+        )?;
         if let Some(e) = &self.expected {
             write!(f, "\n  expected: {e}")?;
         }
@@ -46,7 +50,14 @@ impl Source<'_> {
 
     pub fn error(&self, span: Option<Range<usize>>, message: impl Into<String>) -> ScenarioError {
         let (line, column) = self.position(span.map_or(0, |s| s.start));
-        ScenarioError { file: self.file.to_string(), line, column, message: message.into(), expected: None, help: None }
+        ScenarioError {
+            file: self.file.to_string(),
+            line,
+            column,
+            message: message.into(),
+            expected: None,
+            help: None,
+        }
     }
 }
 

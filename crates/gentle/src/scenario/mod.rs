@@ -56,8 +56,19 @@ pub struct Scenario {
     pub capture: Option<String>,
 }
 
-const TOP_KEYS: &[&str] =
-    &["name", "description", "seed", "trials", "quick_trials", "metric", "time_limit", "capture", "link", "workload", "variant"];
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "seed",
+    "trials",
+    "quick_trials",
+    "metric",
+    "time_limit",
+    "capture",
+    "link",
+    "workload",
+    "variant",
+];
 
 impl Scenario {
     /// Parses and validates a scenario. `file` names it in errors.
@@ -65,7 +76,8 @@ impl Scenario {
         let src = Source { file, text };
         let doc = toml_edit::Document::parse(text.to_string()).map_err(|e| {
             let span = e.span();
-            src.error(span, format!("invalid TOML: {}", e.message())).expected("TOML syntax")
+            src.error(span, format!("invalid TOML: {}", e.message()))
+                .expected("TOML syntax")
         })?;
         parse_doc(src, &doc)
     }
@@ -89,7 +101,11 @@ impl Scenario {
     /// measured workload's server.
     pub fn capture_node(&self) -> String {
         self.capture.clone().unwrap_or_else(|| {
-            self.workloads.iter().find(|w| w.measure).or(self.workloads.first()).map_or(String::new(), |w| w.server.clone())
+            self.workloads
+                .iter()
+                .find(|w| w.measure)
+                .or(self.workloads.first())
+                .map_or(String::new(), |w| w.server.clone())
         })
     }
 }
@@ -97,11 +113,19 @@ impl Scenario {
 fn parse_doc(src: Source<'_>, doc: &toml_edit::Document<String>) -> Result<Scenario> {
     let top = Table::new(src, doc.as_table(), Some(0..0), "the scenario");
     top.check_keys(TOP_KEYS)?;
-    let name = top.str("name", "a string")?.unwrap_or("scenario").to_string();
-    let description = top.str("description", "a string")?.unwrap_or("").to_string();
+    let name = top
+        .str("name", "a string")?
+        .unwrap_or("scenario")
+        .to_string();
+    let description = top
+        .str("description", "a string")?
+        .unwrap_or("")
+        .to_string();
     let seed = top.int("seed", 0, i64::MAX)?.unwrap_or(1) as u64;
     let trials = top.int("trials", 1, 1_000_000_000)?.unwrap_or(1000) as u64;
-    let quick_trials = top.int("quick_trials", 1, 1_000_000_000)?.map_or(trials.min(200), |v| v as u64);
+    let quick_trials = top
+        .int("quick_trials", 1, 1_000_000_000)?
+        .map_or(trials.min(200), |v| v as u64);
     let metric_s = top.str("metric", "\"server\", \"client\", \"fin\" or \"page\"")?;
     let metric = match metric_s {
         None => None,
@@ -110,29 +134,57 @@ fn parse_doc(src: Source<'_>, doc: &toml_edit::Document<String>) -> Result<Scena
         Some("fin") => Some(Metric::Fin),
         Some("page") => Some(Metric::Page),
         Some(m) => {
-            return Err(top.bad("metric", format!("unknown metric `{m}`"), "\"server\", \"client\", \"fin\" or \"page\""))
+            return Err(top.bad(
+                "metric",
+                format!("unknown metric `{m}`"),
+                "\"server\", \"client\", \"fin\" or \"page\"",
+            ));
         }
     };
-    let time_limit = top.duration("time_limit")?.unwrap_or(Duration::from_secs(600));
+    let time_limit = top
+        .duration("time_limit")?
+        .unwrap_or(Duration::from_secs(600));
     let capture = top.str("capture", "a node name")?.map(str::to_string);
 
     let links = network::parse_links(&top)?;
-    let nodes: Vec<String> = links.iter().flat_map(|l| [l.a.clone(), l.b.clone()]).collect();
+    let nodes: Vec<String> = links
+        .iter()
+        .flat_map(|l| [l.a.clone(), l.b.clone()])
+        .collect();
     let workloads = workload::parse_workloads(&top, &nodes)?;
     let variants = variant::parse_variants(&top)?;
     if let Some(c) = &capture {
         if !nodes.contains(c) {
-            return Err(top.bad("capture", format!("node `{c}` is not on any link"), "a node named in a [[link]]"));
+            return Err(top.bad(
+                "capture",
+                format!("node `{c}` is not on any link"),
+                "a node named in a [[link]]",
+            ));
         }
     }
     let metric = metric.unwrap_or_else(|| {
-        if workloads.iter().any(|w| w.measure && matches!(w.kind, gentle_sim::workload::WorkloadKind::Page { .. })) {
+        if workloads
+            .iter()
+            .any(|w| w.measure && matches!(w.kind, gentle_sim::workload::WorkloadKind::Page { .. }))
+        {
             Metric::Page
         } else {
             Metric::Server
         }
     });
-    Ok(Scenario { name, description, seed, trials, quick_trials, metric, time_limit, links, workloads, variants, capture })
+    Ok(Scenario {
+        name,
+        description,
+        seed,
+        trials,
+        quick_trials,
+        metric,
+        time_limit,
+        links,
+        workloads,
+        variants,
+        capture,
+    })
 }
 
 /// The tables of an array of tables `[[key]]`, with names like `[[link]] #2`.
@@ -144,6 +196,10 @@ fn tables<'a>(top: &Table<'a>, key: &str) -> Result<Vec<Table<'a>>> {
             .enumerate()
             .map(|(i, t)| Table::new(top.src, t, t.span(), format!("[[{key}]] #{}", i + 1)))
             .collect()),
-        Some(_) => Err(top.bad(key, "wrong type", &format!("an array of tables, written [[{key}]]"))),
+        Some(_) => Err(top.bad(
+            key,
+            "wrong type",
+            &format!("an array of tables, written [[{key}]]"),
+        )),
     }
 }

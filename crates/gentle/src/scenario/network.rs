@@ -13,10 +13,33 @@ use super::reader::{Result, Table};
 use super::tables;
 use crate::units;
 
-const LINK_KEYS: &[&str] = &["a", "b", "rate", "delay", "queue", "loss", "reorder", "duplicate", "a_to_b", "b_to_a"];
+const LINK_KEYS: &[&str] = &[
+    "a",
+    "b",
+    "rate",
+    "delay",
+    "queue",
+    "loss",
+    "reorder",
+    "duplicate",
+    "a_to_b",
+    "b_to_a",
+];
 const DIR_KEYS: &[&str] = &["rate", "delay", "queue", "loss", "reorder", "duplicate"];
-const LOSS_KEYS: &[&str] = &["model", "p", "p_after_loss", "r", "loss_good", "loss_bad", "segments", "transmissions", "n", "applies_to"];
-const MODELS: &str = "\"none\", \"bernoulli\", \"correlated\", \"gilbert-elliott\", \"drop-list\" or \"tail-drop\"";
+const LOSS_KEYS: &[&str] = &[
+    "model",
+    "p",
+    "p_after_loss",
+    "r",
+    "loss_good",
+    "loss_bad",
+    "segments",
+    "transmissions",
+    "n",
+    "applies_to",
+];
+const MODELS: &str =
+    "\"none\", \"bernoulli\", \"correlated\", \"gilbert-elliott\", \"drop-list\" or \"tail-drop\"";
 
 /// A one-way delay: fixed, or drawn per trial.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,7 +53,9 @@ impl DelayParam {
     fn sample(&self, rng: &mut ChaCha8Rng) -> Duration {
         match self {
             DelayParam::Fixed(d) => *d,
-            DelayParam::Uniform(a, b) => Duration::from_nanos(rng.gen_range(a.as_nanos() as u64..=b.as_nanos() as u64)),
+            DelayParam::Uniform(a, b) => {
+                Duration::from_nanos(rng.gen_range(a.as_nanos() as u64..=b.as_nanos() as u64))
+            }
             DelayParam::Choice(v) => v[rng.gen_range(0..v.len())],
         }
     }
@@ -56,8 +81,17 @@ impl LinkDef {
         ab.delay = self.a_to_b.delay.sample(rng);
         let mut ba = self.b_to_a.spec.clone();
         // A shared delay parameter gives both directions the same draw.
-        ba.delay = if self.b_to_a.delay == self.a_to_b.delay { ab.delay } else { self.b_to_a.delay.sample(rng) };
-        LinkSpec { a: self.a.clone(), b: self.b.clone(), a_to_b: ab, b_to_a: ba }
+        ba.delay = if self.b_to_a.delay == self.a_to_b.delay {
+            ab.delay
+        } else {
+            self.b_to_a.delay.sample(rng)
+        };
+        LinkSpec {
+            a: self.a.clone(),
+            b: self.b.clone(),
+            a_to_b: ab,
+            b_to_a: ba,
+        }
     }
 }
 
@@ -72,20 +106,41 @@ pub fn parse_links(top: &Table<'_>) -> Result<Vec<LinkDef>> {
         let a = t.req_str("a", "a node name")?.to_string();
         let b = t.req_str("b", "a node name")?.to_string();
         if a == b {
-            return Err(t.bad("b", "a link needs two different nodes", "a node name other than `a`"));
+            return Err(t.bad(
+                "b",
+                "a link needs two different nodes",
+                "a node name other than `a`",
+            ));
         }
-        let base = parse_dir(&t, &ChanDef { spec: ChannelSpec::default(), delay: DelayParam::Fixed(Duration::ZERO) })?;
+        let base = parse_dir(
+            &t,
+            &ChanDef {
+                spec: ChannelSpec::default(),
+                delay: DelayParam::Fixed(Duration::ZERO),
+            },
+        )?;
         let mut ab = base.clone();
         let mut ba = base.clone();
-        if let Some(d) = t.sub("a_to_b", "a table of rate, delay, queue, loss, reorder, duplicate")? {
+        if let Some(d) = t.sub(
+            "a_to_b",
+            "a table of rate, delay, queue, loss, reorder, duplicate",
+        )? {
             d.check_keys(DIR_KEYS)?;
             ab = parse_dir(&d, &base)?;
         }
-        if let Some(d) = t.sub("b_to_a", "a table of rate, delay, queue, loss, reorder, duplicate")? {
+        if let Some(d) = t.sub(
+            "b_to_a",
+            "a table of rate, delay, queue, loss, reorder, duplicate",
+        )? {
             d.check_keys(DIR_KEYS)?;
             ba = parse_dir(&d, &base)?;
         }
-        out.push(LinkDef { a, b, a_to_b: ab, b_to_a: ba });
+        out.push(LinkDef {
+            a,
+            b,
+            a_to_b: ab,
+            b_to_a: ba,
+        });
     }
     Ok(out)
 }
@@ -96,18 +151,27 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
         c.spec.rate_bps = if s == "unlimited" {
             None
         } else {
-            Some(units::rate(s).map_err(|m| t.bad("rate", m, "a rate like \"5Mbit/s\", or \"unlimited\""))?)
+            Some(
+                units::rate(s)
+                    .map_err(|m| t.bad("rate", m, "a rate like \"5Mbit/s\", or \"unlimited\""))?,
+            )
         };
     }
     if t.item("delay").is_some() {
         c.delay = parse_delay(t)?;
     }
-    if let Some(s) = t.str("queue", "a limit like \"100pkt\", \"64KiB\", or \"unlimited\"")? {
+    if let Some(s) = t.str(
+        "queue",
+        "a limit like \"100pkt\", \"64KiB\", or \"unlimited\"",
+    )? {
         let expected = "a limit like \"100pkt\", \"64KiB\", or \"unlimited\"";
         let limit = if s == "unlimited" {
             QueueLimit::Unlimited
         } else if let Some(n) = s.strip_suffix("pkt").or_else(|| s.strip_suffix("packets")) {
-            let n: u32 = n.trim().parse().map_err(|_| t.bad("queue", format!("bad packet count `{n}`"), expected))?;
+            let n: u32 = n
+                .trim()
+                .parse()
+                .map_err(|_| t.bad("queue", format!("bad packet count `{n}`"), expected))?;
             if n == 0 {
                 return Err(t.bad("queue", "a queue must hold at least one packet", expected));
             }
@@ -125,11 +189,17 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
     if let Some(r) = t.sub("reorder", "a table like { p = 0.01, extra = \"5ms\" }")? {
         r.check_keys(&["p", "extra", "packets"])?;
         let p = r.prob("p")?.unwrap_or(0.0);
-        let extra = r.duration("extra")?.ok_or_else(|| r.missing("extra", "a duration like \"5ms\""))?;
+        let extra = r
+            .duration("extra")?
+            .ok_or_else(|| r.missing("extra", "a duration like \"5ms\""))?;
         let mut packets = [0u32; 4];
         if let Some(list) = r.int_array("packets", 1)? {
             if list.len() > 4 {
-                return Err(r.bad("packets", "at most 4 packets can be listed", "up to 4 indices of data packets"));
+                return Err(r.bad(
+                    "packets",
+                    "at most 4 packets can be listed",
+                    "up to 4 indices of data packets",
+                ));
             }
             for (slot, v) in packets.iter_mut().zip(list) {
                 *slot = v as u32;
@@ -151,10 +221,15 @@ fn parse_delay(t: &Table<'_>) -> Result<DelayParam> {
     let d = t.sub("delay", expected)?.expect("present");
     d.check_keys(&["uniform", "choice"])?;
     let list = |key: &str| -> Result<Option<Vec<Duration>>> {
-        let Some(items) = d.str_array(key, "durations like \"20ms\"")? else { return Ok(None) };
+        let Some(items) = d.str_array(key, "durations like \"20ms\"")? else {
+            return Ok(None);
+        };
         let mut v = Vec::new();
         for (s, span) in items {
-            v.push(units::duration(s).map_err(|m| d.src.error(span, m).expected("a duration like \"20ms\""))?);
+            v.push(
+                units::duration(s)
+                    .map_err(|m| d.src.error(span, m).expected("a duration like \"20ms\""))?,
+            );
         }
         Ok(Some(v))
     };
@@ -180,38 +255,68 @@ fn parse_loss(l: &Table<'_>) -> Result<(LossModel, AppliesTo)> {
         None | Some("all") => AppliesTo::All,
         Some("data") => AppliesTo::Data,
         Some("control") => AppliesTo::Control,
-        Some(x) => return Err(l.bad("applies_to", format!("unknown value `{x}`"), "\"all\", \"data\" or \"control\"")),
+        Some(x) => {
+            return Err(l.bad(
+                "applies_to",
+                format!("unknown value `{x}`"),
+                "\"all\", \"data\" or \"control\"",
+            ));
+        }
     };
-    let m = match model {
-        "none" => LossModel::None,
-        "bernoulli" => LossModel::Bernoulli { p: l.req_prob("p")? },
-        "correlated" => LossModel::Correlated { p: l.req_prob("p")?, p_after_loss: l.req_prob("p_after_loss")? },
-        "gilbert-elliott" => LossModel::GilbertElliott {
-            p: l.req_prob("p")?,
-            r: l.req_prob("r")?,
-            loss_good: l.prob("loss_good")?.unwrap_or(0.0),
-            loss_bad: l.prob("loss_bad")?.unwrap_or(1.0),
-        },
-        "drop-list" => {
-            let seg = l.int_array("segments", 1)?;
-            let tx = l.int_array("transmissions", 1)?;
-            match (seg, tx) {
-                (Some(v), None) => LossModel::DropList { indices: v.into_iter().map(|x| x as u32).collect(), count: DropCount::Segments },
-                (None, Some(v)) => {
-                    LossModel::DropList { indices: v.into_iter().map(|x| x as u32).collect(), count: DropCount::Transmissions }
+    let m =
+        match model {
+            "none" => LossModel::None,
+            "bernoulli" => LossModel::Bernoulli {
+                p: l.req_prob("p")?,
+            },
+            "correlated" => LossModel::Correlated {
+                p: l.req_prob("p")?,
+                p_after_loss: l.req_prob("p_after_loss")?,
+            },
+            "gilbert-elliott" => LossModel::GilbertElliott {
+                p: l.req_prob("p")?,
+                r: l.req_prob("r")?,
+                loss_good: l.prob("loss_good")?.unwrap_or(0.0),
+                loss_bad: l.prob("loss_bad")?.unwrap_or(1.0),
+            },
+            "drop-list" => {
+                let seg = l.int_array("segments", 1)?;
+                let tx = l.int_array("transmissions", 1)?;
+                match (seg, tx) {
+                    (Some(v), None) => LossModel::DropList {
+                        indices: v.into_iter().map(|x| x as u32).collect(),
+                        count: DropCount::Segments,
+                    },
+                    (None, Some(v)) => LossModel::DropList {
+                        indices: v.into_iter().map(|x| x as u32).collect(),
+                        count: DropCount::Transmissions,
+                    },
+                    _ => return Err(l.missing(
+                        "segments",
+                        "exactly one of `segments` or `transmissions`, an array of 1-based indices",
+                    )),
                 }
-                _ => return Err(l.missing("segments", "exactly one of `segments` or `transmissions`, an array of 1-based indices")),
             }
-        }
-        "tail-drop" => LossModel::TailDrop { n: l.int("n", 0, 1_000_000)?.ok_or_else(|| l.missing("n", "the number of tail segments to drop"))? as u32 },
-        other => {
-            let mut e = l.bad("model", format!("unknown loss model `{other}`"), MODELS);
-            let names = ["none", "bernoulli", "correlated", "gilbert-elliott", "drop-list", "tail-drop"];
-            if let Some(s) = super::error::suggest(other, &names) {
-                e = e.help(format!("did you mean `{s}`?"));
+            "tail-drop" => LossModel::TailDrop {
+                n: l.int("n", 0, 1_000_000)?
+                    .ok_or_else(|| l.missing("n", "the number of tail segments to drop"))?
+                    as u32,
+            },
+            other => {
+                let mut e = l.bad("model", format!("unknown loss model `{other}`"), MODELS);
+                let names = [
+                    "none",
+                    "bernoulli",
+                    "correlated",
+                    "gilbert-elliott",
+                    "drop-list",
+                    "tail-drop",
+                ];
+                if let Some(s) = super::error::suggest(other, &names) {
+                    e = e.help(format!("did you mean `{s}`?"));
+                }
+                return Err(e);
             }
-            return Err(e);
-        }
-    };
+        };
     Ok((m, applies))
 }

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use toml_edit::{Item, TableLike, Value};
 
-use super::error::{suggest, ScenarioError, Source};
+use super::error::{ScenarioError, Source, suggest};
 use crate::units;
 
 pub type Result<T> = std::result::Result<T, ScenarioError>;
@@ -18,8 +18,18 @@ pub struct Table<'a> {
 }
 
 impl<'a> Table<'a> {
-    pub fn new(src: Source<'a>, t: &'a dyn TableLike, span: Option<Range<usize>>, name: impl Into<String>) -> Self {
-        Table { src, t, span, name: name.into() }
+    pub fn new(
+        src: Source<'a>,
+        t: &'a dyn TableLike,
+        span: Option<Range<usize>>,
+        name: impl Into<String>,
+    ) -> Self {
+        Table {
+            src,
+            t,
+            span,
+            name: name.into(),
+        }
     }
 
     /// Rejects keys not in `allowed`, suggesting the nearest allowed key.
@@ -58,11 +68,21 @@ impl<'a> Table<'a> {
     }
 
     pub fn missing(&self, key: &str, expected: &str) -> ScenarioError {
-        self.src.error(self.span.clone(), format!("missing key `{key}` in {}", self.name)).expected(expected.to_string())
+        self.src
+            .error(
+                self.span.clone(),
+                format!("missing key `{key}` in {}", self.name),
+            )
+            .expected(expected.to_string())
     }
 
     pub fn bad(&self, key: &str, msg: impl Into<String>, expected: &str) -> ScenarioError {
-        self.src.error(self.item_span(key), format!("`{key}` in {}: {}", self.name, msg.into())).expected(expected.to_string())
+        self.src
+            .error(
+                self.item_span(key),
+                format!("`{key}` in {}: {}", self.name, msg.into()),
+            )
+            .expected(expected.to_string())
     }
 
     fn value(&self, key: &str) -> Option<&'a Value> {
@@ -72,18 +92,25 @@ impl<'a> Table<'a> {
     pub fn str(&self, key: &str, expected: &str) -> Result<Option<&'a str>> {
         match self.item(key) {
             None => Ok(None),
-            Some(i) => i.as_str().map(Some).ok_or_else(|| self.bad(key, "wrong type", expected)),
+            Some(i) => i
+                .as_str()
+                .map(Some)
+                .ok_or_else(|| self.bad(key, "wrong type", expected)),
         }
     }
 
     pub fn req_str(&self, key: &str, expected: &str) -> Result<&'a str> {
-        self.str(key, expected)?.ok_or_else(|| self.missing(key, expected))
+        self.str(key, expected)?
+            .ok_or_else(|| self.missing(key, expected))
     }
 
     pub fn bool(&self, key: &str) -> Result<Option<bool>> {
         match self.item(key) {
             None => Ok(None),
-            Some(i) => i.as_bool().map(Some).ok_or_else(|| self.bad(key, "wrong type", "true or false")),
+            Some(i) => i
+                .as_bool()
+                .map(Some)
+                .ok_or_else(|| self.bad(key, "wrong type", "true or false")),
         }
     }
 
@@ -92,7 +119,9 @@ impl<'a> Table<'a> {
         match self.item(key) {
             None => Ok(None),
             Some(i) => {
-                let v = i.as_integer().ok_or_else(|| self.bad(key, "wrong type", &expected))?;
+                let v = i
+                    .as_integer()
+                    .ok_or_else(|| self.bad(key, "wrong type", &expected))?;
                 if v < min || v > max {
                     return Err(self.bad(key, format!("{v} is out of range"), &expected));
                 }
@@ -108,7 +137,10 @@ impl<'a> Table<'a> {
             None if self.item(key).is_none() => Ok(None),
             None => Err(self.bad(key, "wrong type", expected)),
             Some(v) => {
-                let p = v.as_float().or_else(|| v.as_integer().map(|i| i as f64)).ok_or_else(|| self.bad(key, "wrong type", expected))?;
+                let p = v
+                    .as_float()
+                    .or_else(|| v.as_integer().map(|i| i as f64))
+                    .ok_or_else(|| self.bad(key, "wrong type", expected))?;
                 if !(0.0..=1.0).contains(&p) {
                     return Err(self.bad(key, format!("{p} is out of range"), expected));
                 }
@@ -118,7 +150,8 @@ impl<'a> Table<'a> {
     }
 
     pub fn req_prob(&self, key: &str) -> Result<f64> {
-        self.prob(key)?.ok_or_else(|| self.missing(key, "a probability from 0 to 1"))
+        self.prob(key)?
+            .ok_or_else(|| self.missing(key, "a probability from 0 to 1"))
     }
 
     pub fn float(&self, key: &str, expected: &str) -> Result<Option<f64>> {
@@ -133,7 +166,12 @@ impl<'a> Table<'a> {
         }
     }
 
-    fn unit<T>(&self, key: &str, expected: &str, f: fn(&str) -> std::result::Result<T, String>) -> Result<Option<T>> {
+    fn unit<T>(
+        &self,
+        key: &str,
+        expected: &str,
+        f: fn(&str) -> std::result::Result<T, String>,
+    ) -> Result<Option<T>> {
         match self.str(key, expected)? {
             None => Ok(None),
             Some(s) => f(s).map(Some).map_err(|m| self.bad(key, m, expected)),
@@ -141,13 +179,18 @@ impl<'a> Table<'a> {
     }
 
     pub fn duration(&self, key: &str) -> Result<Option<std::time::Duration>> {
-        self.unit(key, "a duration like \"200ms\" or \"1.5s\"", units::duration)
+        self.unit(
+            key,
+            "a duration like \"200ms\" or \"1.5s\"",
+            units::duration,
+        )
     }
     pub fn bytes(&self, key: &str) -> Result<Option<u64>> {
-        self.unit(key, "a size like \"40B\", \"16KiB\" or \"7.5KB\"", units::bytes)
-    }
-    pub fn rate(&self, key: &str) -> Result<Option<u64>> {
-        self.unit(key, "a rate like \"5Mbit/s\" or \"28.8kbit/s\"", units::rate)
+        self.unit(
+            key,
+            "a size like \"40B\", \"16KiB\" or \"7.5KB\"",
+            units::bytes,
+        )
     }
 
     /// A sub-table (`[x.key]` or an inline table).
@@ -155,21 +198,38 @@ impl<'a> Table<'a> {
         match self.item(key) {
             None => Ok(None),
             Some(i) => {
-                let t = i.as_table_like().ok_or_else(|| self.bad(key, "wrong type", expected))?;
-                Ok(Some(Table::new(self.src, t, self.item_span(key), format!("{}.{key}", self.name))))
+                let t = i
+                    .as_table_like()
+                    .ok_or_else(|| self.bad(key, "wrong type", expected))?;
+                Ok(Some(Table::new(
+                    self.src,
+                    t,
+                    self.item_span(key),
+                    format!("{}.{key}", self.name),
+                )))
             }
         }
     }
 
     /// An array of strings, with each element's span.
-    pub fn str_array(&self, key: &str, expected: &str) -> Result<Option<Vec<(&'a str, Option<Range<usize>>)>>> {
+    pub fn str_array(
+        &self,
+        key: &str,
+        expected: &str,
+    ) -> Result<Option<Vec<(&'a str, Option<Range<usize>>)>>> {
         match self.item(key) {
             None => Ok(None),
             Some(i) => {
-                let a = i.as_array().ok_or_else(|| self.bad(key, "wrong type", expected))?;
+                let a = i
+                    .as_array()
+                    .ok_or_else(|| self.bad(key, "wrong type", expected))?;
                 let mut out = Vec::new();
                 for v in a.iter() {
-                    let s = v.as_str().ok_or_else(|| self.src.error(v.span(), format!("`{key}`: wrong element type")).expected(expected.to_string()))?;
+                    let s = v.as_str().ok_or_else(|| {
+                        self.src
+                            .error(v.span(), format!("`{key}`: wrong element type"))
+                            .expected(expected.to_string())
+                    })?;
                     out.push((s, v.span()));
                 }
                 Ok(Some(out))
@@ -182,11 +242,15 @@ impl<'a> Table<'a> {
         match self.item(key) {
             None => Ok(None),
             Some(i) => {
-                let a = i.as_array().ok_or_else(|| self.bad(key, "wrong type", &expected))?;
+                let a = i
+                    .as_array()
+                    .ok_or_else(|| self.bad(key, "wrong type", &expected))?;
                 let mut out = Vec::new();
                 for v in a.iter() {
                     let n = v.as_integer().filter(|n| *n >= min).ok_or_else(|| {
-                        self.src.error(v.span(), format!("`{key}`: bad element")).expected(expected.clone())
+                        self.src
+                            .error(v.span(), format!("`{key}`: bad element"))
+                            .expected(expected.clone())
                     })?;
                     out.push(n);
                 }

@@ -3,27 +3,58 @@
 use gentle_tcp::{CcAlgorithm, Config, Profile, RecoveryAlgorithm};
 
 use super::reader::{Result, Table};
-use super::{tables, Variant};
+use super::{Variant, tables};
 
 pub const SWITCHES: &[&str] = &[
-    "name", "profile", "mss", "initial_window", "cc", "recovery", "sack", "dsack", "fack", "timestamps",
-    "window_scale", "limited_transmit", "frto", "undo", "dupthresh", "rto_min", "rto_initial", "rto_max",
-    "delayed_ack", "quickack", "recv_buffer", "slow_start_after_idle",
+    "name",
+    "profile",
+    "mss",
+    "initial_window",
+    "cc",
+    "recovery",
+    "sack",
+    "dsack",
+    "fack",
+    "timestamps",
+    "window_scale",
+    "limited_transmit",
+    "frto",
+    "undo",
+    "dupthresh",
+    "rto_min",
+    "rto_initial",
+    "rto_max",
+    "delayed_ack",
+    "quickack",
+    "recv_buffer",
+    "slow_start_after_idle",
 ];
 
 pub fn parse_variants(top: &Table<'_>) -> Result<Vec<Variant>> {
     let ts = tables(top, "variant")?;
     if ts.is_empty() {
-        return Err(top.missing("variant", "at least one [[variant]] (the first is the baseline)"));
+        return Err(top.missing(
+            "variant",
+            "at least one [[variant]] (the first is the baseline)",
+        ));
     }
     let mut out: Vec<Variant> = Vec::new();
     for (i, t) in ts.iter().enumerate() {
         t.check_keys(SWITCHES)?;
-        let name = t.str("name", "a string")?.map_or_else(|| format!("variant{}", i + 1), str::to_string);
+        let name = t
+            .str("name", "a string")?
+            .map_or_else(|| format!("variant{}", i + 1), str::to_string);
         if out.iter().any(|v| v.name == name) {
-            return Err(t.bad("name", format!("variant `{name}` is defined twice"), "a unique name"));
+            return Err(t.bad(
+                "name",
+                format!("variant `{name}` is defined twice"),
+                "a unique name",
+            ));
         }
-        out.push(Variant { name, config: parse_config(t)? });
+        out.push(Variant {
+            name,
+            config: parse_config(t)?,
+        });
     }
     Ok(out)
 }
@@ -55,13 +86,25 @@ pub fn parse_config(t: &Table<'_>) -> Result<Config> {
         c.cc = match v {
             "reno" => CcAlgorithm::Reno,
             "cubic" => CcAlgorithm::Cubic,
-            x => return Err(t.bad("cc", format!("unknown congestion control `{x}`"), "\"reno\" or \"cubic\"")),
+            x => {
+                return Err(t.bad(
+                    "cc",
+                    format!("unknown congestion control `{x}`"),
+                    "\"reno\" or \"cubic\"",
+                ));
+            }
         };
     }
     if let Some(v) = t.str("recovery", "\"rfc6675\"")? {
         c.recovery = match v {
             "rfc6675" => RecoveryAlgorithm::Rfc6675,
-            x => return Err(t.bad("recovery", format!("unknown recovery algorithm `{x}`"), "\"rfc6675\"")),
+            x => {
+                return Err(t.bad(
+                    "recovery",
+                    format!("unknown recovery algorithm `{x}`"),
+                    "\"rfc6675\"",
+                ));
+            }
         };
     }
     macro_rules! flag {
@@ -93,7 +136,11 @@ pub fn parse_config(t: &Table<'_>) -> Result<Config> {
     }
     if let Some(v) = t.bytes("recv_buffer")? {
         if !(536..=1 << 30).contains(&v) {
-            return Err(t.bad("recv_buffer", format!("{v} bytes is out of range"), "from 536B to 1GiB"));
+            return Err(t.bad(
+                "recv_buffer",
+                format!("{v} bytes is out of range"),
+                "from 536B to 1GiB",
+            ));
         }
         c.recv_buffer = v as u32;
     }

@@ -8,9 +8,28 @@ use super::reader::{Result, Table};
 use super::tables;
 
 const KEYS: &[&str] = &[
-    "name", "kind", "client", "server", "port", "request", "response", "exchanges", "connection", "think",
-    "server_close", "bytes", "objects", "object", "connections", "bursts", "burst", "idle", "start", "jitter",
-    "measure", "max_window",
+    "name",
+    "kind",
+    "client",
+    "server",
+    "port",
+    "request",
+    "response",
+    "exchanges",
+    "connection",
+    "think",
+    "server_close",
+    "bytes",
+    "objects",
+    "object",
+    "connections",
+    "bursts",
+    "burst",
+    "idle",
+    "start",
+    "jitter",
+    "measure",
+    "max_window",
 ];
 const KINDS: &str = "\"exchanges\", \"bulk\", \"onoff\" or \"page\"";
 const SIZE: &str = "a size like \"5000B\", or { dist = \"exponential\", mean = \"7.5KB\" } (dists: uniform min/max, exponential mean, lognormal median/sigma, choice sizes/weights)";
@@ -27,7 +46,11 @@ pub fn parse_workloads(top: &Table<'_>, nodes: &[String]) -> Result<Vec<Workload
             let n = t.req_str(key, "a node name")?;
             if !nodes.iter().any(|x| x == n) {
                 let names: Vec<&str> = nodes.iter().map(String::as_str).collect();
-                let mut e = t.bad(key, format!("node `{n}` is not on any link"), "a node named in a [[link]]");
+                let mut e = t.bad(
+                    key,
+                    format!("node `{n}` is not on any link"),
+                    "a node named in a [[link]]",
+                );
                 if let Some(s) = super::error::suggest(n, &names) {
                     e = e.help(format!("did you mean `{s}`?"));
                 }
@@ -38,7 +61,11 @@ pub fn parse_workloads(top: &Table<'_>, nodes: &[String]) -> Result<Vec<Workload
         let client = node("client")?;
         let server = node("server")?;
         if client == server {
-            return Err(t.bad("server", "client and server are the same node", "two different nodes"));
+            return Err(t.bad(
+                "server",
+                "client and server are the same node",
+                "two different nodes",
+            ));
         }
         let kind_s = t.str("kind", KINDS)?.unwrap_or("exchanges");
         let kind = match kind_s {
@@ -58,9 +85,14 @@ pub fn parse_workloads(top: &Table<'_>, nodes: &[String]) -> Result<Vec<Workload
                 think: t.duration("idle")?.unwrap_or(Duration::ZERO),
                 server_close: false,
             },
-            "bulk" => WorkloadKind::Bulk { bytes: t.bytes("bytes")? },
+            "bulk" => WorkloadKind::Bulk {
+                bytes: t.bytes("bytes")?,
+            },
             "page" => WorkloadKind::Page {
-                objects: t.int("objects", 1, 100_000)?.ok_or_else(|| t.missing("objects", "the number of objects"))? as u32,
+                objects: t
+                    .int("objects", 1, 100_000)?
+                    .ok_or_else(|| t.missing("objects", "the number of objects"))?
+                    as u32,
                 object: size(t, "object")?.ok_or_else(|| t.missing("object", SIZE))?,
                 request: size(t, "request")?.unwrap_or(Size::Fixed(400)),
                 connections: t.int("connections", 1, 10_000)?.unwrap_or(1) as u32,
@@ -76,16 +108,26 @@ pub fn parse_workloads(top: &Table<'_>, nodes: &[String]) -> Result<Vec<Workload
         let is_bulk_forever = matches!(kind, WorkloadKind::Bulk { bytes: None });
         let measure = t.bool("measure")?.unwrap_or(!is_bulk_forever);
         if measure && is_bulk_forever {
-            return Err(t.bad("measure", "an endless bulk transfer never finishes", "measure = false, or set `bytes`"));
+            return Err(t.bad(
+                "measure",
+                "an endless bulk transfer never finishes",
+                "measure = false, or set `bytes`",
+            ));
         }
         let max_window = t.bytes("max_window")?;
         if let Some(w) = max_window {
             if w < 536 || w > 1 << 30 {
-                return Err(t.bad("max_window", format!("{w} bytes is out of range"), "from 536B to 1GiB"));
+                return Err(t.bad(
+                    "max_window",
+                    format!("{w} bytes is out of range"),
+                    "from 536B to 1GiB",
+                ));
             }
         }
         out.push(WorkloadSpec {
-            name: t.str("name", "a string")?.map_or_else(|| format!("workload{}", i + 1), str::to_string),
+            name: t
+                .str("name", "a string")?
+                .map_or_else(|| format!("workload{}", i + 1), str::to_string),
             client,
             server,
             port: t.int("port", 1, 65535)?.unwrap_or(80) as u16,
@@ -98,7 +140,10 @@ pub fn parse_workloads(top: &Table<'_>, nodes: &[String]) -> Result<Vec<Workload
         });
     }
     if !out.iter().any(|w| w.measure) {
-        return Err(top.missing("workload", "at least one measured [[workload]] (measure = true)"));
+        return Err(top.missing(
+            "workload",
+            "at least one measured [[workload]] (measure = true)",
+        ));
     }
     Ok(out)
 }
@@ -107,7 +152,11 @@ fn mode(t: &Table<'_>) -> Result<ConnectionMode> {
     match t.str("connection", "\"fresh\" or \"persistent\"")? {
         None | Some("fresh") => Ok(ConnectionMode::Fresh),
         Some("persistent") => Ok(ConnectionMode::Persistent),
-        Some(m) => Err(t.bad("connection", format!("unknown connection mode `{m}`"), "\"fresh\" or \"persistent\"")),
+        Some(m) => Err(t.bad(
+            "connection",
+            format!("unknown connection mode `{m}`"),
+            "\"fresh\" or \"persistent\"",
+        )),
     }
 }
 
@@ -117,9 +166,17 @@ fn size(t: &Table<'_>, key: &str) -> Result<Option<Size>> {
         Some(i) if i.is_str() => Ok(Some(Size::Fixed(t.bytes(key)?.expect("present")))),
         Some(_) => {
             let d = t.sub(key, SIZE)?.expect("present");
-            d.check_keys(&["dist", "mean", "min", "max", "median", "sigma", "sizes", "weights"])?;
-            let dist = d.req_str("dist", "\"uniform\", \"exponential\", \"lognormal\" or \"choice\"")?;
-            let req_bytes = |k: &str| -> Result<u64> { d.bytes(k)?.ok_or_else(|| d.missing(k, "a size like \"7.5KB\"")) };
+            d.check_keys(&[
+                "dist", "mean", "min", "max", "median", "sigma", "sizes", "weights",
+            ])?;
+            let dist = d.req_str(
+                "dist",
+                "\"uniform\", \"exponential\", \"lognormal\" or \"choice\"",
+            )?;
+            let req_bytes = |k: &str| -> Result<u64> {
+                d.bytes(k)?
+                    .ok_or_else(|| d.missing(k, "a size like \"7.5KB\""))
+            };
             Ok(Some(match dist {
                 "uniform" => {
                     let (lo, hi) = (req_bytes("min")?, req_bytes("max")?);
@@ -128,26 +185,42 @@ fn size(t: &Table<'_>, key: &str) -> Result<Option<Size>> {
                     }
                     Size::Uniform { lo, hi }
                 }
-                "exponential" => Size::Exponential { mean: req_bytes("mean")? as f64 },
+                "exponential" => Size::Exponential {
+                    mean: req_bytes("mean")? as f64,
+                },
                 "lognormal" => Size::LogNormal {
                     median: req_bytes("median")? as f64,
-                    sigma: d.float("sigma", "a number ≥ 0")?.ok_or_else(|| d.missing("sigma", "a number ≥ 0"))?,
+                    sigma: d
+                        .float("sigma", "a number ≥ 0")?
+                        .ok_or_else(|| d.missing("sigma", "a number ≥ 0"))?,
                 },
                 "choice" => {
-                    let sizes = d.str_array("sizes", "sizes like \"5KB\"")?.ok_or_else(|| d.missing("sizes", "an array of sizes"))?;
+                    let sizes = d
+                        .str_array("sizes", "sizes like \"5KB\"")?
+                        .ok_or_else(|| d.missing("sizes", "an array of sizes"))?;
                     let mut items = Vec::new();
                     for (s, span) in &sizes {
-                        let n = crate::units::bytes(s).map_err(|m| d.src.error(span.clone(), m).expected("a size like \"5KB\""))?;
+                        let n = crate::units::bytes(s).map_err(|m| {
+                            d.src.error(span.clone(), m).expected("a size like \"5KB\"")
+                        })?;
                         items.push((n, 1.0));
                     }
                     if let Some(w) = d.item("weights").and_then(|i| i.as_array()) {
                         if w.len() != items.len() {
-                            return Err(d.bad("weights", "needs one weight per size", "an array of numbers as long as `sizes`"));
+                            return Err(d.bad(
+                                "weights",
+                                "needs one weight per size",
+                                "an array of numbers as long as `sizes`",
+                            ));
                         }
                         for (it, v) in items.iter_mut().zip(w.iter()) {
-                            it.1 = v.as_float().or_else(|| v.as_integer().map(|x| x as f64)).filter(|x| *x >= 0.0).ok_or_else(|| {
-                                d.src.error(v.span(), "bad weight").expected("a number ≥ 0")
-                            })?;
+                            it.1 = v
+                                .as_float()
+                                .or_else(|| v.as_integer().map(|x| x as f64))
+                                .filter(|x| *x >= 0.0)
+                                .ok_or_else(|| {
+                                    d.src.error(v.span(), "bad weight").expected("a number ≥ 0")
+                                })?;
                         }
                     }
                     if items.is_empty() {
@@ -155,7 +228,13 @@ fn size(t: &Table<'_>, key: &str) -> Result<Option<Size>> {
                     }
                     Size::Choice(items)
                 }
-                x => return Err(d.bad("dist", format!("unknown distribution `{x}`"), "\"uniform\", \"exponential\", \"lognormal\" or \"choice\"")),
+                x => {
+                    return Err(d.bad(
+                        "dist",
+                        format!("unknown distribution `{x}`"),
+                        "\"uniform\", \"exponential\", \"lognormal\" or \"choice\"",
+                    ));
+                }
             }))
         }
     }

@@ -24,7 +24,6 @@ pub(crate) enum Action {
 
 pub(crate) struct WorkloadRt {
     pub spec: WorkloadSpec,
-    pub id: u16,
     pub client: u16,
     pub server: u16,
     pub start: Duration,
@@ -39,7 +38,7 @@ pub(crate) struct WorkloadRt {
 }
 
 impl WorkloadRt {
-    pub fn new(id: u16, spec: WorkloadSpec, client: u16, server: u16, rng: &mut ChaCha8Rng) -> Self {
+    pub fn new(spec: WorkloadSpec, client: u16, server: u16, mut rng: ChaCha8Rng) -> Self {
         let jitter = if spec.jitter.is_zero() {
             Duration::ZERO
         } else {
@@ -53,10 +52,9 @@ impl WorkloadRt {
         WorkloadRt {
             start: spec.start + jitter,
             spec,
-            id,
             client,
             server,
-            rng: rng.clone(),
+            rng,
             created: 0,
             finished: 0,
             total,
@@ -131,7 +129,11 @@ impl Sim {
             Action::Start => {
                 let w = &mut self.workloads[wl as usize];
                 match w.spec.kind.clone() {
-                    WorkloadKind::Page { objects, connections, .. } => {
+                    WorkloadKind::Page {
+                        objects,
+                        connections,
+                        ..
+                    } => {
                         w.page_start = Some(self.now);
                         for _ in 0..connections.min(objects).max(1) {
                             self.open_session(wl);
@@ -155,13 +157,22 @@ impl Sim {
             return;
         }
         let (client, server, port) = (w.client, w.server, w.spec.port);
-        let mut cfg = w.spec.client_config.clone().unwrap_or_else(|| self.config.clone());
+        let mut cfg = w
+            .spec
+            .client_config
+            .clone()
+            .unwrap_or_else(|| self.config.clone());
         cfg.trace |= self.config.trace;
         if let Some(mw) = w.spec.max_window {
             cfg.recv_buffer = mw;
         }
         let (start_now, on_est, push, close_after) = match &w.spec.kind {
-            WorkloadKind::Exchanges { mode, request, server_close, .. } => {
+            WorkloadKind::Exchanges {
+                mode,
+                request,
+                server_close,
+                ..
+            } => {
                 let push = matches!(request, Size::Fixed(0));
                 match mode {
                     ConnectionMode::Fresh => (!push, false, push, *server_close),
@@ -215,9 +226,16 @@ impl Sim {
         let index = w.created;
         w.created += 1;
         let (request, response) = match &w.spec.kind {
-            WorkloadKind::Exchanges { request, response, .. } => (request.sample(&mut w.rng), Some(response.sample(&mut w.rng))),
+            WorkloadKind::Exchanges {
+                request, response, ..
+            } => (
+                request.sample(&mut w.rng),
+                Some(response.sample(&mut w.rng)),
+            ),
             WorkloadKind::Bulk { bytes } => (0, *bytes),
-            WorkloadKind::Page { object, request, .. } => (request.sample(&mut w.rng), Some(object.sample(&mut w.rng))),
+            WorkloadKind::Page {
+                object, request, ..
+            } => (request.sample(&mut w.rng), Some(object.sample(&mut w.rng))),
         };
         let snap = self.session_counters(sid);
         let now = self.now;
@@ -299,7 +317,11 @@ impl Sim {
         let s = &mut self.sessions[sid as usize];
         let conn = &mut self.conns[c as usize].conn;
         // Read and verify everything available.
-        let rcvd = if is_server { &mut s.server_rcvd } else { &mut s.client_rcvd };
+        let rcvd = if is_server {
+            &mut s.server_rcvd
+        } else {
+            &mut s.client_rcvd
+        };
         while let Some(b) = conn.read() {
             s.corrupt += pattern::mismatches(*rcvd, &b);
             *rcvd += b.len() as u64;
@@ -319,13 +341,18 @@ impl Sim {
             if let Some(a) = s.cur.as_mut() {
                 match a.resp_end {
                     Some(end) => {
-                        if a.server_start.is_some() && a.server_end.is_none() && conn.bytes_acked() >= end {
+                        if a.server_start.is_some()
+                            && a.server_end.is_none()
+                            && conn.bytes_acked() >= end
+                        {
                             a.server_end = Some(now);
                         }
                     }
                     None => {
                         // Endless bulk: keep the send buffer topped up.
-                        if conn.bytes_written() < conn.bytes_acked() + BULK_AHEAD / 2 && a.server_start.is_some() {
+                        if conn.bytes_written() < conn.bytes_acked() + BULK_AHEAD / 2
+                            && a.server_start.is_some()
+                        {
                             let off = s.resp_written;
                             pattern::chunks(off, BULK_AHEAD / 2, |b| {
                                 conn.write(b);
@@ -372,7 +399,7 @@ impl Sim {
         let s = &mut self.sessions[sid as usize];
         let Some(a) = s.cur.take() else { return };
         s.exchanges_done += 1;
-        let mut d = now_counters;
+        let d = now_counters;
         // Counter deltas over the exchange.
         let sub = |x: u64, y: u64| (x - y.min(x)) as u32;
         let rec = ExchangeRecord {
@@ -387,26 +414,22 @@ impl Sim {
                 _ => None,
             },
             client_ns: a.client_end.map(|e| (e - a.client_start).as_nanos() as u64),
-            fin_ns: s.fin_delivered.filter(|_| s.server_close_after).map(|e| (e - a.client_start).as_nanos() as u64),
+            fin_ns: s
+                .fin_delivered
+                .filter(|_| s.server_close_after)
+                .map(|e| (e - a.client_start).as_nanos() as u64),
             fast_retrans: sub(d.fast_retrans, a.snap.fast_retrans),
             timeout_retrans: sub(d.timeouts, a.snap.timeouts),
             slow_start_retrans: sub(d.slow_start_retrans, a.snap.slow_start_retrans),
             syn_retrans: sub(d.syn_retrans, a.snap.syn_retrans),
             timeouts: sub(d.timeouts, a.snap.timeouts),
             recoveries: sub(d.recovery_episodes, a.snap.recovery_episodes),
-            undos: sub(
-                d.full_undo + d.partial_undo + d.dsack_undo + d.loss_undo,
-                a.snap.full_undo + a.snap.partial_undo + a.snap.dsack_undo + a.snap.loss_undo,
-            ),
+            undos: sub(d.undos(), a.snap.undos()),
             retrans_segs: sub(d.retrans_segs, a.snap.retrans_segs),
-            bytes_sent: {
-                d.bytes_sent -= a.snap.bytes_sent.min(d.bytes_sent);
-                d.bytes_sent
-            },
+            bytes_sent: d.bytes_sent.saturating_sub(a.snap.bytes_sent),
             packets_dropped: s.drops - a.snap_drops,
         };
         let wl = s.wl;
-        let cconn = s.cconn;
         self.result.exchanges.push(rec);
         let w = &mut self.workloads[wl as usize];
         w.finished += 1;
@@ -419,13 +442,19 @@ impl Sim {
         let kind = w.spec.kind.clone();
         let all_done = w.finished >= w.total;
         match kind {
-            WorkloadKind::Exchanges { mode: ConnectionMode::Fresh, .. } => {
+            WorkloadKind::Exchanges {
+                mode: ConnectionMode::Fresh,
+                ..
+            } => {
                 self.client_close(sid);
                 if more {
                     self.schedule_app(self.now + think, wl, Action::OpenSession);
                 }
             }
-            WorkloadKind::Exchanges { mode: ConnectionMode::Persistent, .. } => {
+            WorkloadKind::Exchanges {
+                mode: ConnectionMode::Persistent,
+                ..
+            } => {
                 if more {
                     self.schedule_app(self.now + think, wl, Action::NextExchange { session: sid });
                 } else {
@@ -453,7 +482,6 @@ impl Sim {
                 }
             }
         }
-        let _ = cconn;
         if all_done {
             self.workload_done(wl);
         }
@@ -483,7 +511,10 @@ impl Sim {
         }
         for w in 0..self.workloads.len() {
             let wr = &self.workloads[w];
-            if wr.spec.measure && matches!(wr.spec.kind, WorkloadKind::Page { .. }) && wr.finished < wr.total {
+            if wr.spec.measure
+                && matches!(wr.spec.kind, WorkloadKind::Page { .. })
+                && wr.finished < wr.total
+            {
                 self.result.pages.push(PageRecord {
                     trial: self.result.trial,
                     workload: w as u16,

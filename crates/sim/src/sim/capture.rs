@@ -33,8 +33,15 @@ pub struct PacketInfo {
 pub enum TraceWhat {
     Send,
     Recv,
-    Drop { reason: &'static str, link: u32 },
-    Engine { conn: u32, #[serde(flatten)] event: Event },
+    Drop {
+        reason: &'static str,
+        link: u32,
+    },
+    Engine {
+        conn: u32,
+        #[serde(flatten)]
+        event: Event,
+    },
 }
 
 /// One line of the trace.
@@ -52,7 +59,13 @@ pub struct TraceLine {
 pub fn flag_letters(seg: &Segment) -> String {
     let f = seg.flags;
     let mut s = String::with_capacity(6);
-    for (b, c) in [(f.syn(), 'S'), (f.fin(), 'F'), (f.rst(), 'R'), (f.contains(gentle_tcp::Flags::PSH), 'P'), (f.ack(), 'A')] {
+    for (b, c) in [
+        (f.syn(), 'S'),
+        (f.fin(), 'F'),
+        (f.rst(), 'R'),
+        (f.contains(gentle_tcp::Flags::PSH), 'P'),
+        (f.ack(), 'A'),
+    ] {
         if b {
             s.push(c);
         }
@@ -88,7 +101,8 @@ pub fn ipv4_frame(src: u16, dst: u16, seg: &Segment, ident: u16) -> Vec<u8> {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     v[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
-    seg.emit(s, d, &mut v[20..]).expect("segment fits its own length");
+    seg.emit(s, d, &mut v[20..])
+        .expect("segment fits its own length");
     v
 }
 
@@ -96,7 +110,10 @@ impl Sim {
     pub(super) fn observe(&mut self, what: TraceWhat, node: u16, pkt: &Packet) {
         if self.capture_node == Some(node) && !matches!(what, TraceWhat::Drop { .. }) {
             let ident = self.capture.len() as u16;
-            self.capture.push((self.now.as_nanos(), ipv4_frame(pkt.src, pkt.dst, &pkt.seg, ident)));
+            self.capture.push((
+                self.now.as_nanos(),
+                ipv4_frame(pkt.src, pkt.dst, &pkt.seg, ident),
+            ));
         }
         if self.trace.is_none() {
             return;
@@ -106,8 +123,19 @@ impl Sim {
         let (iss, irs) = self
             .sessions
             .get(pkt.meta.flow as usize)
-            .and_then(|s| if pkt.meta.from_server { s.sconn } else { Some(s.cconn) })
-            .map(|c| (self.conns[c as usize].conn.iss(), self.conns[c as usize].conn.irs()))
+            .and_then(|s| {
+                if pkt.meta.from_server {
+                    s.sconn
+                } else {
+                    Some(s.cconn)
+                }
+            })
+            .map(|c| {
+                (
+                    self.conns[c as usize].conn.iss(),
+                    self.conns[c as usize].conn.irs(),
+                )
+            })
             .unwrap_or((0, 0));
         let info = PacketInfo {
             flow: pkt.meta.flow,
@@ -118,13 +146,28 @@ impl Sim {
             flags: flag_letters(seg),
             seq: seg.seq.wrapping_sub(iss) as u64,
             len: seg.payload.len() as u32,
-            ack: if seg.flags.ack() { seg.ack.wrapping_sub(irs) } else { 0 },
+            ack: if seg.flags.ack() {
+                seg.ack.wrapping_sub(irs)
+            } else {
+                0
+            },
             win: seg.window,
-            sack: seg.options.sack.as_slice().iter().map(|b| [b.left.wrapping_sub(irs), b.right.wrapping_sub(irs)]).collect(),
+            sack: seg
+                .options
+                .sack
+                .as_slice()
+                .iter()
+                .map(|b| [b.left.wrapping_sub(irs), b.right.wrapping_sub(irs)])
+                .collect(),
             ts: seg.options.timestamps.map(|t| [t.val, t.ecr]),
             dup: pkt.meta.duplicate,
         };
-        let line = TraceLine { t_ns: self.now.as_nanos(), node: self.node_names[node as usize].clone(), what, packet: Some(info) };
+        let line = TraceLine {
+            t_ns: self.now.as_nanos(),
+            node: self.node_names[node as usize].clone(),
+            what,
+            packet: Some(info),
+        };
         if let Some(t) = self.trace.as_mut() {
             t.push(line);
         }

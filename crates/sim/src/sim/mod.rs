@@ -17,8 +17,8 @@ use gentle_tcp::{Config, Connection, Flags, Instant, Segment};
 use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
 
-pub use capture::{PacketInfo, TraceLine, TraceWhat};
 pub use capture::ipv4_frame as capture_frame;
+pub use capture::{PacketInfo, TraceLine, TraceWhat};
 
 use crate::link::{Admit, Channel, LinkSpec};
 use crate::packet::{Packet, PacketMeta, Slab};
@@ -91,7 +91,8 @@ pub struct Sim {
     in_tx: Vec<Option<u32>>,
     pub(crate) conns: Vec<ConnSlot>,
     demux: FxHashMap<u64, u32>,
-    listeners: Vec<(u16, u16, u16)>,
+    /// Listening (node, port) pairs.
+    listeners: Vec<(u16, u16)>,
     pub(crate) sessions: Vec<Session>,
     session_by_client: FxHashMap<u64, u32>,
     pub(crate) workloads: Vec<WorkloadRt>,
@@ -136,7 +137,10 @@ impl Sim {
         for w in &setup.workloads {
             for host in [&w.client, &w.server] {
                 if !names.contains(host) {
-                    return Err(SetupError(format!("workload `{}`: node `{}` is not on any link", w.name, host)));
+                    return Err(SetupError(format!(
+                        "workload `{}`: node `{}` is not on any link",
+                        w.name, host
+                    )));
                 }
             }
         }
@@ -159,12 +163,17 @@ impl Sim {
         }
         let capture_node = match &setup.capture {
             Some(name) => Some(
-                names.iter().position(|x| x == name).ok_or_else(|| SetupError(format!("capture node `{name}` is unknown")))?
+                names
+                    .iter()
+                    .position(|x| x == name)
+                    .ok_or_else(|| SetupError(format!("capture node `{name}` is unknown")))?
                     as u16,
             ),
             None => None,
         };
-        let host_rngs = (0..n).map(|i| rng::stream(trial_seed, rng::ids::HOST + i as u64)).collect();
+        let host_rngs = (0..n)
+            .map(|i| rng::stream(trial_seed, rng::ids::HOST + i as u64))
+            .collect();
         let mut sim = Sim {
             now: Instant::ZERO,
             seq: 0,
@@ -182,9 +191,15 @@ impl Sim {
             workloads: Vec::new(),
             host_rngs,
             next_port: vec![32768; n],
-            config: Config { trace: setup.trace || setup.config.trace, ..setup.config.clone() },
+            config: Config {
+                trace: setup.trace || setup.config.trace,
+                ..setup.config.clone()
+            },
             time_limit: setup.time_limit.as_nanos() as u64,
-            result: TrialResult { trial, ..Default::default() },
+            result: TrialResult {
+                trial,
+                ..Default::default()
+            },
             measured_left: 0,
             trace: setup.trace.then(Vec::new),
             capture_node,
@@ -201,15 +216,21 @@ impl Sim {
                     w.name, w.client, w.server
                 )));
             }
-            let mut rng = rng::stream(trial_seed, rng::ids::WORKLOAD + i as u64);
-            let rt = WorkloadRt::new(i as u16, w.clone(), client, server, &mut rng);
+            let rng = rng::stream(trial_seed, rng::ids::WORKLOAD + i as u64);
+            let rt = WorkloadRt::new(w.clone(), client, server, rng);
             let start = rt.start;
             if w.measure {
                 sim.measured_left += 1;
             }
-            sim.listeners.push((server, w.port, i as u16));
-            sim.workloads.push(WorkloadRt { rng, ..rt });
-            sim.push(start.as_nanos() as u64, Ev::App { wl: i as u16, action: apps::Action::Start });
+            sim.listeners.push((server, w.port));
+            sim.workloads.push(rt);
+            sim.push(
+                start.as_nanos() as u64,
+                Ev::App {
+                    wl: i as u16,
+                    action: apps::Action::Start,
+                },
+            );
         }
         Ok(sim)
     }
@@ -217,7 +238,11 @@ impl Sim {
     fn push(&mut self, time: u64, ev: Ev) {
         let seq = self.seq;
         self.seq += 1;
-        self.heap.push(Reverse(Entry { time: time.max(self.now.as_nanos()), seq, ev }));
+        self.heap.push(Reverse(Entry {
+            time: time.max(self.now.as_nanos()),
+            seq,
+            ev,
+        }));
     }
 
     /// Runs the trial to completion (or its time limit) and returns its results.
@@ -249,15 +274,7 @@ impl Sim {
             self.result.counters.add(c.conn.counters());
         }
         for ch in &self.chans {
-            let s = &ch.stats;
-            let t = &mut self.result.links;
-            t.offered += s.offered;
-            t.dropped_loss += s.dropped_loss;
-            t.dropped_queue += s.dropped_queue;
-            t.delivered += s.delivered;
-            t.reordered += s.reordered;
-            t.duplicated += s.duplicated;
-            t.bytes_delivered += s.bytes_delivered;
+            self.result.links.add(&ch.stats);
         }
         self.result.end_ns = self.now.as_nanos();
         (self.result, self.trace, self.capture)
@@ -316,14 +333,22 @@ impl Sim {
             s.drops += 1;
         }
         let node = self.chans[chan as usize].from;
-        self.observe(TraceWhat::Drop { reason: why, link: chan }, node, &pkt);
+        self.observe(
+            TraceWhat::Drop {
+                reason: why,
+                link: chan,
+            },
+            node,
+            &pkt,
+        );
     }
 
     fn start_tx(&mut self, chan: usize) {
         match self.chans[chan].next_tx() {
             Some((slot, bytes)) => {
                 self.in_tx[chan] = Some(slot);
-                let t = self.now.as_nanos() + self.chans[chan].tx_time(bytes as usize).as_nanos() as u64;
+                let t = self.now.as_nanos()
+                    + self.chans[chan].tx_time(bytes as usize).as_nanos() as u64;
                 self.push(t, Ev::TxDone { chan: chan as u32 });
             }
             None => self.chans[chan].busy = false,
@@ -346,7 +371,13 @@ impl Sim {
         c.stats.bytes_delivered += bytes as u64;
         let to = c.to;
         let t = self.now.as_nanos() + d.as_nanos() as u64;
-        self.push(t, Ev::Arrive { node: to, pkt: slot });
+        self.push(
+            t,
+            Ev::Arrive {
+                node: to,
+                pkt: slot,
+            },
+        );
         if dup {
             let mut copy = self.slab.get(slot).clone();
             copy.meta.duplicate = true;
@@ -372,8 +403,8 @@ impl Sim {
             }
         }
         if seg.flags.syn() && !seg.flags.ack() {
-            if let Some(&(_, _, wl)) = self.listeners.iter().find(|l| l.0 == node && l.1 == seg.dst_port) {
-                self.accept(node, wl, &pkt);
+            if self.listeners.contains(&(node, seg.dst_port)) {
+                self.accept(node, &pkt);
                 return;
             }
         }
@@ -385,7 +416,11 @@ impl Sim {
     /// RFC 9293 §3.10.7.1: a segment for no connection is answered with a reset.
     fn send_reset(&mut self, node: u16, pkt: &Packet) {
         let s = &pkt.seg;
-        let mut r = Segment { src_port: s.dst_port, dst_port: s.src_port, ..Segment::default() };
+        let mut r = Segment {
+            src_port: s.dst_port,
+            dst_port: s.src_port,
+            ..Segment::default()
+        };
         if s.flags.ack() {
             r.seq = s.ack;
             r.flags = Flags::RST;
@@ -393,34 +428,72 @@ impl Sim {
             r.ack = s.seq.wrapping_add(s.seq_len());
             r.flags = Flags::RST | Flags::ACK;
         }
-        let meta = PacketMeta { flow: pkt.meta.flow, from_server: !pkt.meta.from_server, ..Default::default() };
-        self.send(node, Packet { src: node, dst: pkt.src, seg: r, meta });
+        let meta = PacketMeta {
+            flow: pkt.meta.flow,
+            from_server: !pkt.meta.from_server,
+            ..Default::default()
+        };
+        self.send(
+            node,
+            Packet {
+                src: node,
+                dst: pkt.src,
+                seg: r,
+                meta,
+            },
+        );
     }
 
-    fn accept(&mut self, node: u16, wl: u16, pkt: &Packet) {
+    fn accept(&mut self, node: u16, pkt: &Packet) {
         let cfg = self.config.clone();
         let rng = &mut self.host_rngs[node as usize];
-        let Some(conn) = Connection::accept(cfg, self.now, &pkt.seg, rng) else { return };
+        let Some(conn) = Connection::accept(cfg, self.now, &pkt.seg, rng) else {
+            return;
+        };
         let skey = demux_key(pkt.src, pkt.seg.src_port, 0, 0);
-        let Some(&session) = self.session_by_client.get(&skey) else { return };
+        let Some(&session) = self.session_by_client.get(&skey) else {
+            return;
+        };
         let c = self.conns.len() as u32;
-        self.conns.push(ConnSlot { conn, node, session, is_server: true, timer_at: None });
-        self.demux.insert(demux_key(node, pkt.seg.dst_port, pkt.src, pkt.seg.src_port), c);
+        self.conns.push(ConnSlot {
+            conn,
+            node,
+            session,
+            is_server: true,
+            timer_at: None,
+        });
+        self.demux.insert(
+            demux_key(node, pkt.seg.dst_port, pkt.src, pkt.seg.src_port),
+            c,
+        );
         self.sessions[session as usize].sconn = Some(c);
-        let _ = wl;
         self.service(c);
     }
 
     /// Opens a client connection for `session`; returns its slot.
-    pub(crate) fn connect(&mut self, node: u16, server: u16, port: u16, session: u32, cfg: Config) -> (u32, u16) {
+    pub(crate) fn connect(
+        &mut self,
+        node: u16,
+        server: u16,
+        port: u16,
+        session: u32,
+        cfg: Config,
+    ) -> (u32, u16) {
         let lport = self.next_port[node as usize];
         self.next_port[node as usize] = if lport == 60999 { 32768 } else { lport + 1 };
         let rng = &mut self.host_rngs[node as usize];
         let conn = Connection::connect(cfg, self.now, lport, port, rng);
         let c = self.conns.len() as u32;
-        self.conns.push(ConnSlot { conn, node, session, is_server: false, timer_at: None });
+        self.conns.push(ConnSlot {
+            conn,
+            node,
+            session,
+            is_server: false,
+            timer_at: None,
+        });
         self.demux.insert(demux_key(node, lport, server, port), c);
-        self.session_by_client.insert(demux_key(node, lport, 0, 0), session);
+        self.session_by_client
+            .insert(demux_key(node, lport, 0, 0), session);
         (c, lport)
     }
 
@@ -438,16 +511,38 @@ impl Sim {
             let conn = &self.conns[c as usize].conn;
             let rel_seq = seg.seq.wrapping_sub(conn.iss()) as u64;
             let payload = seg.payload.len() as u32;
-            let message = if is_server && payload > 0 { self.sessions[session as usize].message_at(rel_seq) } else { None };
-            let meta = PacketMeta { flow, payload, rel_seq, message, from_server: is_server, duplicate: false };
-            self.send(node, Packet { src: node, dst: peer, seg, meta });
+            let message = if is_server && payload > 0 {
+                self.sessions[session as usize].message_at(rel_seq)
+            } else {
+                None
+            };
+            let meta = PacketMeta {
+                flow,
+                payload,
+                rel_seq,
+                message,
+                from_server: is_server,
+                duplicate: false,
+            };
+            self.send(
+                node,
+                Packet {
+                    src: node,
+                    dst: peer,
+                    seg,
+                    meta,
+                },
+            );
         }
         if self.trace.is_some() {
             while let Some(ev) = self.conns[c as usize].conn.poll_event() {
                 let line = TraceLine {
                     t_ns: ev.time.as_nanos(),
                     node: self.node_names[node as usize].clone(),
-                    what: TraceWhat::Engine { conn: c, event: ev.event },
+                    what: TraceWhat::Engine {
+                        conn: c,
+                        event: ev.event,
+                    },
                     packet: None,
                 };
                 if let Some(t) = self.trace.as_mut() {

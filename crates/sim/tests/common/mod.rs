@@ -26,7 +26,12 @@ pub fn chan(rate: Option<u64>, delay_ms: u64, loss: LossModel) -> ChannelSpec {
 pub fn two_hosts(down: ChannelSpec, up: ChannelSpec, kind: WorkloadKind, cfg: Config) -> Setup {
     Setup {
         nodes: vec!["server".into(), "client".into()],
-        links: vec![LinkSpec { a: "server".into(), b: "client".into(), a_to_b: down, b_to_a: up }],
+        links: vec![LinkSpec {
+            a: "server".into(),
+            b: "client".into(),
+            a_to_b: down,
+            b_to_a: up,
+        }],
         workloads: vec![WorkloadSpec {
             name: "web".into(),
             client: "client".into(),

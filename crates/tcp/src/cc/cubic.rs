@@ -3,7 +3,7 @@
 //! TCP-friendly region. Integer arithmetic throughout, so results are identical on
 //! every machine. HyStart is not modelled.
 
-use super::{additive_increase, slow_start, CongestionControl, Window};
+use super::{CongestionControl, Window, additive_increase, slow_start};
 use crate::time::Instant;
 
 /// RFC 9438 §4.6 β_cubic = 0.7, as Linux's `beta` = 717 / 1024.
@@ -36,7 +36,11 @@ fn cube_root(a: u64) -> u64 {
     let (mut lo, mut hi) = (0u64, 2_097_152u64); // 2^21: (2^21)^3 = 2^63
     while lo < hi {
         let mid = (lo + hi + 1) / 2;
-        if mid.checked_mul(mid).and_then(|m| m.checked_mul(mid)).is_some_and(|c| c <= a) {
+        if mid
+            .checked_mul(mid)
+            .and_then(|m| m.checked_mul(mid))
+            .is_some_and(|c| c <= a)
+        {
             lo = mid;
         } else {
             hi = mid - 1;

@@ -2,7 +2,7 @@
 //! ssthresh = max(FlightSize/2, 2·SMSS), here in segments as Linux's
 //! `tcp_reno_ssthresh` computes it from cwnd).
 
-use super::{additive_increase, slow_start, CongestionControl, Window};
+use super::{CongestionControl, Window, additive_increase, slow_start};
 use crate::time::Instant;
 
 #[derive(Clone, Copy, Debug, Default)]

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use super::{CloseReason, Connection, Frto};
 use crate::recovery::{AckSample, RecoveryStart};
-use crate::trace::{CaState, Event, State, UndoKind};
 use crate::time::Instant;
+use crate::trace::{CaState, Event, State, UndoKind};
 use crate::wire::Segment;
 
 /// Most segments of slack for which Linux still counts the sender as cwnd-limited
@@ -49,9 +49,8 @@ impl Connection {
             self.update_window(seg, seq, ack, false);
         }
         let mut newly_sacked = 0;
-        let mut dsack = false;
         if self.sack_ok && !seg.options.sack.is_empty() {
-            (newly_sacked, dsack) = self.process_sack(now, seg, ack, prior_una);
+            newly_sacked = self.process_sack(now, seg, ack, prior_una);
         }
         if ack < prior_una {
             return true; // old ACK: SACK information only
@@ -66,7 +65,11 @@ impl Connection {
             self.retransmits = 0;
             // RTT: Karn's rule for segment timing; timestamps otherwise (RFC 7323 §4.1).
             // Karn: no segment-timed sample once retransmitted data is acknowledged.
-            let timed = if acked.any_retrans { None } else { acked.rtt_from };
+            let timed = if acked.any_retrans {
+                None
+            } else {
+                acked.rtt_from
+            };
             let sample = match timed {
                 Some(t) => Some(now - t),
                 None => self.last_tsecr.and_then(|ecr| {
@@ -108,7 +111,14 @@ impl Connection {
             self.cc.cong_avoid(&mut self.w, acked.segs, now, min_rtt_ms);
         }
 
-        self.fastretrans_alert(now, una_advanced, is_dupack, newly_sacked, delivered, prior_in_flight, dsack);
+        self.fastretrans_alert(
+            now,
+            una_advanced,
+            is_dupack,
+            newly_sacked,
+            delivered,
+            prior_in_flight,
+        );
 
         // RFC 6298 §5.2/5.3: restart the timer on new data acknowledged; stop it
         // when nothing is outstanding.
@@ -130,7 +140,8 @@ impl Connection {
     }
 
     /// SACK tagging (RFC 2018 §5, RFC 2883 §4 for DSACK, RFC 3708 for its use).
-    fn process_sack(&mut self, now: Instant, seg: &Segment, ack: u64, prior_una: u64) -> (u32, bool) {
+    /// Returns the number of segments newly SACKed.
+    fn process_sack(&mut self, now: Instant, seg: &Segment, ack: u64, prior_una: u64) -> u32 {
         let blocks = seg.options.sack;
         let mut ranges = [(0u64, 0u64); crate::wire::MAX_SACK_BLOCKS];
         let mut n = 0;
@@ -157,7 +168,10 @@ impl Connection {
                     self.sb.dsack_retransmitted(first.0, first.1) as i64
                 };
                 self.undo_retrans -= undone;
-                if undone > 0 && self.undo_retrans <= 0 && matches!(self.ca, CaState::Open | CaState::Disorder) {
+                if undone > 0
+                    && self.undo_retrans <= 0
+                    && matches!(self.ca, CaState::Open | CaState::Disorder)
+                {
                     // Late DSACKs after the episode ended: every retransmission was
                     // unnecessary (Linux `tcp_try_undo_dsack`).
                     self.undo(now, UndoKind::Dsack);
@@ -188,7 +202,7 @@ impl Connection {
             let lost = self.sb.mark_lost_retransmits();
             self.counters.lost_retransmit += lost as u64;
         }
-        (newly, dsack)
+        newly
     }
 
     /// Linux `tcp_update_reordering`: raise the duplicate threshold to the observed
@@ -202,7 +216,12 @@ impl Connection {
                 self.counters.reno_reorder += 1;
             }
             self.fack = false;
-            self.trace(now, Event::Reordering { degree: self.reordering });
+            self.trace(
+                now,
+                Event::Reordering {
+                    degree: self.reordering,
+                },
+            );
         }
     }
 
@@ -215,9 +234,12 @@ impl Connection {
         newly_sacked: u32,
         delivered: u32,
         prior_in_flight: u32,
-        _dsack: bool,
     ) {
-        if self.ca == CaState::Open && !is_dupack && self.sb.sacked_out == 0 && self.sb.lost_out == 0 {
+        if self.ca == CaState::Open
+            && !is_dupack
+            && self.sb.sacked_out == 0
+            && self.sb.lost_out == 0
+        {
             return;
         }
         if !self.sack_ok && is_dupack && self.ca != CaState::Loss {
@@ -266,8 +288,12 @@ impl Connection {
                 if is_dupack || newly_sacked > 0 || (una_advanced && !self.sack_ok) {
                     newly_lost = self.update_scoreboard(false) > 0;
                 }
-                let sample =
-                    AckSample { pipe: self.sb.pipe(), delivered, snd_una_advanced: una_advanced, newly_lost };
+                let sample = AckSample {
+                    pipe: self.sb.pipe(),
+                    delivered,
+                    snd_una_advanced: una_advanced,
+                    newly_lost,
+                };
                 self.rec.on_ack(&mut self.w, &sample);
             }
             CaState::Loss => {
@@ -299,8 +325,12 @@ impl Connection {
                 }
                 self.enter_recovery(now, prior_in_flight);
                 self.update_scoreboard(true);
-                let sample =
-                    AckSample { pipe: self.sb.pipe(), delivered, snd_una_advanced: una_advanced, newly_lost: true };
+                let sample = AckSample {
+                    pipe: self.sb.pipe(),
+                    delivered,
+                    snd_una_advanced: una_advanced,
+                    newly_lost: true,
+                };
                 self.rec.on_ack(&mut self.w, &sample);
             }
         }
@@ -315,7 +345,11 @@ impl Connection {
         if self.sb.lost_out > 0 {
             return true;
         }
-        let dupacks = if self.fack { self.sb.fackets_out() } else { self.sb.sacked_out + 1 };
+        let dupacks = if self.fack {
+            self.sb.fackets_out()
+        } else {
+            self.sb.sacked_out + 1
+        };
         dupacks > self.reordering
     }
 
@@ -355,7 +389,11 @@ impl Connection {
         }
         self.high_seq = self.snd_nxt;
         self.w.cwnd_cnt = 0;
-        let start = RecoveryStart { prior_cwnd: self.prior_cwnd, pipe: self.sb.pipe(), prior_in_flight };
+        let start = RecoveryStart {
+            prior_cwnd: self.prior_cwnd,
+            pipe: self.sb.pipe(),
+            prior_in_flight,
+        };
         self.set_ca(now, CaState::Recovery);
         self.rec.on_enter(&mut self.w, &start);
         // RFC 6675 §5 (4.3): the first lost segment is retransmitted at once,
@@ -383,7 +421,8 @@ impl Connection {
         } else {
             let sacked = self.sb.sacked_out;
             if sacked >= self.reordering {
-                self.sb.mark_head_lost(sacked - self.reordering, false, false, high)
+                self.sb
+                    .mark_head_lost(sacked - self.reordering, false, false, high)
             } else if fast_rexmit {
                 self.sb.mark_head_lost(1, true, true, high)
             } else {
@@ -399,12 +438,16 @@ impl Connection {
     fn packet_delayed(&self) -> bool {
         match self.retrans_stamp {
             None => true,
-            Some(stamp) => self.last_tsecr.is_some_and(|ecr| (ecr.wrapping_sub(stamp) as i32) < 0),
+            Some(stamp) => self
+                .last_tsecr
+                .is_some_and(|ecr| (ecr.wrapping_sub(stamp) as i32) < 0),
         }
     }
 
     fn may_undo(&self) -> bool {
-        self.cfg.undo && self.undo_marker.is_some() && (self.undo_retrans <= 0 || self.packet_delayed())
+        self.cfg.undo
+            && self.undo_marker.is_some()
+            && (self.undo_retrans <= 0 || self.packet_delayed())
     }
 
     pub(crate) fn undo(&mut self, now: Instant, kind: UndoKind) {
@@ -427,7 +470,14 @@ impl Connection {
             }
         }
         let (cwnd, ssthresh) = (self.w.cwnd, self.w.ssthresh);
-        self.trace(now, Event::Undo { kind, cwnd, ssthresh });
+        self.trace(
+            now,
+            Event::Undo {
+                kind,
+                cwnd,
+                ssthresh,
+            },
+        );
     }
 
     /// At the end of Recovery or Loss. Returns true if the episode was undone.
@@ -447,13 +497,21 @@ impl Connection {
     }
 
     fn try_undo_partial(&mut self, now: Instant) {
-        if self.cfg.undo && self.undo_marker.is_some() && self.retrans_stamp.is_some() && self.packet_delayed() {
+        if self.cfg.undo
+            && self.undo_marker.is_some()
+            && self.retrans_stamp.is_some()
+            && self.packet_delayed()
+        {
             self.undo(now, UndoKind::Partial);
         }
     }
 
     fn try_undo_dsack(&mut self, now: Instant) {
-        if self.cfg.undo && self.undo_marker.is_some() && self.undo_retrans <= 0 && self.retrans_stamp.is_some() {
+        if self.cfg.undo
+            && self.undo_marker.is_some()
+            && self.undo_retrans <= 0
+            && self.retrans_stamp.is_some()
+        {
             self.undo(now, UndoKind::Dsack);
         }
     }
@@ -474,7 +532,8 @@ impl Connection {
     fn frto_ack(&mut self, now: Instant, una_advanced: bool, is_dupack: bool) {
         match self.frto {
             Frto::AwaitFirst => {
-                let has_new_data = self.snd_nxt < self.sendbuf.end() || (self.app_closed && !self.fin_sent);
+                let has_new_data =
+                    self.snd_nxt < self.sendbuf.end() || (self.app_closed && !self.fin_sent);
                 if una_advanced && self.snd_una < self.high_seq && has_new_data {
                     // (2.b) transmit up to two new segments.
                     self.frto = Frto::AwaitSecond;

@@ -123,7 +123,8 @@ impl Connection {
         let acceptable = if seg_len == 0 {
             seq >= self.rcv.rcv_nxt.saturating_sub(wnd) && seq <= self.rcv.rcv_nxt + wnd
         } else {
-            seq + seg_len > self.rcv.rcv_nxt && seq < self.rcv.rcv_nxt + wnd || seq + seg_len <= self.rcv.rcv_nxt
+            seq + seg_len > self.rcv.rcv_nxt && seq < self.rcv.rcv_nxt + wnd
+                || seq + seg_len <= self.rcv.rcv_nxt
         };
         if f.rst() {
             // RFC 5961 §3.2 would demand an exact match; in-window is RFC 9293's rule.
@@ -140,10 +141,8 @@ impl Connection {
             return;
         }
         if f.syn() {
-            // A SYN in a synchronized state: challenge ACK (RFC 5961 §4.2).
-            if self.state == State::Established && seq + 1 == self.rcv.rcv_nxt {
-                // Our ACK of the SYN-ACK was lost and the peer retransmitted it.
-            }
+            // A SYN in a synchronized state (for instance a retransmitted SYN-ACK
+            // whose ACK was lost): challenge ACK (RFC 5961 §4.2).
             self.rcv.ack_now = true;
             return;
         }
@@ -166,7 +165,10 @@ impl Connection {
     /// Data and FIN processing (RFC 9293 §3.10.7.4, "seventh" and "eighth").
     pub(crate) fn process_data(&mut self, now: Instant, seg: &Segment) {
         let seq = self.rcv_offset(seg.seq);
-        let can_receive = matches!(self.state, State::Established | State::FinWait1 | State::FinWait2);
+        let can_receive = matches!(
+            self.state,
+            State::Established | State::FinWait1 | State::FinWait2
+        );
         if !seg.payload.is_empty() {
             if !can_receive && seq + seg.payload.len() as u64 > self.rcv.rcv_nxt {
                 // Data after the peer's FIN: ignore (RFC 9293 §3.10.7.4).
@@ -174,7 +176,9 @@ impl Connection {
                 return;
             }
             let len = seg.payload.len() as u32;
-            let a = self.rcv.on_data(seq, seg.payload.clone(), self.sack_ok && self.cfg.dsack);
+            let a = self
+                .rcv
+                .on_data(seq, seg.payload.clone(), self.sack_ok && self.cfg.dsack);
             if a.duplicate {
                 self.counters.dup_data_recv += 1;
                 if self.rcv.dsack.is_some() {

@@ -17,7 +17,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use rand_core::RngCore;
 
-use crate::cc::{Cc, Window, INFINITE_SSTHRESH};
+use crate::cc::{Cc, INFINITE_SSTHRESH, Window};
 use crate::config::Config;
 use crate::counters::Counters;
 use crate::receiver::Receiver;
@@ -151,12 +151,26 @@ pub struct Connection {
 }
 
 impl Connection {
-    fn new(cfg: Config, now: Instant, local_port: u16, remote_port: u16, rng: &mut dyn RngCore) -> Self {
+    fn new(
+        cfg: Config,
+        now: Instant,
+        local_port: u16,
+        remote_port: u16,
+        rng: &mut dyn RngCore,
+    ) -> Self {
         let iss = rng.next_u32();
         let ts_offset = if cfg.timestamps { rng.next_u32() } else { 0 };
         let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
-        let rcv_wscale = if cfg.window_scale { window_shift(cfg.recv_buffer) } else { 0 };
-        let w = Window { cwnd: cfg.initial_window.max(1), ssthresh: INFINITE_SSTHRESH, cwnd_cnt: 0 };
+        let rcv_wscale = if cfg.window_scale {
+            window_shift(cfg.recv_buffer)
+        } else {
+            0
+        };
+        let w = Window {
+            cwnd: cfg.initial_window.max(1),
+            ssthresh: INFINITE_SSTHRESH,
+            cwnd_cnt: 0,
+        };
         Connection {
             state: State::Closed,
             ca: CaState::Open,
@@ -219,7 +233,13 @@ impl Connection {
     }
 
     /// Active open: queues a SYN to `remote_port`.
-    pub fn connect(cfg: Config, now: Instant, local_port: u16, remote_port: u16, rng: &mut dyn RngCore) -> Self {
+    pub fn connect(
+        cfg: Config,
+        now: Instant,
+        local_port: u16,
+        remote_port: u16,
+        rng: &mut dyn RngCore,
+    ) -> Self {
         let mut c = Connection::new(cfg, now, local_port, remote_port, rng);
         c.snd_nxt = 0;
         c.syn_pending = true;
@@ -320,7 +340,9 @@ impl Connection {
     }
     /// In-order bytes received (delivered or waiting to be read).
     pub fn bytes_received(&self) -> u64 {
-        self.rcv.rcv_nxt.saturating_sub(1 + self.rcv.fin_received as u64)
+        self.rcv
+            .rcv_nxt
+            .saturating_sub(1 + self.rcv.fin_received as u64)
     }
     /// Sequence offset of the next new byte to send (relative to ISS).
     pub fn snd_nxt(&self) -> u64 {
@@ -348,7 +370,10 @@ impl Connection {
         self.reordering
     }
     pub fn is_established(&self) -> bool {
-        !matches!(self.state, State::Closed | State::SynSent | State::SynReceived)
+        !matches!(
+            self.state,
+            State::Closed | State::SynSent | State::SynReceived
+        )
     }
     pub fn is_closed(&self) -> bool {
         self.state == State::Closed
@@ -424,7 +449,16 @@ impl Connection {
             let from = self.ca;
             self.ca = to;
             let (cwnd, ssthresh, pipe) = (self.w.cwnd, self.w.ssthresh, self.sb.pipe());
-            self.trace(now, Event::CaState { from, to, cwnd, ssthresh, pipe });
+            self.trace(
+                now,
+                Event::CaState {
+                    from,
+                    to,
+                    cwnd,
+                    ssthresh,
+                    pipe,
+                },
+            );
         }
     }
 

@@ -61,15 +61,25 @@ impl Connection {
 
     fn syn_segment(&mut self, now: Instant) -> Segment {
         let synack = self.state == State::SynReceived;
-        let flags = if synack { Flags::SYN | Flags::ACK } else { Flags::SYN };
+        let flags = if synack {
+            Flags::SYN | Flags::ACK
+        } else {
+            Flags::SYN
+        };
         let mut s = self.base_segment(now, flags, 0);
         let c = &self.cfg;
-        let mut o = Options { mss: Some(c.mss), ..Options::default() };
+        let mut o = Options {
+            mss: Some(c.mss),
+            ..Options::default()
+        };
         // On a SYN-ACK, offer only what the peer offered (RFC 2018 §2, RFC 7323 §2.2).
         let offer = |ours: bool, negotiated: bool| if synack { negotiated } else { ours };
         o.sack_permitted = offer(c.sack, self.sack_ok);
         if offer(c.timestamps, self.ts_ok) {
-            o.timestamps = Some(Timestamps { val: self.tsval(now), ecr: if synack { self.ts_recent } else { 0 } });
+            o.timestamps = Some(Timestamps {
+                val: self.tsval(now),
+                ecr: if synack { self.ts_recent } else { 0 },
+            });
         }
         if offer(c.window_scale, self.ws_ok) {
             o.window_scale = Some(self.rcv_wscale);
@@ -100,7 +110,10 @@ impl Connection {
             s.ack = self.irs.wrapping_add(self.rcv.rcv_nxt as u32);
         }
         if self.ts_ok {
-            s.options.timestamps = Some(Timestamps { val: self.tsval(now), ecr: self.ts_recent });
+            s.options.timestamps = Some(Timestamps {
+                val: self.tsval(now),
+                ecr: self.ts_recent,
+            });
         }
         s
     }
@@ -140,7 +153,8 @@ impl Connection {
     fn in_flight_for_cwnd(&self) -> u32 {
         if !self.cfg.limited_transmit && self.ca == CaState::Disorder {
             // Without RFC 3042, duplicate ACKs do not open room for new data.
-            self.sb.packets_out() + self.sb.retrans_out - self.sb.lost_out.min(self.sb.packets_out())
+            self.sb.packets_out() + self.sb.retrans_out
+                - self.sb.lost_out.min(self.sb.packets_out())
         } else {
             self.sb.pipe()
         }
@@ -152,7 +166,9 @@ impl Connection {
         }
         let i = self.sb.next_lost()?;
         self.force_retransmit = false;
-        let TxSeg { start, end, fin, .. } = *self.sb.get(i)?;
+        let TxSeg {
+            start, end, fin, ..
+        } = *self.sb.get(i)?;
         let data_end = if fin { end - 1 } else { end };
         let payload = self.sendbuf.slice(start, (data_end - start) as usize);
         let mut flags = Flags::PSH;
@@ -188,7 +204,14 @@ impl Connection {
         if self.t_rto.is_none() {
             self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
         }
-        self.trace(now, Event::Retransmit { seq: start, len: (end - start) as u32, kind });
+        self.trace(
+            now,
+            Event::Retransmit {
+                seq: start,
+                len: (end - start) as u32,
+                kind,
+            },
+        );
         Some(s)
     }
 

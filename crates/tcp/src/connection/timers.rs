@@ -9,7 +9,10 @@ use crate::trace::{CaState, Event, State, TimerKind};
 impl Connection {
     /// The earliest pending deadline, if any.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.t_rto, self.t_delack, self.t_timewait].into_iter().flatten().min()
+        [self.t_rto, self.t_delack, self.t_timewait]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Fires every timer whose deadline is not after `now`. Harmless when nothing is due.
@@ -19,17 +22,32 @@ impl Connection {
             if self.rcv.unacked_bytes > 0 || self.rcv.ack_now {
                 self.rcv.ack_now = true;
                 self.counters.delayed_acks += 1;
-                self.trace(now, Event::Timer { timer: TimerKind::DelayedAck });
+                self.trace(
+                    now,
+                    Event::Timer {
+                        timer: TimerKind::DelayedAck,
+                    },
+                );
             }
         }
         if self.t_timewait.is_some_and(|t| t <= now) {
             self.t_timewait = None;
-            self.trace(now, Event::Timer { timer: TimerKind::TimeWait });
+            self.trace(
+                now,
+                Event::Timer {
+                    timer: TimerKind::TimeWait,
+                },
+            );
             self.enter_closed(now, CloseReason::Normal);
         }
         if self.t_rto.is_some_and(|t| t <= now) {
             self.t_rto = None;
-            self.trace(now, Event::Timer { timer: TimerKind::Retransmission });
+            self.trace(
+                now,
+                Event::Timer {
+                    timer: TimerKind::Retransmission,
+                },
+            );
             self.on_rto(now);
         }
     }
@@ -71,7 +89,13 @@ impl Connection {
     fn arm_rto(&mut self, now: Instant) {
         let rto = self.rtt.rto_backed_off(self.backoff);
         self.t_rto = Some(now + rto);
-        self.trace(now, Event::Rto { rto_ms: rto.as_secs_f64() * 1e3, backoff: self.backoff });
+        self.trace(
+            now,
+            Event::Rto {
+                rto_ms: rto.as_secs_f64() * 1e3,
+                backoff: self.backoff,
+            },
+        );
     }
 
     /// Linux `tcp_enter_loss` with RFC 5682 F-RTO.
@@ -85,7 +109,9 @@ impl Connection {
             CaState::Loss => self.counters.timeouts_loss += 1,
         }
         let first_timeout = self.ca != CaState::Loss;
-        if self.ca <= CaState::Disorder || self.snd_una == self.high_seq || (self.ca == CaState::Loss && self.retransmits == 0)
+        if self.ca <= CaState::Disorder
+            || self.snd_una == self.high_seq
+            || (self.ca == CaState::Loss && self.retransmits == 0)
         {
             self.prior_ssthresh = self.current_ssthresh();
             self.prior_cwnd = self.w.cwnd;
@@ -98,7 +124,11 @@ impl Connection {
             self.sb.reset_reno_dupacks();
         }
         // "Push undo marker, if it was plain RTO and nothing was retransmitted."
-        self.undo_marker = if self.sb.any_ever_retrans() { None } else { Some(self.snd_una) };
+        self.undo_marker = if self.sb.any_ever_retrans() {
+            None
+        } else {
+            Some(self.snd_una)
+        };
         self.undo_retrans = 0;
         self.high_seq = self.snd_nxt;
         self.loss_first_retrans = true;
@@ -107,7 +137,9 @@ impl Connection {
         if use_frto {
             // RFC 5682 step 1: retransmit only the first unacknowledged segment.
             self.frto = Frto::AwaitFirst;
-            for_head_retransmit(self);
+            self.sb.clear_retrans_and_lost();
+            let high = self.high_seq;
+            self.sb.mark_head_lost(1, true, true, high);
         } else {
             self.frto = Frto::Off;
             self.sb.mark_all_lost();
@@ -115,12 +147,4 @@ impl Connection {
         self.set_ca(now, CaState::Loss);
         self.retrans_stamp = None;
     }
-}
-
-/// Marks the head lost and forgets in-flight retransmissions (F-RTO step 1).
-fn for_head_retransmit(c: &mut Connection) {
-    c.sb.mark_all_lost();
-    c.sb.clear_lost();
-    let high = c.high_seq;
-    c.sb.mark_head_lost(1, true, true, high);
 }

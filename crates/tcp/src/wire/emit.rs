@@ -1,7 +1,7 @@
 //! Serialisation of segments to wire bytes (RFC 9293 §3.1, option layouts as Linux
 //! emits them: `tcp_options_write` in net/ipv4/tcp_output.c).
 
-use super::{Segment, KIND_EXPERIMENTAL, MAX_OPTION_LEN};
+use super::{KIND_EXPERIMENTAL, MAX_OPTION_LEN, Segment};
 
 const NOP: u8 = 1;
 const KIND_MSS: u8 = 2;
@@ -24,7 +24,10 @@ impl std::fmt::Display for EmitError {
         match self {
             EmitError::OptionsTooLong(n) => write!(f, "TCP options need {n} bytes, at most 40 fit"),
             EmitError::BufferTooShort { needed, got } => {
-                write!(f, "buffer of {got} bytes is too short for a {needed}-byte segment")
+                write!(
+                    f,
+                    "buffer of {got} bytes is too short for a {needed}-byte segment"
+                )
             }
         }
     }
@@ -37,7 +40,12 @@ impl Segment {
     ///
     /// The checksum covers the IPv4 pseudo-header built from `src_ip` and `dst_ip`
     /// (RFC 9293 §3.1, "Checksum").
-    pub fn emit(&self, src_ip: [u8; 4], dst_ip: [u8; 4], buf: &mut [u8]) -> Result<usize, EmitError> {
+    pub fn emit(
+        &self,
+        src_ip: [u8; 4],
+        dst_ip: [u8; 4],
+        buf: &mut [u8],
+    ) -> Result<usize, EmitError> {
         let opt_len = self.options.wire_len();
         if opt_len > MAX_OPTION_LEN {
             return Err(EmitError::OptionsTooLong(opt_len));
@@ -45,7 +53,10 @@ impl Segment {
         let hdr = 20 + opt_len;
         let total = hdr + self.payload.len();
         if buf.len() < total {
-            return Err(EmitError::BufferTooShort { needed: total, got: buf.len() });
+            return Err(EmitError::BufferTooShort {
+                needed: total,
+                got: buf.len(),
+            });
         }
         buf[0..2].copy_from_slice(&self.src_port.to_be_bytes());
         buf[2..4].copy_from_slice(&self.dst_port.to_be_bytes());

@@ -12,7 +12,7 @@
 mod emit;
 mod parse;
 
-pub use emit::{checksum, EmitError};
+pub use emit::{EmitError, checksum};
 pub use parse::ParseError;
 
 use bytes::Bytes;
@@ -175,7 +175,11 @@ impl Experimental {
         if data.len() > MAX_EXPERIMENTAL_DATA {
             return None;
         }
-        let mut e = Experimental { magic, data: [0; MAX_EXPERIMENTAL_DATA], len: data.len() as u8 };
+        let mut e = Experimental {
+            magic,
+            data: [0; MAX_EXPERIMENTAL_DATA],
+            len: data.len() as u8,
+        };
         e.data[..data.len()].copy_from_slice(data);
         Some(e)
     }

@@ -3,8 +3,8 @@
 use bytes::Bytes;
 
 use super::{
-    emit::checksum, Experimental, Flags, Options, SackBlock, Segment, Timestamps, KIND_EXPERIMENTAL,
-    MAX_EXPERIMENTAL_DATA,
+    Experimental, Flags, KIND_EXPERIMENTAL, MAX_EXPERIMENTAL_DATA, Options, SackBlock, Segment,
+    Timestamps, emit::checksum,
 };
 
 /// Why a byte string is not a valid TCP segment.
@@ -23,9 +23,13 @@ pub enum ParseError {
 impl std::fmt::Display for ParseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ParseError::TooShort(n) => write!(f, "segment of {n} bytes is shorter than a TCP header"),
+            ParseError::TooShort(n) => {
+                write!(f, "segment of {n} bytes is shorter than a TCP header")
+            }
             ParseError::BadDataOffset(d) => write!(f, "data offset {d} is invalid"),
-            ParseError::BadOption { kind, offset } => write!(f, "malformed option kind {kind} at byte {offset}"),
+            ParseError::BadOption { kind, offset } => {
+                write!(f, "malformed option kind {kind} at byte {offset}")
+            }
             ParseError::BadChecksum => write!(f, "checksum does not verify"),
         }
     }
@@ -62,7 +66,11 @@ impl Segment {
     }
 
     /// Parses a TCP segment and verifies its checksum over the IPv4 pseudo-header.
-    pub fn parse_checked(buf: &[u8], src_ip: [u8; 4], dst_ip: [u8; 4]) -> Result<Segment, ParseError> {
+    pub fn parse_checked(
+        buf: &[u8],
+        src_ip: [u8; 4],
+        dst_ip: [u8; 4],
+    ) -> Result<Segment, ParseError> {
         let seg = Segment::parse(buf)?;
         if checksum(src_ip, dst_ip, buf) != 0 {
             return Err(ParseError::BadChecksum);
