@@ -221,6 +221,13 @@ impl Connection {
                 self.rcv.fin_at = Some(fin_at);
             }
             self.rcv.ack_now = true;
+        } else if seg.flags.fin() && self.rcv.fin_received {
+            // A retransmitted FIN: our ACK of it was lost. Acknowledge it again, and
+            // in TIME-WAIT restart the 2·MSL timeout (RFC 9293 §3.10.7.4, "eighth").
+            self.rcv.ack_now = true;
+            if self.state == State::TimeWait {
+                self.t_timewait = Some(now + self.cfg.time_wait);
+            }
         }
         if let Some(fin_at) = self.rcv.fin_at {
             if !self.rcv.fin_received && self.rcv.rcv_nxt == fin_at {

@@ -1,0 +1,269 @@
+//! Packet scripts: the three-way handshake and option negotiation (RFC 9293 §3.5,
+//! §3.7.1; RFC 7323 §2–§3; RFC 2018 §2), SYN and SYN-ACK retransmission with back-off
+//! (RFC 6298 §2.1, §5.5, §5.7), connection teardown and reset (RFC 9293 §3.6, §3.5.2).
+
+mod script;
+
+use gentle_tcp::{CloseReason, Config, Flags, Profile, State};
+use script::*;
+
+#[test]
+fn synack_answers_only_the_options_offered() {
+    let mut s = Script::syn_received(Config::default(), PeerOpts::default());
+    let synack = s.expect(
+        Exp::default()
+            .flags(Flags::SYN | Flags::ACK)
+            .seq(0)
+            .ack(1)
+            .at(0.0),
+    );
+    let o = &synack.options;
+    assert_eq!(o.mss, Some(1460));
+    assert!(o.sack_permitted);
+    // 6 MiB receive buffer: shift 7 lets 65535 << 7 cover it (RFC 7323 §2.3).
+    assert_eq!(o.window_scale, Some(7));
+    let ts = o.timestamps.expect("timestamps answered");
+    assert_eq!(ts.ecr, 7_000_000, "SYN-ACK echoes the SYN's TSval");
+    // RFC 7323 §2.2: the window of a SYN segment is never scaled.
+    assert_eq!(synack.window, 65535);
+
+    let mut s = Script::syn_received(
+        Config::default(),
+        PeerOpts {
+            mss: None,
+            sack: false,
+            timestamps: false,
+            wscale: None,
+            ..PeerOpts::default()
+        },
+    );
+    let synack = s.expect(Exp::default().flags(Flags::SYN | Flags::ACK));
+    let o = &synack.options;
+    assert_eq!(o.mss, Some(1460), "MSS is always sent on a SYN");
+    assert!(!o.sack_permitted && o.timestamps.is_none() && o.window_scale.is_none());
+}
+
+#[test]
+fn effective_mss_is_the_smaller_less_the_timestamp_option() {
+    // The peer offers 1000: segments carry 1000 − 12 bytes of timestamp option.
+    let peer = PeerOpts {
+        mss: Some(1000),
+        ..PeerOpts::default()
+    };
+    let mut s = Script::server(Config::default(), peer);
+    s.write(3000);
+    s.expect(tx(1, 988).at(100.0));
+    s.expect(tx(989, 988));
+    s.expect(tx(1977, 988));
+    s.expect(tx(2965, 36));
+    s.expect_quiet();
+
+    // No MSS option at all: RFC 9293 §3.7.1's default of 536, no timestamps.
+    let peer = PeerOpts {
+        mss: None,
+        timestamps: false,
+        ..PeerOpts::default()
+    };
+    let mut s = Script::server(Config::default(), peer);
+    s.write(1000);
+    let seg = s.expect(tx(1, 536));
+    assert!(seg.options.timestamps.is_none());
+    s.expect(tx(537, 464));
+}
+
+#[test]
+fn window_is_scaled_by_the_negotiated_shift() {
+    let mut s = Script::server(Config::default(), PeerOpts::default());
+    s.send(data(1, 100, 1));
+    s.at(140.0);
+    let a = s.expect(pure_ack(101).at(140.0));
+    // 6 MiB − 100 bytes queued, advertised in units of 2⁷.
+    assert_eq!(a.window as u32, (6 * 1024 * 1024 - 100) >> 7);
+
+    // A peer that does not scale limits the DUT to its raw 16-bit window: 20000 bytes
+    // is 13 full segments and a piece.
+    let peer = PeerOpts {
+        wscale: None,
+        window: 20_000,
+        ..PeerOpts::default()
+    };
+    let mut cfg = Config::default();
+    cfg.initial_window = 100;
+    let mut s = Script::server(cfg, peer);
+    s.write(100_000);
+    let mut sent = 0;
+    while s.pending() > 0 {
+        sent += s.expect(Exp::default()).payload.len();
+    }
+    assert_eq!(sent, 20_000);
+}
+
+#[test]
+fn syn_retransmissions_back_off_from_one_second_then_give_up() {
+    let mut s = Script::connecting(Config::default(), PeerOpts::default());
+    s.expect(Exp::default().flags(Flags::SYN).at(0.0));
+    // Linux tcp_syn_retries = 6: SYNs at 0, 1, 3, 7, 15, 31, 63 s; abort at 127 s.
+    for at in [1_000.0, 3_000.0, 7_000.0, 15_000.0, 31_000.0, 63_000.0] {
+        s.at(at);
+        s.expect(Exp::default().flags(Flags::SYN).seq(0).at(at));
+        s.expect_quiet();
+    }
+    s.at(126_999.0);
+    assert_eq!(s.dut.state(), State::SynSent);
+    s.at(127_000.0);
+    assert_eq!(s.dut.close_reason(), Some(CloseReason::TimedOut));
+    assert_eq!(s.dut.counters().syn_retrans, 6);
+    s.expect_quiet();
+}
+
+#[test]
+fn synack_is_retransmitted_on_timeout_and_on_a_repeated_syn() {
+    let mut s = Script::syn_received(Config::default(), PeerOpts::default());
+    s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(0.0));
+    s.at(1_000.0);
+    s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(1_000.0));
+    // The peer's SYN is retransmitted: our SYN-ACK was lost, so it is resent at once.
+    s.at(1_500.0);
+    s.send(script::Pkt {
+        flags: Flags::SYN,
+        seq: 0,
+        options: Some(gentle_tcp::Options {
+            mss: Some(1460),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(1_500.0));
+    s.expect_quiet();
+    s.at(3_000.0);
+    s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(3_000.0));
+}
+
+#[test]
+fn data_rto_falls_back_to_three_seconds_after_a_syn_retransmission() {
+    // RFC 6298 §5.7 (Linux TCP_TIMEOUT_FALLBACK): no RTT sample from a retransmitted
+    // SYN without timestamps, so the first data RTO is 3 s.
+    let peer = PeerOpts {
+        timestamps: false,
+        ..PeerOpts::default()
+    };
+    let mut s = Script::connecting(Config::default(), peer);
+    s.expect(Exp::default().flags(Flags::SYN).at(0.0));
+    s.at(1_000.0);
+    s.expect(Exp::default().flags(Flags::SYN).at(1_000.0));
+    s.at(1_100.0);
+    s.send(script::Pkt {
+        flags: Flags::SYN | Flags::ACK,
+        seq: 0,
+        ack: 1,
+        options: Some(gentle_tcp::Options {
+            mss: Some(1460),
+            sack_permitted: true,
+            window_scale: Some(7),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    s.expect(pure_ack(1).at(1_100.0));
+    assert!(s.dut.srtt().is_none());
+    s.write(100);
+    s.expect(tx(1, 100).at(1_100.0));
+    s.at(4_099.0);
+    s.expect_quiet();
+    s.at(4_100.0);
+    s.expect(tx(1, 100).at(4_100.0));
+}
+
+#[test]
+fn handshake_rtt_gives_the_first_rto() {
+    // One 100 ms sample: RTO = SRTT + max(2·SRTT, 200 ms) = 300 ms (Linux
+    // tcp_rtt_estimator's first sample, __tcp_set_rto).
+    let s = Script::server(Config::default(), PeerOpts::default());
+    assert_eq!(s.dut.srtt().map(ms), Some(100.0));
+    assert_eq!(s.rto_ms(), 300.0);
+    let s = Script::client(
+        Config::default(),
+        PeerOpts {
+            rtt: 50.0,
+            ..PeerOpts::default()
+        },
+    );
+    assert_eq!(s.dut.srtt().map(ms), Some(50.0));
+    assert_eq!(s.rto_ms(), 250.0);
+}
+
+#[test]
+fn active_close_fin_then_time_wait() {
+    let mut s = Script::server(Config::default(), PeerOpts::default());
+    s.write(1000);
+    s.expect(tx(1, 1000).flags(Flags::ACK).at(100.0));
+    s.close();
+    s.expect(tx(1001, 0).flags(Flags::ACK | Flags::FIN).at(100.0));
+    assert_eq!(s.dut.state(), State::FinWait1);
+    s.at(200.0);
+    s.send(ack(1002));
+    assert_eq!(s.dut.state(), State::FinWait2);
+    s.expect_quiet();
+    s.at(210.0);
+    s.send(ack(1002).flags(Flags::ACK | Flags::FIN));
+    s.expect(pure_ack(2).at(210.0));
+    assert_eq!(s.dut.state(), State::TimeWait);
+    // A retransmitted FIN in TIME-WAIT is acknowledged again.
+    s.at(400.0);
+    s.send(ack(1002).flags(Flags::ACK | Flags::FIN));
+    s.expect(pure_ack(2).at(400.0));
+    // Linux TIME-WAIT: 60 s, restarted by the retransmitted FIN.
+    s.at(60_399.0);
+    assert_eq!(s.dut.state(), State::TimeWait);
+    s.at(60_400.0);
+    assert_eq!(s.dut.close_reason(), Some(CloseReason::Normal));
+}
+
+#[test]
+fn passive_close_goes_through_close_wait_and_last_ack() {
+    let mut s = Script::server(Config::default(), PeerOpts::default());
+    s.at(150.0);
+    s.send(data(1, 10, 1).fin());
+    assert_eq!(s.dut.state(), State::CloseWait);
+    assert!(s.dut.peer_closed());
+    assert_eq!(s.read_all(), 10);
+    let a = s.expect(Exp::default().ack(12));
+    assert_eq!(a.payload.len(), 0);
+    // Data and FIN written before the stack runs leave in one segment.
+    s.dut.write(bytes::Bytes::from_static(b"hello"));
+    s.close();
+    s.expect(tx(1, 5).flags(Flags::ACK | Flags::FIN).ack(12));
+    assert_eq!(s.dut.state(), State::LastAck);
+    s.at(260.0);
+    s.send(ack(7).flags(Flags::ACK));
+    assert_eq!(s.dut.close_reason(), Some(CloseReason::Normal));
+    s.expect_quiet();
+}
+
+#[test]
+fn reset_closes_and_out_of_window_reset_is_ignored() {
+    let mut s = Script::server(Config::default(), PeerOpts::default());
+    // RFC 9293 §3.10.7.4 / RFC 5961 §3: a RST far outside the window is dropped.
+    s.send(script::Pkt {
+        flags: Flags::RST,
+        seq: 50_000_000,
+        ..Default::default()
+    });
+    assert!(s.dut.is_established());
+    s.send(script::Pkt {
+        flags: Flags::RST,
+        seq: 1,
+        ..Default::default()
+    });
+    assert_eq!(s.dut.close_reason(), Some(CloseReason::Reset));
+    s.expect_quiet();
+}
+
+#[test]
+fn abort_sends_a_reset() {
+    let mut s = Script::server(Profile::Plain.config(), PeerOpts::default());
+    s.dut.abort(script::t(120.0));
+    s.at(120.0);
+    s.flush();
+    s.expect(Exp::default().flags(Flags::RST | Flags::ACK).seq(1));
+}
