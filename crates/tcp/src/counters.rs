@@ -92,6 +92,8 @@ counters! {
     reno_reorder => "TCPRenoReorder",
     /// Delayed ACKs sent by the timer.
     delayed_acks => "DelayedACKs",
+    /// Persist-timer probes sent (zero-window probes and window-limited data).
+    window_probes => "TCPWinProbe",
     /// Pure ACKs sent.
     acks_sent => "AcksSent",
     /// Duplicate data segments received.

@@ -41,6 +41,9 @@ pub struct Receiver {
     pub unacked_bytes: u32,
     /// An ACK must go out at the next opportunity.
     pub ack_now: bool,
+    /// `rcv_nxt` as of the last ACK sent (RFC 9293's RCV.NXT as the peer last
+    /// learned it; Linux `rcv_wup`).
+    pub rcv_wup: u64,
 }
 
 /// What happened to an arriving data segment.
@@ -58,6 +61,7 @@ impl Receiver {
     pub fn new(rcv_nxt: u64) -> Self {
         Receiver {
             rcv_nxt,
+            rcv_wup: rcv_nxt,
             ..Default::default()
         }
     }

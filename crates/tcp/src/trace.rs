@@ -44,6 +44,7 @@ pub enum TimerKind {
     Retransmission,
     DelayedAck,
     TimeWait,
+    Persist,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

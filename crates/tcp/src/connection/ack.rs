@@ -47,6 +47,7 @@ impl Connection {
         };
         if ack >= prior_una {
             self.update_window(seg, seq, ack, false);
+            self.persist_on_ack();
         }
         let mut newly_sacked = 0;
         if self.sack_ok && !seg.options.sack.is_empty() {

@@ -135,7 +135,11 @@ impl Connection {
             }
             return;
         }
-        if !acceptable {
+        // A segment that ends before what our last ACK covered, such as a
+        // zero-window probe at snd.una − 1, is answered with an ACK and dropped
+        // (RFC 9293 §3.10.7.4; Linux `tcp_sequence` against `rcv_wup`).
+        let stale = seg_len == 0 && !f.syn() && !f.fin() && seq < self.rcv.rcv_wup;
+        if !acceptable || stale {
             self.counters.segs_dropped += 1;
             self.rcv.ack_now = true;
             return;
@@ -257,6 +261,7 @@ impl Connection {
         let wnd = (seg.window as u64) << shift;
         if force || self.snd_wl1 < seq || (self.snd_wl1 == seq && self.snd_wl2 <= ack) {
             self.snd_wnd = wnd;
+            self.max_snd_wnd = self.max_snd_wnd.max(wnd);
             self.snd_wl1 = seq;
             self.snd_wl2 = ack;
         }

@@ -6,10 +6,12 @@
 //! - [`ack`]: the sender's ACK processing and Linux's congestion-state machine.
 //! - [`output`]: what to send next.
 //! - [`timers`]: retransmission timeout, F-RTO, delayed ACK, TIME-WAIT.
+//! - [`persist`]: silly-window avoidance and zero-window probes.
 
 mod ack;
 mod input;
 mod output;
+mod persist;
 mod timers;
 
 use std::time::Duration;
@@ -144,6 +146,13 @@ pub struct Connection {
     pub(crate) t_rto: Option<Instant>,
     pub(crate) t_delack: Option<Instant>,
     pub(crate) t_timewait: Option<Instant>,
+    pub(crate) t_persist: Option<Instant>,
+    /// A persist-timer probe is due.
+    pub(crate) probe_pending: bool,
+    /// Persist probes sent since the last ACK.
+    pub(crate) probes_out: u32,
+    /// Largest window the peer has offered (RFC 9293 §3.8.6.2.1 `Max(SND.WND)`).
+    pub(crate) max_snd_wnd: u64,
     pub(crate) close_reason: Option<CloseReason>,
 
     pub(crate) counters: Counters,
@@ -225,6 +234,10 @@ impl Connection {
             t_rto: None,
             t_delack: None,
             t_timewait: None,
+            t_persist: None,
+            probe_pending: false,
+            probes_out: 0,
+            max_snd_wnd: 0,
             close_reason: None,
             counters: Counters::default(),
             events: std::collections::VecDeque::new(),
@@ -469,6 +482,7 @@ impl Connection {
         self.t_rto = None;
         self.t_delack = None;
         self.t_timewait = None;
+        self.t_persist = None;
         self.set_state(now, State::Closed);
     }
 

@@ -11,8 +11,12 @@ use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment, Timestamps};
 impl Connection {
     /// Returns the next segment to put on the wire, or `None` if nothing is due now.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
-        let seg = self.next_segment(now)?;
+        let Some(seg) = self.next_segment(now) else {
+            self.update_persist(now);
+            return None;
+        };
         if seg.flags.ack() {
+            self.rcv.rcv_wup = self.rcv.rcv_nxt;
             self.rcv.ack_now = false;
             self.rcv.unacked_bytes = 0;
             self.t_delack = None;
@@ -53,6 +57,9 @@ impl Connection {
                 }
                 if let Some(s) = self.send_new(now) {
                     return Some(s);
+                }
+                if self.probe_pending {
+                    return self.probe_segment(now);
                 }
                 self.rcv.ack_now.then(|| self.ack_segment(now))
             }
@@ -126,7 +133,7 @@ impl Connection {
 
     /// A segment with ACK set, carrying SACK blocks when there is out-of-order data
     /// or a DSACK to report.
-    fn data_or_ack(&mut self, now: Instant, flags: Flags, seq: u64) -> Segment {
+    pub(crate) fn data_or_ack(&mut self, now: Instant, flags: Flags, seq: u64) -> Segment {
         let mut s = self.base_segment(now, flags | Flags::ACK, seq);
         if self.sack_ok && (self.rcv.has_ooo() || self.rcv.dsack.is_some()) {
             // 40 option bytes: 12 for timestamps leaves room for 3 blocks, else 4.
@@ -227,11 +234,11 @@ impl Connection {
         if self.in_flight_for_cwnd() >= self.w.cwnd {
             return None;
         }
-        let wnd_room = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
-        let len = unsent.min(self.smss as u64).min(wnd_room) as usize;
-        if len == 0 && !fin_due {
-            return None; // zero window: wait for an update
+        let len = unsent.min(self.smss as u64).min(self.window_room());
+        if !fin_due && !self.sws_allows(len, unsent) {
+            return None; // the window is closed or too small: see `persist`
         }
+        let len = len as usize;
         self.restart_after_idle(now);
         let start = self.snd_nxt;
         let payload = self.sendbuf.slice(start, len);

@@ -9,7 +9,7 @@ use crate::trace::{CaState, Event, State, TimerKind};
 impl Connection {
     /// The earliest pending deadline, if any.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.t_rto, self.t_delack, self.t_timewait]
+        [self.t_rto, self.t_delack, self.t_timewait, self.t_persist]
             .into_iter()
             .flatten()
             .min()
@@ -39,6 +39,10 @@ impl Connection {
                 },
             );
             self.enter_closed(now, CloseReason::Normal);
+        }
+        if self.t_persist.is_some_and(|t| t <= now) {
+            self.t_persist = None;
+            self.on_persist_timeout(now);
         }
         if self.t_rto.is_some_and(|t| t <= now) {
             self.t_rto = None;
@@ -79,6 +83,9 @@ impl Connection {
                     return;
                 }
                 self.enter_loss(now);
+                // Linux `tcp_retransmit_timer` retransmits the head whatever cwnd and
+                // pipe say; what follows obeys cwnd.
+                self.force_retransmit = true;
                 self.backoff += 1;
                 self.retransmits += 1;
                 self.arm_rto(now);

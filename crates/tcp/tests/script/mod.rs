@@ -68,8 +68,8 @@ fn ms_of(i: Instant) -> f64 {
 #[derive(Clone, Debug, Default)]
 pub struct Pkt {
     pub flags: Flags,
-    /// Relative peer sequence number.
-    pub seq: u32,
+    /// Relative peer sequence number; `None` is the peer's next (its snd.nxt).
+    pub seq: Option<u32>,
     /// Relative acknowledgement of the DUT's sequence space.
     pub ack: u32,
     pub len: u32,
@@ -99,6 +99,10 @@ impl Pkt {
         self.ecr = Some(ecr);
         self
     }
+    pub fn seq(mut self, seq: u32) -> Self {
+        self.seq = Some(seq);
+        self
+    }
     pub fn fin(mut self) -> Self {
         self.flags.insert(Flags::FIN);
         self
@@ -109,7 +113,6 @@ impl Pkt {
 pub fn ack(ack: u32) -> Pkt {
     Pkt {
         flags: Flags::ACK,
-        seq: 1,
         ack,
         ..Pkt::default()
     }
@@ -119,7 +122,7 @@ pub fn ack(ack: u32) -> Pkt {
 pub fn data(seq: u32, len: u32, ack: u32) -> Pkt {
     Pkt {
         flags: Flags::ACK | Flags::PSH,
-        seq,
+        seq: Some(seq),
         ack,
         len,
         ..Pkt::default()
@@ -186,6 +189,8 @@ pub struct Script {
     peer: PeerOpts,
     /// The DUT's latest TSval, echoed by the peer.
     last_tsval: u32,
+    /// The peer's next sequence number (relative), past everything it sent.
+    peer_nxt: u32,
     buf: Vec<u8>,
 }
 
@@ -198,6 +203,7 @@ impl Script {
             dut_iss: 0,
             peer,
             last_tsval: 0,
+            peer_nxt: 1,
             buf: vec![0; 70_000],
         }
     }
@@ -245,7 +251,7 @@ impl Script {
         );
         let syn = s.to_segment(&Pkt {
             flags: Flags::SYN,
-            seq: 0,
+            seq: Some(0),
             options: Some(s.peer_syn_options()),
             ..Pkt::default()
         });
@@ -274,7 +280,7 @@ impl Script {
         let o = s.peer_syn_options();
         s.send(Pkt {
             flags: Flags::SYN | Flags::ACK,
-            seq: 0,
+            seq: Some(0),
             ack: 1,
             options: Some(o),
             ..Pkt::default()
@@ -364,7 +370,7 @@ impl Script {
         Segment {
             src_port: PEER_PORT,
             dst_port: DUT_PORT,
-            seq: PEER_ISS.wrapping_add(p.seq),
+            seq: PEER_ISS.wrapping_add(p.seq.unwrap_or(self.peer_nxt)),
             ack: if p.flags.ack() {
                 self.dut_iss.wrapping_add(p.ack)
             } else {
@@ -381,6 +387,10 @@ impl Script {
     /// The peer's segment arrives at the DUT now.
     pub fn send(&mut self, p: Pkt) -> &mut Self {
         let seg = self.to_segment(&p);
+        let end = seg.seq.wrapping_sub(PEER_ISS).wrapping_add(seg.seq_len());
+        if seg.seq_len() > 0 && (end.wrapping_sub(self.peer_nxt) as i32) > 0 {
+            self.peer_nxt = end;
+        }
         self.dut.handle_segment(self.now, &seg);
         self.drain();
         self

@@ -1,0 +1,117 @@
+//! The sender facing a small or closed receive window: sender-side silly-window
+//! avoidance (RFC 9293 §3.8.6.2.1) and zero-window probing with the persist timer
+//! (RFC 9293 §3.8.6.1; RFC 1122 §4.2.2.17), as Linux does it (`tcp_snd_wnd_test`,
+//! `tcp_probe_timer`, `tcp_send_probe0`, `tcp_write_wakeup`, `tcp_ack_probe` in
+//! net/ipv4/tcp_output.c, tcp_timer.c and tcp_input.c).
+//!
+//! - New data leaves only as a full segment, as all the data queued, or as at least
+//!   half of the largest window the peer ever offered.
+//! - When data waits, nothing is in flight and the window admits nothing, the persist
+//!   timer runs on the RTO with the shared exponential back-off. On expiry the sender
+//!   sends what the window now admits, or else a probe that carries no data and
+//!   sequence number `snd.una − 1`, which any receiver answers with an ACK that shows
+//!   its window.
+//! - An ACK that opens the window far enough for the next segment stops the timer and
+//!   clears the back-off. Unanswered probes count toward `max_retries`; any ACK
+//!   resets that count, so a live receiver may keep its window closed indefinitely.
+
+use super::{CloseReason, Connection};
+use crate::scoreboard::TxSeg;
+use crate::time::Instant;
+use crate::trace::{Event, State, TimerKind};
+use crate::wire::{Flags, Segment};
+
+impl Connection {
+    /// RFC 9293 §3.8.6.2.1: may `len` bytes of new data go out now, given `unsent`
+    /// bytes queued?
+    pub(crate) fn sws_allows(&self, len: u64, unsent: u64) -> bool {
+        len >= self.smss as u64 || len >= unsent || (len > 0 && len >= self.max_snd_wnd / 2)
+    }
+
+    /// Room in the peer's window beyond `snd_nxt`.
+    pub(crate) fn window_room(&self) -> u64 {
+        (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt)
+    }
+
+    /// Called when nothing more is due: starts or stops the persist timer.
+    pub(crate) fn update_persist(&mut self, now: Instant) {
+        let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
+        let blocked = matches!(self.state, State::Established | State::CloseWait)
+            && unsent > 0
+            && self.sb.is_empty()
+            && !self.sws_allows(self.window_room().min(self.smss as u64), unsent);
+        if blocked {
+            if self.t_persist.is_none() {
+                self.t_persist = Some(now + self.rtt.rto_backed_off(self.backoff));
+            }
+        } else {
+            self.t_persist = None;
+        }
+    }
+
+    /// On every acceptable ACK, after the window update (Linux `tcp_ack_probe`):
+    /// a window that admits the next segment stops probing and clears the back-off.
+    pub(crate) fn persist_on_ack(&mut self) {
+        if self.t_persist.is_some() || self.probes_out > 0 {
+            let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
+            if self.sws_allows(self.window_room().min(self.smss as u64), unsent) {
+                self.t_persist = None;
+                self.backoff = 0;
+            }
+        }
+        self.probes_out = 0;
+    }
+
+    pub(crate) fn on_persist_timeout(&mut self, now: Instant) {
+        self.trace(
+            now,
+            Event::Timer {
+                timer: TimerKind::Persist,
+            },
+        );
+        if self.probes_out >= self.cfg.max_retries {
+            self.counters.aborts += 1;
+            self.rst_pending = true;
+            self.enter_closed(now, CloseReason::TimedOut);
+            return;
+        }
+        self.probes_out += 1;
+        self.backoff += 1;
+        self.probe_pending = true;
+    }
+
+    /// The persist timer's segment (Linux `tcp_write_wakeup`): what the window
+    /// admits of new data, whatever silly-window avoidance says, or a zero-window
+    /// probe.
+    pub(crate) fn probe_segment(&mut self, now: Instant) -> Option<Segment> {
+        self.probe_pending = false;
+        self.counters.window_probes += 1;
+        let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
+        let len = self.window_room().min(self.smss as u64).min(unsent);
+        if len == 0 {
+            let mut s = self.data_or_ack(now, Flags::empty(), self.snd_una.saturating_sub(1));
+            s.payload = bytes::Bytes::new();
+            return Some(s);
+        }
+        let start = self.snd_nxt;
+        let mut s = self.data_or_ack(now, Flags::PSH, start);
+        s.payload = self.sendbuf.slice(start, len as usize);
+        self.sb.push(TxSeg {
+            start,
+            end: start + len,
+            fin: false,
+            sacked: false,
+            lost: false,
+            retrans: false,
+            ever_retrans: false,
+            tx_time: now,
+            retrans_high: 0,
+        });
+        self.snd_nxt = start + len;
+        self.last_data_sent = now;
+        if self.t_rto.is_none() {
+            self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
+        }
+        Some(s)
+    }
+}

@@ -1,0 +1,91 @@
+//! Packet scripts: forward acknowledgement as Linux 2.6/3.x used it
+//! (`prr-imc11.txt` §3.2; Mathis & Mahdavi 1996): recovery starts as soon as the
+//! forward-most SACKed segment is more than `reordering` (3) segments beyond
+//! snd.una, and every hole more than `reordering` segments below it is marked lost.
+//! Detected reordering turns FACK off.
+
+mod script;
+
+use gentle_tcp::{CaState, Config, Profile};
+use script::*;
+
+const MSS: u32 = 1448;
+
+fn seg(k: u32) -> u32 {
+    1 + (k - 1) * MSS
+}
+
+fn sender(cfg: Config) -> Script {
+    let mut s = Script::server(cfg, PeerOpts::default());
+    s.write((20 * MSS) as usize);
+    s.expect_burst(1, 10, MSS, 100.0);
+    s.expect_quiet();
+    s
+}
+
+#[test]
+fn one_sack_far_enough_ahead_starts_recovery() {
+    // Segments 1–4 lost; the first ACK SACKs segment 5: fackets_out = 5 > 3.
+    let mut s = sender(Profile::Linux26.config());
+    assert!(s.dut.fack_enabled());
+    s.at(200.0);
+    s.send(ack(1).sack(&[(seg(5), seg(6))]));
+    assert_eq!(s.dut.ca_state(), CaState::Recovery);
+    // FACK marks fackets_out − reordering = 2 segments lost; CUBIC ssthresh 7.
+    assert_eq!(s.dut.ssthresh(), 7);
+    s.expect(tx(1, MSS).at(200.0));
+    s.expect_quiet();
+    // The next SACK (6): fackets 6 → segments 1–3 lost; pipe 10 − 2 − 3 + 1 = 6 < 7.
+    s.send(ack(1).sack(&[(seg(5), seg(7))]));
+    s.expect(tx(seg(2), MSS));
+    s.expect_quiet();
+    // 7: fackets 7 → 1–4 lost; pipe 10 − 3 − 4 + 2 = 5: two retransmissions.
+    s.send(ack(1).sack(&[(seg(5), seg(8))]));
+    s.expect(tx(seg(3), MSS));
+    s.expect(tx(seg(4), MSS));
+    s.expect_quiet();
+    assert_eq!(s.dut.counters().fast_retrans, 4);
+}
+
+#[test]
+fn without_fack_the_same_sack_is_only_disorder() {
+    let mut s = sender(Profile::Rfc.config());
+    assert!(!s.dut.fack_enabled());
+    s.at(200.0);
+    s.send(ack(1).sack(&[(seg(5), seg(6))]));
+    assert_eq!(s.dut.ca_state(), CaState::Disorder);
+    // Limited transmit instead of a retransmission.
+    s.expect(tx(seg(11), MSS));
+    s.expect_quiet();
+}
+
+#[test]
+fn reordering_detected_by_sack_turns_fack_off() {
+    let mut s = sender(Profile::Linux26.config());
+    s.at(200.0);
+    // Segment 6 overtakes 1–5: FACK sees fackets_out 6 and starts recovery,
+    // marking 1–3 lost and retransmitting 1.
+    s.send(ack(1).sack(&[(seg(6), seg(7))]));
+    assert_eq!(s.dut.ca_state(), CaState::Recovery);
+    s.expect(tx(1, MSS));
+    s.expect_quiet();
+    // Segments 2 and 3 arrive: SACKed although never retransmitted, 5 segments
+    // below the forward-most SACK — reordering of degree 6 − 1 = 5 (Linux
+    // `tcp_sacktag_one`, `tcp_update_reordering`).
+    s.send(ack(1).sack(&[(seg(2), seg(4)), (seg(6), seg(7))]));
+    assert_eq!(s.dut.reordering(), 5);
+    assert!(!s.dut.fack_enabled(), "reordering turns FACK off");
+    assert_eq!(s.dut.counters().sack_reorder, 1);
+}
+
+#[test]
+fn reordering_below_the_threshold_keeps_fack() {
+    let mut s = sender(Profile::Linux26.config());
+    s.at(200.0);
+    // Segment 3 overtakes 2 (and 1 is lost): degree 3 − 1 = 2 ≤ 3.
+    s.send(ack(1).sack(&[(seg(3), seg(4))]));
+    s.skip_all();
+    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    assert!(s.dut.fack_enabled());
+    assert_eq!(s.dut.reordering(), 3);
+}
