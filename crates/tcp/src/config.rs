@@ -45,6 +45,10 @@ pub struct Config {
     pub timestamps: bool,
     /// Offer and use RFC 7323 window scaling.
     pub window_scale: bool,
+    /// Appropriate byte counting (RFC 3465): cwnd grows by the segments an ACK
+    /// covers, as Linux does since 3.18. Off, it grows by at most one segment per
+    /// ACK (RFC 5681 §3.1; Linux 2.6/3.x, `tcp_abc` = 0), so delayed ACKs slow it.
+    pub abc: bool,
     /// Limited transmit (RFC 3042).
     pub limited_transmit: bool,
     /// F-RTO spurious RTO detection (RFC 5682).
@@ -143,6 +147,7 @@ impl Default for Config {
             fack: true,
             timestamps: true,
             window_scale: true,
+            abc: false,
             limited_transmit: true,
             frto: true,
             undo: true,

@@ -275,17 +275,23 @@ impl Scoreboard {
     }
 
     /// RTO: every segment not SACKed is lost; retransmissions in flight are forgotten
-    /// (Linux `tcp_enter_loss`). Returns the number newly marked.
-    pub fn mark_all_lost(&mut self) -> u32 {
+    /// (Linux `tcp_enter_loss`). Returns the number newly marked. With
+    /// `forget_retrans`, retransmissions in flight are forgotten too (a timeout);
+    /// without, they stay in flight (F-RTO falling back to conventional recovery).
+    pub fn mark_all_lost(&mut self, forget_retrans: bool) -> u32 {
         let mut n = 0;
+        let mut retrans_out = 0;
         for s in self.q.iter_mut() {
-            s.retrans = false;
+            if forget_retrans {
+                s.retrans = false;
+            }
+            retrans_out += s.retrans as u32;
             if !s.sacked && !s.lost {
                 s.lost = true;
                 n += 1;
             }
         }
-        self.retrans_out = 0;
+        self.retrans_out = retrans_out;
         self.lost_out = self.q.iter().filter(|s| s.lost).count() as u32;
         n
     }

@@ -17,6 +17,7 @@ pub const SWITCHES: &[&str] = &[
     "fack",
     "timestamps",
     "window_scale",
+    "abc",
     "limited_transmit",
     "frto",
     "undo",
@@ -111,7 +112,7 @@ pub fn parse_config(t: &Table<'_>) -> Result<Config> {
         ($($k:literal => $f:ident),*) => { $( if let Some(v) = t.bool($k)? { c.$f = v; } )* };
     }
     flag!("sack" => sack, "dsack" => dsack, "fack" => fack, "timestamps" => timestamps, "window_scale" => window_scale,
-          "limited_transmit" => limited_transmit, "frto" => frto, "undo" => undo,
+          "abc" => abc, "limited_transmit" => limited_transmit, "frto" => frto, "undo" => undo,
           "slow_start_after_idle" => slow_start_after_idle);
     if let Some(v) = t.int("dupthresh", 1, 1000)? {
         c.dupthresh = v as u32;

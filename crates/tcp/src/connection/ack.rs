@@ -109,7 +109,8 @@ impl Connection {
             && prior_in_flight + CWND_LIMITED_SLACK >= self.w.cwnd
         {
             let min_rtt_ms = self.rtt.min_rtt().map_or(0, |d| d.as_millis() as u32);
-            self.cc.cong_avoid(&mut self.w, acked.segs, now, min_rtt_ms);
+            let segs = if self.cfg.abc { acked.segs } else { 1 };
+            self.cc.cong_avoid(&mut self.w, segs, now, min_rtt_ms);
         }
 
         self.fastretrans_alert(
@@ -169,7 +170,8 @@ impl Connection {
                     self.sb.dsack_retransmitted(first.0, first.1) as i64
                 };
                 self.undo_retrans -= undone;
-                if undone > 0
+                if self.cfg.undo
+                    && undone > 0
                     && self.undo_retrans <= 0
                     && matches!(self.ca, CaState::Open | CaState::Disorder)
                 {
@@ -544,7 +546,7 @@ impl Connection {
                 } else {
                     // (2.a) duplicate ACK, or nothing new to send: conventional recovery.
                     self.frto = Frto::Off;
-                    self.sb.mark_all_lost();
+                    self.sb.mark_all_lost(false);
                 }
             }
             Frto::AwaitSecond => {
@@ -559,7 +561,7 @@ impl Connection {
                     // (3.a) conventional recovery with cwnd at most 3 segments.
                     self.frto = Frto::Off;
                     self.w.cwnd = self.w.cwnd.min(3);
-                    self.sb.mark_all_lost();
+                    self.sb.mark_all_lost(false);
                 }
             }
             Frto::Off => {}

@@ -149,7 +149,7 @@ impl Connection {
             self.sb.mark_head_lost(1, true, true, high);
         } else {
             self.frto = Frto::Off;
-            self.sb.mark_all_lost();
+            self.sb.mark_all_lost(true);
         }
         self.set_ca(now, CaState::Loss);
         self.retrans_stamp = None;
