@@ -88,6 +88,26 @@ proptest! {
         let _ = Segment::parse(&bytes);
         let _ = Segment::parse_checked(&bytes, A, B);
     }
+
+    /// The fuzz target's property (fuzz/fuzz_targets/parse_segment.rs) on stable:
+    /// whatever parses re-emits and parses back unchanged.
+    #[test]
+    fn parsed_segments_round_trip(
+        header in proptest::collection::vec(any::<u8>(), 20..60),
+        doff in 5u8..=15,
+        payload in proptest::collection::vec(any::<u8>(), 0..40),
+    ) {
+        let mut bytes = header;
+        bytes[12] = (doff << 4) | (bytes[12] & 0x0f);
+        bytes.extend_from_slice(&payload);
+        if let Ok(seg) = Segment::parse(&bytes) {
+            let mut buf = vec![0u8; seg.wire_len()];
+            match seg.emit(A, B, &mut buf) {
+                Ok(n) => prop_assert_eq!(Segment::parse_checked(&buf[..n], A, B).unwrap(), seg),
+                Err(e) => prop_assert!(matches!(e, gentle_tcp::wire::EmitError::OptionsTooLong(_))),
+            }
+        }
+    }
 }
 
 #[test]
