@@ -5,6 +5,13 @@
 //! output, as `tlp-measurement-tum13.txt` §3.3 drops packets), then the packet
 //! queues for the transmitter, is serialised at `rate`, and arrives `delay` later
 //! (plus `reorder.extra` for a reordered packet).
+//!
+//! A drop-tail queue is first in, first out, so a packet's departure is known the
+//! moment it is admitted: it starts when the transmitter frees up and takes its
+//! serialisation time. The channel keeps the departure times of the packets it holds
+//! and the simulator schedules one arrival per packet, with no per-packet
+//! transmitter events. (A discipline that reorders its queue would schedule the
+//! transmitter instead.)
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -98,10 +105,8 @@ impl ChannelStats {
 /// Outcome of offering a packet to the link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admit {
-    /// Queued; if `start_tx`, the transmitter was idle and must be started.
-    Queued {
-        start_tx: bool,
-    },
+    /// Queued; the last bit leaves the sender at `depart_ns`.
+    Queued { depart_ns: u64 },
     DroppedLoss,
     DroppedQueue,
 }
@@ -111,9 +116,11 @@ pub struct Channel {
     pub spec: ChannelSpec,
     pub from: u16,
     pub to: u16,
-    pub queue: VecDeque<(u32, u32)>,
-    pub queued_bytes: u64,
-    pub busy: bool,
+    /// Packets admitted and not yet fully sent: (start, end of transmission, bytes).
+    held: VecDeque<(u64, u64, u32)>,
+    held_bytes: u64,
+    /// When the transmitter is free again.
+    busy_until: u64,
     pub loss: Loss,
     pub rng: ChaCha8Rng,
     pub stats: ChannelStats,
@@ -127,9 +134,9 @@ impl Channel {
             spec,
             from,
             to,
-            queue: VecDeque::new(),
-            queued_bytes: 0,
-            busy: false,
+            held: VecDeque::new(),
+            held_bytes: 0,
+            busy_until: 0,
             loss,
             rng,
             stats: Default::default(),
@@ -139,46 +146,60 @@ impl Channel {
 
     /// Serialisation time of `bytes` at the link rate.
     pub fn tx_time(&self, bytes: usize) -> Duration {
+        Duration::from_nanos(self.tx_ns(bytes))
+    }
+
+    fn tx_ns(&self, bytes: usize) -> u64 {
         match self.spec.rate_bps {
-            None => Duration::ZERO,
-            Some(r) => {
-                Duration::from_nanos(((bytes as u128 * 8 * 1_000_000_000) / r as u128) as u64)
-            }
+            None => 0,
+            Some(r) => ((bytes as u128 * 8 * 1_000_000_000) / r as u128) as u64,
         }
     }
 
-    /// Offers a packet (slot `pkt`, `bytes` long): loss model first, then the queue.
-    pub fn admit(&mut self, pkt: u32, bytes: usize, meta: &crate::packet::PacketMeta) -> Admit {
+    /// Packets waiting for the transmitter at `now` (the one being sent excluded,
+    /// as ns-2 and ns-3 count it) and their bytes.
+    pub fn backlog(&mut self, now: u64) -> (usize, u64) {
+        while let Some(&(_, end, b)) = self.held.front() {
+            if end > now {
+                break;
+            }
+            self.held.pop_front();
+            self.held_bytes -= b as u64;
+        }
+        match self.held.front() {
+            Some(&(start, _, b)) if start <= now => {
+                (self.held.len() - 1, self.held_bytes - b as u64)
+            }
+            _ => (self.held.len(), self.held_bytes),
+        }
+    }
+
+    /// Offers a packet of `bytes` at `now`: loss model first, then the queue.
+    pub fn admit(&mut self, now: u64, bytes: usize, meta: &crate::packet::PacketMeta) -> Admit {
         self.stats.offered += 1;
         if self.loss.drop(meta, &mut self.rng) {
             self.stats.dropped_loss += 1;
             return Admit::DroppedLoss;
         }
         let QueueDiscipline::DropTail(limit) = self.spec.queue;
-        // The packet in transmission does not count against the queue (ns-2/ns-3 style).
+        let (queued, queued_bytes) = self.backlog(now);
         let full = match limit {
             QueueLimit::Unlimited => false,
-            QueueLimit::Packets(n) => self.queue.len() as u64 >= n as u64,
-            QueueLimit::Bytes(b) => self.queued_bytes + bytes as u64 > b,
+            QueueLimit::Packets(n) => queued as u64 >= n as u64,
+            QueueLimit::Bytes(b) => queued_bytes + bytes as u64 > b,
         };
         if full {
             self.stats.dropped_queue += 1;
             return Admit::DroppedQueue;
         }
-        self.queue.push_back((pkt, bytes as u32));
-        self.queued_bytes += bytes as u64;
-        let start_tx = !self.busy;
-        if start_tx {
-            self.busy = true;
+        let start = self.busy_until.max(now);
+        let end = start + self.tx_ns(bytes);
+        self.busy_until = end;
+        if end > now {
+            self.held.push_back((start, end, bytes as u32));
+            self.held_bytes += bytes as u64;
         }
-        Admit::Queued { start_tx }
-    }
-
-    /// Takes the next packet to transmit.
-    pub fn next_tx(&mut self) -> Option<(u32, u32)> {
-        let (p, b) = self.queue.pop_front()?;
-        self.queued_bytes -= b as u64;
-        Some((p, b))
+        Admit::Queued { depart_ns: end }
     }
 
     /// Propagation delay for one packet, and whether a duplicate follows.

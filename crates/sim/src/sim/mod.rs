@@ -57,7 +57,6 @@ impl std::error::Error for SetupError {}
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
     Arrive { node: u16, pkt: u32 },
-    TxDone { chan: u32 },
     Timer { conn: u32 },
     App { wl: u16, action: apps::Action },
 }
@@ -87,8 +86,6 @@ pub struct Sim {
     /// `route[node][dst]` = channel index, or `u32::MAX` if unreachable.
     route: Vec<Vec<u32>>,
     chans: Vec<Channel>,
-    /// Channels currently transmitting: the packet slot on the wire.
-    in_tx: Vec<Option<u32>>,
     pub(crate) conns: Vec<ConnSlot>,
     demux: FxHashMap<u64, u32>,
     /// Listening (node, port) pairs.
@@ -179,7 +176,6 @@ impl Sim {
             seq: 0,
             heap: BinaryHeap::with_capacity(256),
             slab: Slab::default(),
-            in_tx: vec![None; chans.len()],
             chans,
             node_names: names.clone(),
             route,
@@ -260,7 +256,6 @@ impl Sim {
             self.result.events += 1;
             match e.ev {
                 Ev::Arrive { node, pkt } => self.on_arrive(node, pkt),
-                Ev::TxDone { chan } => self.on_tx_done(chan as usize),
                 Ev::Timer { conn } => self.on_timer(conn, e.time),
                 Ev::App { wl, action } => self.on_app(wl, action),
             }
@@ -304,24 +299,9 @@ impl Sim {
         let bytes = pkt.wire_len();
         let meta = pkt.meta;
         let slot = self.slab.insert(pkt);
-        let c = &mut self.chans[chan as usize];
-        if c.spec.rate_bps.is_none() {
-            // No serialisation: loss model, then straight onto the wire.
-            c.stats.offered += 1;
-            if c.loss.drop(&meta, &mut c.rng) {
-                c.stats.dropped_loss += 1;
-                self.dropped(slot, chan, "loss");
-            } else {
-                self.propagate(chan as usize, slot, bytes);
-            }
-            return;
-        }
-        match c.admit(slot, bytes, &meta) {
-            Admit::Queued { start_tx } => {
-                if start_tx {
-                    self.start_tx(chan as usize);
-                }
-            }
+        let now = self.now.as_nanos();
+        match self.chans[chan as usize].admit(now, bytes, &meta) {
+            Admit::Queued { depart_ns } => self.propagate(chan as usize, slot, bytes, depart_ns),
             Admit::DroppedLoss => self.dropped(slot, chan, "loss"),
             Admit::DroppedQueue => self.dropped(slot, chan, "queue"),
         }
@@ -343,34 +323,16 @@ impl Sim {
         );
     }
 
-    fn start_tx(&mut self, chan: usize) {
-        match self.chans[chan].next_tx() {
-            Some((slot, bytes)) => {
-                self.in_tx[chan] = Some(slot);
-                let t = self.now.as_nanos()
-                    + self.chans[chan].tx_time(bytes as usize).as_nanos() as u64;
-                self.push(t, Ev::TxDone { chan: chan as u32 });
-            }
-            None => self.chans[chan].busy = false,
-        }
-    }
-
-    fn on_tx_done(&mut self, chan: usize) {
-        if let Some(slot) = self.in_tx[chan].take() {
-            let bytes = self.slab.get(slot).wire_len();
-            self.propagate(chan, slot, bytes);
-        }
-        self.start_tx(chan);
-    }
-
-    fn propagate(&mut self, chan: usize, slot: u32, bytes: usize) {
+    /// The packet in `slot` leaves channel `chan` at `depart_ns` and arrives one
+    /// propagation delay later.
+    fn propagate(&mut self, chan: usize, slot: u32, bytes: usize, depart_ns: u64) {
         let payload = self.slab.get(slot).meta.payload;
         let c = &mut self.chans[chan];
         let (d, dup) = c.propagation(payload);
         c.stats.delivered += 1;
         c.stats.bytes_delivered += bytes as u64;
         let to = c.to;
-        let t = self.now.as_nanos() + d.as_nanos() as u64;
+        let t = depart_ns + d.as_nanos() as u64;
         self.push(
             t,
             Ev::Arrive {
