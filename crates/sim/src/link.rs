@@ -121,6 +121,10 @@ pub struct Channel {
     held_bytes: u64,
     /// When the transmitter is free again.
     busy_until: u64,
+    /// Packets on the wire in arrival order, for those whose delay is the link's
+    /// own (arrival times then only grow): (arrival time, packet slot). The
+    /// simulator keeps one event per channel, for the head.
+    pub arrivals: VecDeque<(u64, u32)>,
     pub loss: Loss,
     pub rng: ChaCha8Rng,
     pub stats: ChannelStats,
@@ -137,6 +141,7 @@ impl Channel {
             held: VecDeque::new(),
             held_bytes: 0,
             busy_until: 0,
+            arrivals: VecDeque::new(),
             loss,
             rng,
             stats: Default::default(),
@@ -202,9 +207,11 @@ impl Channel {
         Admit::Queued { depart_ns: end }
     }
 
-    /// Propagation delay for one packet, and whether a duplicate follows.
-    pub fn propagation(&mut self, payload: u32) -> (Duration, bool) {
+    /// Propagation delay for one packet, whether it was held back (reordered), and
+    /// whether a duplicate follows.
+    pub fn propagation(&mut self, payload: u32) -> (Duration, bool, bool) {
         let mut d = self.spec.delay;
+        let mut held_back = false;
         if payload > 0 {
             self.data_count += 1;
         }
@@ -213,13 +220,14 @@ impl Channel {
             if listed || (r.p > 0.0 && self.rng.gen_bool(r.p)) {
                 d += r.extra;
                 self.stats.reordered += 1;
+                held_back = true;
             }
         }
         let dup = self.spec.duplicate > 0.0 && self.rng.gen_bool(self.spec.duplicate);
         if dup {
             self.stats.duplicated += 1;
         }
-        (d, dup)
+        (d, held_back, dup)
     }
 }
 

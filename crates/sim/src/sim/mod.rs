@@ -56,7 +56,10 @@ impl std::error::Error for SetupError {}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
+    /// A packet that does not keep its channel's order (held back for reordering).
     Arrive { node: u16, pkt: u32 },
+    /// The packet at the head of a channel's arrival queue.
+    ChanArrive { chan: u32 },
     Timer { conn: u32 },
     App { wl: u16, action: apps::Action },
 }
@@ -256,6 +259,7 @@ impl Sim {
             self.result.events += 1;
             match e.ev {
                 Ev::Arrive { node, pkt } => self.on_arrive(node, pkt),
+                Ev::ChanArrive { chan } => self.on_chan_arrive(chan as usize),
                 Ev::Timer { conn } => self.on_timer(conn, e.time),
                 Ev::App { wl, action } => self.on_app(wl, action),
             }
@@ -328,24 +332,44 @@ impl Sim {
     fn propagate(&mut self, chan: usize, slot: u32, bytes: usize, depart_ns: u64) {
         let payload = self.slab.get(slot).meta.payload;
         let c = &mut self.chans[chan];
-        let (d, dup) = c.propagation(payload);
+        let (d, held_back, dup) = c.propagation(payload);
         c.stats.delivered += 1;
         c.stats.bytes_delivered += bytes as u64;
         let to = c.to;
         let t = depart_ns + d.as_nanos() as u64;
-        self.push(
-            t,
-            Ev::Arrive {
-                node: to,
-                pkt: slot,
-            },
-        );
-        if dup {
+        let copy = dup.then(|| {
             let mut copy = self.slab.get(slot).clone();
             copy.meta.duplicate = true;
-            let s2 = self.slab.insert(copy);
-            self.push(t, Ev::Arrive { node: to, pkt: s2 });
+            self.slab.insert(copy)
+        });
+        if held_back {
+            self.push(t, Ev::Arrive { node: to, pkt: slot });
+            if let Some(s2) = copy {
+                self.push(t, Ev::Arrive { node: to, pkt: s2 });
+            }
+            return;
         }
+        let c = &mut self.chans[chan];
+        let idle = c.arrivals.is_empty();
+        c.arrivals.push_back((t, slot));
+        if let Some(s2) = copy {
+            c.arrivals.push_back((t, s2));
+        }
+        if idle {
+            self.push(t, Ev::ChanArrive { chan: chan as u32 });
+        }
+    }
+
+    fn on_chan_arrive(&mut self, chan: usize) {
+        let c = &mut self.chans[chan];
+        let Some((_, slot)) = c.arrivals.pop_front() else {
+            return;
+        };
+        let to = c.to;
+        if let Some(&(next, _)) = c.arrivals.front() {
+            self.push(next, Ev::ChanArrive { chan: chan as u32 });
+        }
+        self.on_arrive(to, slot);
     }
 
     fn on_arrive(&mut self, node: u16, slot: u32) {
