@@ -1,9 +1,16 @@
 //! `gentle bench`: simulated data packets per wall-clock second for one bulk
 //! transfer (100 Mbit/s, 10 ms RTT), and short request/response trials per second
 //! (40 B / 5000 B, 200 ms RTT, handshake included) on one core and on all cores, at
-//! growing trial counts to show the cost per trial stays flat.
+//! growing trial counts to show the cost per trial stays flat; and the engine alone:
+//! the cost of one data segment through a sender and a receiver wired directly
+//! together, without the simulator.
 
 use std::time::Instant as WallClock;
+
+use bytes::Bytes;
+use gentle_tcp::{Config, Connection, Instant};
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::SeedableRng;
 
 use serde::Serialize;
 
@@ -67,6 +74,46 @@ pub struct BenchResult {
     pub cores: usize,
     /// One-core cost per trial at growing trial counts.
     pub scaling: Vec<Scaling>,
+    /// The engine alone: wall-clock nanoseconds per data segment, sender and
+    /// receiver together (segment built, handled, acknowledged, ACK handled).
+    pub engine_ns_per_segment: f64,
+    pub engine_segments: u64,
+}
+
+/// Moves `bytes` from one engine to another, handing segments across directly
+/// with 20 µs of virtual time per round. Returns (data segments, wall seconds).
+pub fn engine_transfer(bytes: usize) -> (u64, f64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let cfg = Config::default();
+    let mut now = Instant::ZERO;
+    let mut client = Connection::connect(cfg.clone(), now, 1000, 80, &mut rng);
+    let syn = client.poll_transmit(now).expect("a SYN");
+    let mut server = Connection::accept(cfg, now, &syn, &mut rng).expect("accepted");
+    let payload = Bytes::from(vec![0x5a; bytes]);
+    let t0 = WallClock::now();
+    let mut segs = 0u64;
+    let mut written = false;
+    while server.bytes_acked() < bytes as u64 {
+        while let Some(s) = server.poll_transmit(now) {
+            segs += !s.payload.is_empty() as u64;
+            client.handle_segment(now, &s);
+        }
+        while let Some(s) = client.poll_transmit(now) {
+            server.handle_segment(now, &s);
+        }
+        while client.read().is_some() {}
+        if !written && server.is_established() {
+            server.write(payload.clone());
+            written = true;
+        }
+        now = Instant::from_nanos(now.as_nanos() + 20_000);
+        for c in [&mut server, &mut client] {
+            if c.poll_timeout().is_some_and(|t| t <= now) {
+                c.handle_timeout(now);
+            }
+        }
+    }
+    (segs, t0.elapsed().as_secs_f64())
 }
 
 fn one_core(scn: &Scenario, trials: u64) -> Scaling {
@@ -111,6 +158,7 @@ pub fn run(full: bool) -> BenchResult {
     );
     let all = t1.elapsed().as_secs_f64();
     assert_eq!(run.variants[0].exchanges, n_all);
+    let (engine_segments, engine_seconds) = engine_transfer(200 << 20);
     BenchResult {
         packets_per_second: r.data_packets as f64 / bulk_seconds,
         bulk_data_packets: r.data_packets,
@@ -120,6 +168,8 @@ pub fn run(full: bool) -> BenchResult {
         trials_per_second_all_cores: n_all as f64 / all,
         cores: rayon::current_num_threads(),
         scaling,
+        engine_ns_per_segment: engine_seconds * 1e9 / engine_segments as f64,
+        engine_segments,
     }
 }
 
@@ -127,6 +177,10 @@ pub fn text(r: &BenchResult) -> String {
     let mut s = format!(
         "bulk transfer, 100 Mbit/s, 10 ms RTT: {} data packets in {:.3} s = {:.0} packets/s (one core)\n",
         r.bulk_data_packets, r.bulk_seconds, r.packets_per_second
+    );
+    s += &format!(
+        "engine alone, sender + receiver: {:.0} ns per data segment ({} segments)\n",
+        r.engine_ns_per_segment, r.engine_segments
     );
     s += "short trials, 40 B / 5000 B, 200 ms RTT, with handshake (one core):\n";
     for x in &r.scaling {
