@@ -106,7 +106,9 @@ impl ChannelStats {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admit {
     /// Queued; the last bit leaves the sender at `depart_ns`.
-    Queued { depart_ns: u64 },
+    Queued {
+        depart_ns: u64,
+    },
     DroppedLoss,
     DroppedQueue,
 }

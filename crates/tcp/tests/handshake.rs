@@ -272,3 +272,44 @@ fn abort_sends_a_reset() {
     s.flush();
     s.expect(Exp::default().flags(Flags::RST | Flags::ACK).seq(1));
 }
+
+#[test]
+fn simultaneous_open() {
+    // RFC 9293 §3.5 Figure 7: both ends send a SYN; each answers with a SYN-ACK.
+    let mut s = Script::connecting(Config::default(), PeerOpts::default());
+    s.expect(Exp::default().flags(Flags::SYN).seq(0).at(0.0));
+    s.at(50.0);
+    let mut syn = script::Pkt {
+        flags: Flags::SYN,
+        seq: Some(0),
+        ..Default::default()
+    };
+    syn.options = Some(gentle_tcp::Options {
+        mss: Some(1460),
+        sack_permitted: true,
+        window_scale: Some(7),
+        ..Default::default()
+    });
+    s.send(syn.clone());
+    let synack = s.expect(
+        Exp::default()
+            .flags(Flags::SYN | Flags::ACK)
+            .seq(0)
+            .ack(1)
+            .at(50.0),
+    );
+    assert!(synack.options.sack_permitted, "SACK offered by both");
+    assert!(
+        synack.options.timestamps.is_none(),
+        "timestamps were not offered by the peer"
+    );
+    assert_eq!(s.dut.state(), State::SynReceived);
+    s.at(60.0);
+    syn.flags = Flags::SYN | Flags::ACK;
+    syn.ack = 1;
+    s.send(syn);
+    assert!(s.dut.is_established());
+    assert!(s.dut.sack_enabled());
+    s.write(100);
+    s.expect(tx(1, 100).ack(1).at(60.0));
+}

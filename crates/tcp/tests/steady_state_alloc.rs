@@ -76,7 +76,9 @@ fn steady_state_transfer_does_not_allocate_per_segment() {
     let mut client = Connection::connect(cfg.clone(), now, 1000, 80, &mut rng);
     let syn = client.poll_transmit(now).expect("SYN");
     let mut server = Connection::accept(cfg, now, &syn, &mut rng).expect("accept");
-    pump(&mut server, &mut client, &mut now, &mut |s, _| s.is_established());
+    pump(&mut server, &mut client, &mut now, &mut |s, _| {
+        s.is_established()
+    });
     // One application write of 20 MB (the writer's allocation, before measuring).
     let total = 20 * 1024 * 1024;
     assert!(server.write(Bytes::from(vec![7u8; total])));

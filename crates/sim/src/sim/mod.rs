@@ -57,11 +57,21 @@ impl std::error::Error for SetupError {}
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
     /// A packet that does not keep its channel's order (held back for reordering).
-    Arrive { node: u16, pkt: u32 },
+    Arrive {
+        node: u16,
+        pkt: u32,
+    },
     /// The packet at the head of a channel's arrival queue.
-    ChanArrive { chan: u32 },
-    Timer { conn: u32 },
-    App { wl: u16, action: apps::Action },
+    ChanArrive {
+        chan: u32,
+    },
+    Timer {
+        conn: u32,
+    },
+    App {
+        wl: u16,
+        action: apps::Action,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -343,7 +353,13 @@ impl Sim {
             self.slab.insert(copy)
         });
         if held_back {
-            self.push(t, Ev::Arrive { node: to, pkt: slot });
+            self.push(
+                t,
+                Ev::Arrive {
+                    node: to,
+                    pkt: slot,
+                },
+            );
             if let Some(s2) = copy {
                 self.push(t, Ev::Arrive { node: to, pkt: s2 });
             }

@@ -34,8 +34,20 @@ impl Connection {
             }
             return;
         }
-        if !f.syn() || !f.ack() {
-            // Simultaneous open is not supported; drop.
+        if f.syn() && !f.ack() {
+            // Simultaneous open (RFC 9293 §3.10.7.3, "fourth"): both sides sent a
+            // SYN. Answer with a SYN-ACK from the same ISS and wait in SYN-RECEIVED.
+            self.irs = seg.seq;
+            self.rcv = crate::receiver::Receiver::new(1);
+            self.negotiate(seg);
+            if let Some(ts) = seg.options.timestamps {
+                self.ts_recent = ts.val;
+            }
+            self.syn_pending = true;
+            self.set_state(now, State::SynReceived);
+            return;
+        }
+        if !f.syn() {
             self.counters.segs_dropped += 1;
             return;
         }
