@@ -22,8 +22,45 @@ pub enum CcAlgorithm {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RecoveryAlgorithm {
-    /// RFC 6675 §5: cwnd = ssthresh on entry, send while pipe < cwnd.
+    /// RFC 6675 §5: cwnd = ssthresh (from congestion control) on entry, send while
+    /// pipe < cwnd.
     Rfc6675,
+    /// RFC 3517 as `prr-imc11.txt` Algorithm 1: cwnd = ssthresh = FlightSize/2.
+    Rfc3517,
+    /// Linux 2.6 rate halving with the cwnd = pipe + 1 clamp (`prr-imc11.txt` §3.2).
+    RateHalving,
+    /// PRR-SSRB, `prr-imc11.txt` Algorithm 2 (Linux 3.2+).
+    Prr,
+    /// PRR with RFC 6937's conservative reduction bound.
+    PrrCrb,
+    /// PRR as RFC 9937 specifies it.
+    PrrRfc9937,
+}
+
+impl RecoveryAlgorithm {
+    pub const ALL: &'static [(&'static str, RecoveryAlgorithm)] = &[
+        ("rfc6675", RecoveryAlgorithm::Rfc6675),
+        ("rfc3517", RecoveryAlgorithm::Rfc3517),
+        ("rate-halving", RecoveryAlgorithm::RateHalving),
+        ("prr", RecoveryAlgorithm::Prr),
+        ("prr-crb", RecoveryAlgorithm::PrrCrb),
+        ("prr-rfc9937", RecoveryAlgorithm::PrrRfc9937),
+    ];
+
+    pub fn from_name(s: &str) -> Option<RecoveryAlgorithm> {
+        Self::ALL.iter().find(|(n, _)| *n == s).map(|&(_, a)| a)
+    }
+}
+
+/// Early Retransmit (RFC 5827) mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EarlyRetransmit {
+    Off,
+    /// Retransmit as soon as the lowered threshold is met.
+    On,
+    /// Wait srtt/4 first (`prr-imc11.txt` §6 mitigation 2).
+    Delayed,
 }
 
 /// All switches of a connection. Build one from a [`Profile`] and adjust fields.
@@ -55,6 +92,14 @@ pub struct Config {
     pub frto: bool,
     /// Undo cwnd reductions shown to be spurious by DSACK or timestamps (RFC 3522, RFC 3708).
     pub undo: bool,
+    /// Early Retransmit (RFC 5827).
+    pub er: EarlyRetransmit,
+    /// Turn Early Retransmit off for good once reordering is detected
+    /// (`prr-imc11.txt` §6 mitigation 1; Linux `tcp_disable_early_retrans`).
+    pub er_reorder_disable: bool,
+    /// Bounds of the delayed-ER wait of srtt/4 (`prr-imc11.txt` §6).
+    pub er_delay_min: Duration,
+    pub er_delay_max: Duration,
     /// Duplicate-ACK threshold (RFC 5681 §3.2: 3).
     pub dupthresh: u32,
     /// Minimum RTO. Linux: `TCP_RTO_MIN` = 200 ms (RFC 6298 §2.4 says 1 s).
@@ -95,19 +140,29 @@ pub enum Profile {
     Plain,
     /// SACK with RFC 6675 loss detection and recovery, no FACK, Reno.
     Rfc,
-    /// SACK + FACK + CUBIC: Linux 2.6 as `prr-imc11.txt` §3.2 describes it.
+    /// SACK + FACK + rate halving + CUBIC: Linux 2.6 as `prr-imc11.txt` §3.2
+    /// describes it.
     #[serde(rename = "linux-2.6")]
     Linux26,
+    /// Linux 2.6 plus PRR and delayed Early Retransmit (`prr-imc11.txt` §4, §6).
+    #[serde(rename = "linux-3.10")]
+    Linux310,
 }
 
 impl Profile {
-    pub const ALL: &'static [Profile] = &[Profile::Plain, Profile::Rfc, Profile::Linux26];
+    pub const ALL: &'static [Profile] = &[
+        Profile::Plain,
+        Profile::Rfc,
+        Profile::Linux26,
+        Profile::Linux310,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Profile::Plain => "plain",
             Profile::Rfc => "rfc",
             Profile::Linux26 => "linux-2.6",
+            Profile::Linux310 => "linux-3.10",
         }
     }
 
@@ -123,12 +178,18 @@ impl Profile {
                 c.dsack = false;
                 c.fack = false;
                 c.cc = CcAlgorithm::Reno;
+                c.recovery = RecoveryAlgorithm::Rfc6675;
             }
             Profile::Rfc => {
                 c.fack = false;
                 c.cc = CcAlgorithm::Reno;
+                c.recovery = RecoveryAlgorithm::Rfc6675;
             }
             Profile::Linux26 => {}
+            Profile::Linux310 => {
+                c.recovery = RecoveryAlgorithm::Prr;
+                c.er = EarlyRetransmit::Delayed;
+            }
         }
         c
     }
@@ -141,7 +202,7 @@ impl Default for Config {
             mss: 1460,
             initial_window: 10,
             cc: CcAlgorithm::Cubic,
-            recovery: RecoveryAlgorithm::Rfc6675,
+            recovery: RecoveryAlgorithm::RateHalving,
             sack: true,
             dsack: true,
             fack: true,
@@ -151,6 +212,10 @@ impl Default for Config {
             limited_transmit: true,
             frto: true,
             undo: true,
+            er: EarlyRetransmit::Off,
+            er_reorder_disable: true,
+            er_delay_min: Duration::from_millis(25),
+            er_delay_max: Duration::from_millis(500),
             dupthresh: 3,
             rto_min: Duration::from_millis(200),
             rto_max: Duration::from_secs(120),

@@ -68,6 +68,10 @@ counters! {
     sack_recovery => "TCPSackRecovery",
     /// Recovery entered on duplicate ACKs without SACK.
     reno_recovery => "TCPRenoRecovery",
+    /// Recovery entered by Early Retransmit (RFC 5827).
+    early_retrans => "EarlyRetrans",
+    /// ... of which after the delay of `er = delayed`.
+    early_retrans_delayed => "EarlyRetransDelayed",
     /// Retransmissions found lost again (Linux lost-retransmit detection).
     lost_retransmit => "TCPLostRetransmit",
     /// DSACKs received.

@@ -23,7 +23,7 @@ pub mod time;
 pub mod trace;
 pub mod wire;
 
-pub use config::{CcAlgorithm, Config, Profile, RecoveryAlgorithm};
+pub use config::{CcAlgorithm, Config, EarlyRetransmit, Profile, RecoveryAlgorithm};
 pub use connection::{CloseReason, Connection};
 pub use counters::Counters;
 pub use time::Instant;

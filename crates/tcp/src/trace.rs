@@ -45,6 +45,7 @@ pub enum TimerKind {
     DelayedAck,
     TimeWait,
     Persist,
+    EarlyRetransmit,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -1,6 +1,6 @@
 //! `[[variant]]` sections: a profile plus independent switches.
 
-use gentle_tcp::{CcAlgorithm, Config, Profile, RecoveryAlgorithm};
+use gentle_tcp::{CcAlgorithm, Config, EarlyRetransmit, Profile, RecoveryAlgorithm};
 
 use super::reader::{Result, Table};
 use super::{Variant, tables};
@@ -18,6 +18,10 @@ pub const SWITCHES: &[&str] = &[
     "timestamps",
     "window_scale",
     "abc",
+    "er",
+    "er_reorder_disable",
+    "er_delay_min",
+    "er_delay_max",
     "limited_transmit",
     "frto",
     "undo",
@@ -96,23 +100,50 @@ pub fn parse_config(t: &Table<'_>) -> Result<Config> {
             }
         };
     }
-    if let Some(v) = t.str("recovery", "\"rfc6675\"")? {
-        c.recovery = match v {
-            "rfc6675" => RecoveryAlgorithm::Rfc6675,
-            x => {
+    let recovery_names = || {
+        RecoveryAlgorithm::ALL
+            .iter()
+            .map(|(n, _)| format!("\"{n}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(v) = t.str("recovery", &recovery_names())? {
+        c.recovery = match RecoveryAlgorithm::from_name(v) {
+            Some(a) => a,
+            None => {
                 return Err(t.bad(
                     "recovery",
-                    format!("unknown recovery algorithm `{x}`"),
-                    "\"rfc6675\"",
+                    format!("unknown recovery algorithm `{v}`"),
+                    &recovery_names(),
                 ));
             }
         };
+    }
+    if let Some(v) = t.str("er", "\"off\", \"on\" or \"delayed\"")? {
+        c.er = match v {
+            "off" => EarlyRetransmit::Off,
+            "on" => EarlyRetransmit::On,
+            "delayed" => EarlyRetransmit::Delayed,
+            x => {
+                return Err(t.bad(
+                    "er",
+                    format!("unknown early-retransmit mode `{x}`"),
+                    "\"off\", \"on\" or \"delayed\"",
+                ));
+            }
+        };
+    }
+    if let Some(v) = t.duration("er_delay_min")? {
+        c.er_delay_min = v;
+    }
+    if let Some(v) = t.duration("er_delay_max")? {
+        c.er_delay_max = v;
     }
     macro_rules! flag {
         ($($k:literal => $f:ident),*) => { $( if let Some(v) = t.bool($k)? { c.$f = v; } )* };
     }
     flag!("sack" => sack, "dsack" => dsack, "fack" => fack, "timestamps" => timestamps, "window_scale" => window_scale,
-          "abc" => abc, "limited_transmit" => limited_transmit, "frto" => frto, "undo" => undo,
+          "abc" => abc, "er_reorder_disable" => er_reorder_disable, "limited_transmit" => limited_transmit, "frto" => frto, "undo" => undo,
           "slow_start_after_idle" => slow_start_after_idle);
     if let Some(v) = t.int("dupthresh", 1, 1000)? {
         c.dupthresh = v as u32;

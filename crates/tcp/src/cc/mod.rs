@@ -100,6 +100,14 @@ impl Cc {
     pub fn on_timeout(&mut self) {
         self.inner().on_timeout()
     }
+    /// The floor for cwnd during a rate-halving reduction (Linux `tcp_cwnd_min`:
+    /// Reno's `min_cwnd` is ssthresh/2; algorithms without one use ssthresh).
+    pub fn min_cwnd(&self, w: &Window) -> u32 {
+        match self {
+            Cc::Reno(_) => (w.ssthresh / 2).max(1),
+            Cc::Cubic(_) => w.ssthresh,
+        }
+    }
     pub fn on_undo(&mut self) {
         self.inner().on_undo()
     }

@@ -39,6 +39,9 @@ impl Connection {
         }
         let prior_una = self.snd_una;
         let prior_in_flight = self.sb.pipe();
+        // An ACK cancels a pending delayed early retransmission; this ACK's
+        // processing decides afresh (Linux `tcp_rearm_rto`).
+        self.t_er = None;
         let prior_wnd = self.snd_wnd;
         let prior_ca = self.ca;
         self.last_tsecr = match (self.ts_ok, seg.options.timestamps) {
@@ -211,6 +214,9 @@ impl Connection {
     /// Linux `tcp_update_reordering`: raise the duplicate threshold to the observed
     /// degree of reordering and stop trusting FACK.
     pub(crate) fn update_reordering(&mut self, now: Instant, metric: u32, sack: bool) {
+        if metric > 0 && self.cfg.er_reorder_disable {
+            self.er_disabled = true;
+        }
         if metric > self.reordering {
             self.reordering = metric.min(self.cfg.max_reordering);
             if sack {
@@ -313,7 +319,7 @@ impl Connection {
                 if self.ca == CaState::Disorder {
                     self.try_undo_dsack(now);
                 }
-                if !self.time_to_recover() {
+                if !self.time_to_recover() && !self.early_retransmit_due(now) {
                     self.try_to_open(now);
                     if self.ca == CaState::Cwr {
                         let sample = AckSample {
@@ -337,6 +343,20 @@ impl Connection {
                 self.rec.on_ack(&mut self.w, &sample);
             }
         }
+    }
+
+    /// Enters recovery outside an ACK (the delayed early retransmission), as if an
+    /// ACK had delivered nothing new.
+    pub(crate) fn start_recovery(&mut self, now: Instant, pipe: u32) {
+        self.enter_recovery(now, pipe);
+        self.update_scoreboard(true);
+        let sample = AckSample {
+            pipe: self.sb.pipe(),
+            delivered: 0,
+            snd_una_advanced: false,
+            newly_lost: true,
+        };
+        self.rec.on_ack(&mut self.w, &sample);
     }
 
     fn retrans_out_none(&self) -> bool {
@@ -396,6 +416,8 @@ impl Connection {
             prior_cwnd: self.prior_cwnd,
             pipe: self.sb.pipe(),
             prior_in_flight,
+            flight_size: self.sb.packets_out(),
+            cwnd_min: self.cc.min_cwnd(&self.w),
         };
         self.set_ca(now, CaState::Recovery);
         self.rec.on_enter(&mut self.w, &start);

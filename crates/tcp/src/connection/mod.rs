@@ -7,8 +7,10 @@
 //! - [`output`]: what to send next.
 //! - [`timers`]: retransmission timeout, F-RTO, delayed ACK, TIME-WAIT.
 //! - [`persist`]: silly-window avoidance and zero-window probes.
+//! - [`early_retransmit`]: RFC 5827 with the delay and reordering mitigations.
 
 mod ack;
+mod early_retransmit;
 mod input;
 mod output;
 mod persist;
@@ -147,6 +149,10 @@ pub struct Connection {
     pub(crate) t_delack: Option<Instant>,
     pub(crate) t_timewait: Option<Instant>,
     pub(crate) t_persist: Option<Instant>,
+    /// Delayed early retransmission (`er = delayed`).
+    pub(crate) t_er: Option<Instant>,
+    /// Early Retransmit turned off after reordering was seen.
+    pub(crate) er_disabled: bool,
     /// A persist-timer probe is due.
     pub(crate) probe_pending: bool,
     /// Persist probes sent since the last ACK.
@@ -235,6 +241,8 @@ impl Connection {
             t_delack: None,
             t_timewait: None,
             t_persist: None,
+            t_er: None,
+            er_disabled: false,
             probe_pending: false,
             probes_out: 0,
             max_snd_wnd: 0,
@@ -483,6 +491,7 @@ impl Connection {
         self.t_delack = None;
         self.t_timewait = None;
         self.t_persist = None;
+        self.t_er = None;
         self.set_state(now, State::Closed);
     }
 

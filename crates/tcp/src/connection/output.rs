@@ -22,6 +22,9 @@ impl Connection {
             self.t_delack = None;
         }
         if !seg.payload.is_empty() || seg.flags.fin() {
+            if self.ca == CaState::Recovery {
+                self.rec.on_sent(1);
+            }
             self.counters.segs_out += 1;
             self.counters.bytes_sent += seg.payload.len() as u64;
         } else if !seg.flags.syn() && !seg.flags.rst() {

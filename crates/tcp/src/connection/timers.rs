@@ -9,10 +9,16 @@ use crate::trace::{CaState, Event, State, TimerKind};
 impl Connection {
     /// The earliest pending deadline, if any.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.t_rto, self.t_delack, self.t_timewait, self.t_persist]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.t_rto,
+            self.t_delack,
+            self.t_timewait,
+            self.t_persist,
+            self.t_er,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Fires every timer whose deadline is not after `now`. Harmless when nothing is due.
@@ -39,6 +45,10 @@ impl Connection {
                 },
             );
             self.enter_closed(now, CloseReason::Normal);
+        }
+        if self.t_er.is_some_and(|t| t <= now) {
+            self.t_er = None;
+            self.on_er_timeout(now);
         }
         if self.t_persist.is_some_and(|t| t <= now) {
             self.t_persist = None;

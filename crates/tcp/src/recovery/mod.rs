@@ -6,8 +6,14 @@
 //! be sent, by setting cwnd on entry, on every ACK, and on exit. The sender then
 //! transmits while `pipe < cwnd` (RFC 6675 §5). One module per algorithm.
 
+mod prr;
+mod rate_halving;
+mod rfc3517;
 mod rfc6675;
 
+pub use prr::{Bound, Prr};
+pub use rate_halving::RateHalving;
+pub use rfc3517::Rfc3517;
 pub use rfc6675::Rfc6675;
 
 use crate::cc::Window;
@@ -34,8 +40,13 @@ pub struct RecoveryStart {
     pub prior_cwnd: u32,
     /// pipe (RFC 6675) when recovery starts.
     pub pipe: u32,
-    /// Segments in flight before this ACK was processed (FlightSize).
+    /// pipe before this ACK was processed.
     pub prior_in_flight: u32,
+    /// FlightSize: segments sent and not cumulatively acknowledged (snd.nxt − snd.una).
+    pub flight_size: u32,
+    /// The congestion-control algorithm's floor for cwnd during a reduction (Linux
+    /// `tcp_cwnd_min`).
+    pub cwnd_min: u32,
 }
 
 /// A fast-recovery algorithm. `ssthresh` in `w` has been set by congestion control
@@ -43,6 +54,8 @@ pub struct RecoveryStart {
 pub trait FastRecovery {
     fn on_enter(&mut self, w: &mut Window, start: &RecoveryStart);
     fn on_ack(&mut self, w: &mut Window, ack: &AckSample);
+    /// `segs` data segments (new or retransmitted) were sent during recovery.
+    fn on_sent(&mut self, _segs: u32) {}
     /// Recovery completed (snd.una reached the recovery point).
     fn on_exit(&mut self, w: &mut Window) {
         w.cwnd = w.ssthresh.max(1);
@@ -54,17 +67,28 @@ pub trait FastRecovery {
 #[derive(Clone, Debug)]
 pub enum Recovery {
     Rfc6675(Rfc6675),
+    Rfc3517(Rfc3517),
+    RateHalving(RateHalving),
+    Prr(Prr),
 }
 
 impl Recovery {
     pub fn new(alg: RecoveryAlgorithm) -> Recovery {
         match alg {
             RecoveryAlgorithm::Rfc6675 => Recovery::Rfc6675(Rfc6675),
+            RecoveryAlgorithm::Rfc3517 => Recovery::Rfc3517(Rfc3517),
+            RecoveryAlgorithm::RateHalving => Recovery::RateHalving(RateHalving::default()),
+            RecoveryAlgorithm::Prr => Recovery::Prr(Prr::new(Bound::SlowStart)),
+            RecoveryAlgorithm::PrrCrb => Recovery::Prr(Prr::new(Bound::Conservative)),
+            RecoveryAlgorithm::PrrRfc9937 => Recovery::Prr(Prr::new(Bound::Rfc9937)),
         }
     }
     fn inner(&mut self) -> &mut dyn FastRecovery {
         match self {
             Recovery::Rfc6675(r) => r,
+            Recovery::Rfc3517(r) => r,
+            Recovery::RateHalving(r) => r,
+            Recovery::Prr(r) => r,
         }
     }
     pub fn on_enter(&mut self, w: &mut Window, start: &RecoveryStart) {
@@ -75,5 +99,15 @@ impl Recovery {
     }
     pub fn on_exit(&mut self, w: &mut Window) {
         self.inner().on_exit(w)
+    }
+    pub fn on_sent(&mut self, segs: u32) {
+        self.inner().on_sent(segs)
+    }
+    /// PRR's `(prr_delivered, prr_out)`, when the algorithm is PRR.
+    pub fn prr_counts(&self) -> Option<(u64, u64)> {
+        match self {
+            Recovery::Prr(p) => Some(p.counts()),
+            _ => None,
+        }
     }
 }
