@@ -387,6 +387,15 @@ impl Connection {
     pub fn fack_enabled(&self) -> bool {
         self.fack
     }
+    /// PRR's `(prr_delivered, prr_out)` in segments while in Recovery with a PRR
+    /// algorithm.
+    pub fn prr_counts(&self) -> Option<(u64, u64)> {
+        if self.ca == CaState::Recovery {
+            self.rec.prr_counts()
+        } else {
+            None
+        }
+    }
     pub fn reordering(&self) -> u32 {
         self.reordering
     }
