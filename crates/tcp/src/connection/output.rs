@@ -12,6 +12,8 @@ impl Connection {
     /// Returns the next segment to put on the wire, or `None` if nothing is due now.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
         let Some(seg) = self.next_segment(now) else {
+            // A forced retransmission belongs to the ACK that asked for it.
+            self.force_retransmit = false;
             self.update_persist(now);
             return None;
         };

@@ -1,0 +1,166 @@
+//! Properties of PRR (`prr-imc11.txt` §4.3) over random loss patterns, with two
+//! engines joined by a lossy path of fixed delay:
+//!
+//! - `prr_out ≤ 2 · prr_delivered` after every ACK of a recovery episode;
+//! - no ACK releases more than PRR-SSRB's bound, `MAX(prr_delivered − prr_out,
+//!   DeliveredData) + 1` segments, while RFC 3517 sends bigger bursts;
+//! - every transfer completes.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use gentle_tcp::{CcAlgorithm, Connection, Instant, Profile, RecoveryAlgorithm};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const ONE_WAY_NS: u64 = 50_000_000;
+const SPACING_NS: u64 = 1_000_000; // 1 ms per data packet on the bottleneck
+
+struct Outcome {
+    /// Largest `prr_out − 2·prr_delivered` seen (must be ≤ 0).
+    worst_ratio_excess: i64,
+    /// Largest excess of one ACK's transmissions over the SSRB bound.
+    worst_burst_excess: i64,
+    /// Largest number of segments released by one ACK in recovery.
+    largest_burst: u64,
+    /// ACKs in recovery at which the bounds were checked.
+    checked: u64,
+    complete: bool,
+}
+
+fn run(recovery: RecoveryAlgorithm, seed: u64) -> Outcome {
+    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    let mut cfg = Profile::Linux310.config();
+    cfg.cc = CcAlgorithm::Reno;
+    cfg.recovery = recovery;
+    cfg.er = gentle_tcp::EarlyRetransmit::Off;
+    cfg.initial_window = r.gen_range(4..40);
+    let p_loss = r.gen_range(0.0..0.15);
+    let bytes = r.gen_range(10_000..300_000);
+    let mut now = Instant::ZERO;
+    let mut client = Connection::connect(cfg.clone(), now, 1000, 80, &mut r);
+    let syn = client.poll_transmit(now).unwrap();
+    let mut server = Connection::accept(cfg, now, &syn, &mut r).unwrap();
+    let mut to_client: VecDeque<(u64, gentle_tcp::Segment)> = VecDeque::new();
+    let mut to_server: VecDeque<(u64, gentle_tcp::Segment)> = VecDeque::new();
+    let mut link_free = 0u64;
+    let mut written = false;
+    let mut out = Outcome {
+        worst_ratio_excess: i64::MIN,
+        worst_burst_excess: i64::MIN,
+        largest_burst: 0,
+        checked: 0,
+        complete: false,
+    };
+    let mut received = 0usize;
+    let mut pre_ack: Option<Option<(u64, u64)>> = None;
+    for _ in 0..2_000_000 {
+        if !written && server.is_established() {
+            server.write(Bytes::from(vec![1u8; bytes]));
+            written = true;
+        }
+        // Server output: data through a 1 ms-per-packet bottleneck with random loss.
+        // PRR counts just before the ACK this server output answers (if any).
+        let before = pre_ack.take().flatten();
+        let mut sent = 0u64;
+        while let Some(s) = server.poll_transmit(now) {
+            if !s.payload.is_empty() {
+                sent += 1;
+                if r.gen_bool(p_loss) {
+                    continue;
+                }
+            }
+            link_free = link_free.max(now.as_nanos()) + SPACING_NS;
+            to_client.push_back((link_free + ONE_WAY_NS, s));
+        }
+        if let (Some((d0, o0)), Some((d1, o1))) = (before, server.prr_counts()) {
+            out.worst_ratio_excess = out.worst_ratio_excess.max(o1 as i64 - 2 * d1 as i64);
+            out.checked += 1;
+            let dd = d1 as i64 - d0 as i64;
+            let bound = (d1 as i64 - o0 as i64).max(dd) + 1;
+            out.worst_burst_excess = out.worst_burst_excess.max(o1 as i64 - o0 as i64 - bound);
+        }
+        if server.ca_state() == gentle_tcp::CaState::Recovery {
+            out.largest_burst = out.largest_burst.max(sent);
+        }
+        while let Some(s) = client.poll_transmit(now) {
+            to_server.push_back((now.as_nanos() + ONE_WAY_NS, s));
+        }
+        while let Some(b) = client.read() {
+            received += b.len();
+        }
+        if written && server.all_acked() && received == bytes {
+            out.complete = true;
+            break;
+        }
+        // Next event.
+        let next = [
+            to_client.front().map(|x| x.0),
+            to_server.front().map(|x| x.0),
+            server.poll_timeout().map(|t| t.as_nanos()),
+            client.poll_timeout().map(|t| t.as_nanos()),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let Some(t) = next else { break };
+        now = Instant::from_nanos(t.max(now.as_nanos()));
+        if to_client.front().is_some_and(|x| x.0 <= t) {
+            let (_, s) = to_client.pop_front().unwrap();
+            client.handle_segment(now, &s);
+        } else if to_server.front().is_some_and(|x| x.0 <= t) {
+            let (_, s) = to_server.pop_front().unwrap();
+            pre_ack = Some(server.prr_counts());
+            server.handle_segment(now, &s);
+        } else {
+            server.handle_timeout(now);
+            client.handle_timeout(now);
+        }
+    }
+    out
+}
+
+#[test]
+fn prr_bounds_hold_over_random_losses() {
+    let mut rfc3517_largest = 0;
+    let mut prr_largest = 0;
+    let mut checked = 0;
+    for seed in 0..300 {
+        for alg in [RecoveryAlgorithm::Prr, RecoveryAlgorithm::PrrRfc9937] {
+            let o = run(alg, seed);
+            assert!(o.complete, "{alg:?} seed {seed}: transfer did not complete");
+            assert!(
+                o.worst_ratio_excess <= 0,
+                "{alg:?} seed {seed}: prr_out exceeded 2·prr_delivered by {}",
+                o.worst_ratio_excess
+            );
+            assert!(
+                o.worst_burst_excess <= 0,
+                "{alg:?} seed {seed}: one ACK released {} more than the bound",
+                o.worst_burst_excess
+            );
+            prr_largest = prr_largest.max(o.largest_burst);
+            checked += o.checked;
+        }
+        let o = run(RecoveryAlgorithm::Rfc3517, seed);
+        assert!(o.complete, "rfc3517 seed {seed}: transfer did not complete");
+        rfc3517_largest = rfc3517_largest.max(o.largest_burst);
+    }
+    assert!(
+        checked > 5_000,
+        "only {checked} ACKs in recovery were checked"
+    );
+    assert!(
+        rfc3517_largest > prr_largest,
+        "RFC 3517's largest burst in recovery ({rfc3517_largest}) should exceed PRR's ({prr_largest})"
+    );
+}
+
+#[test]
+fn every_recovery_algorithm_completes_transfers() {
+    for seed in 300..400 {
+        for &(name, alg) in RecoveryAlgorithm::ALL {
+            assert!(run(alg, seed).complete, "{name} seed {seed}");
+        }
+    }
+}
