@@ -1,6 +1,6 @@
-//! The built-in experiments of `gentle reproduce`: scenarios shipped with gentle.
-//! Until the mechanism experiments of the papers land, the catalogue holds the
-//! demonstration scenarios under `examples/`.
+//! The built-in experiments of `gentle reproduce`: the scenarios under `examples/`,
+//! compiled in — demonstrations of the baseline, and reproductions of the papers'
+//! experiments.
 
 pub struct Experiment {
     pub name: &'static str,
@@ -23,6 +23,21 @@ pub const CATALOGUE: &[Experiment] = &[
         name: "rto-backoff",
         summary: "a single-segment response dropped three times: RTO with exponential back-off",
         toml: include_str!("../../../examples/rto-backoff.toml"),
+    },
+    Experiment {
+        name: "prr-fig2",
+        summary: "PRR vs Linux rate halving vs RFC 3517: 20 segments, the first 4 lost (prr-imc11 Figure 2)",
+        toml: include_str!("../../../examples/prr-fig2.toml"),
+    },
+    Experiment {
+        name: "prr-fig3",
+        summary: "heavy losses (segments 1–4 and 11–16): PRR's slow-start part (prr-imc11 Figure 3)",
+        toml: include_str!("../../../examples/prr-fig3.toml"),
+    },
+    Experiment {
+        name: "prr-fig4",
+        summary: "banking: the application stalls mid-recovery, then writes 10 segments (prr-imc11 §4.3)",
+        toml: include_str!("../../../examples/prr-fig4.toml"),
     },
     Experiment {
         name: "dsack-undo",

@@ -1,5 +1,6 @@
 //! The `gentle` command's library: scenario files, the parallel runner, reports,
-//! plots, the built-in experiment catalogue and the benchmark.
+//! plots (CDFs and time-sequence graphs), the built-in experiment catalogue and the
+//! benchmark.
 
 pub mod bench;
 pub mod catalogue;
@@ -8,4 +9,5 @@ pub mod plot;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod tsg;
 pub mod units;

@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use gentle::catalogue::{self, CATALOGUE};
 use gentle::runner::{self, RunOptions};
 use gentle::scenario::Scenario;
-use gentle::{bench, output, plot, report};
+use gentle::{bench, output, plot, report, tsg};
 
 /// Trials build and drop many small objects; mimalloc serves them faster than the
 /// system allocator.
@@ -28,6 +28,16 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Draw a picture from a trace: `gentle plot tsg TRACE --out DIR`.
+    Plot {
+        /// What to draw: `tsg` (time-sequence graph).
+        kind: String,
+        /// A JSON-lines trace written by `--trace`.
+        trace: PathBuf,
+        /// Directory for tsg.png and tsg.svg (created if needed).
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+    },
     /// Run a scenario file.
     Run {
         /// The scenario (TOML).
@@ -145,6 +155,7 @@ fn main() -> ExitCode {
             }
             run_scenarios(&scns, &opts, quick)
         }
+        Cmd::Plot { kind, trace, out } => plot_command(&kind, &trace, &out),
         Cmd::Bench { json, full } => {
             let r = bench::run(full);
             if json {
@@ -198,12 +209,32 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
         if run.variants.iter().any(|v| v.corrupt_bytes > 0) {
             failed = true;
         }
+        // Scenarios with a time-sequence graph: trial 0 of every variant, traced.
+        let tsg_flows = scn
+            .tsg
+            .then(|| tsg::flows(&runner::observed_trace(scn, seed, 0)));
+        let later_ms = tsg::later_write_ms(scn);
         if a.json {
-            jsons.push(report::json(scn, &run, trials, seed));
+            let mut j = report::json(scn, &run, trials, seed);
+            if let Some(flows) = &tsg_flows {
+                let facts: Vec<tsg::Facts> =
+                    flows.iter().map(|f| tsg::facts(f, later_ms)).collect();
+                j["trial0"] = serde_json::to_value(facts).expect("serialisable");
+            }
+            jsons.push(j);
         } else {
             let mut out = std::io::stdout().lock();
             // A closed pipe (`| head`) is not an error worth a panic.
             let _ = writeln!(out, "{}", report::table(scn, &run, trials));
+            if let Some(flows) = &tsg_flows {
+                let facts: Vec<tsg::Facts> =
+                    flows.iter().map(|f| tsg::facts(f, later_ms)).collect();
+                let _ = writeln!(
+                    out,
+                    "trial 0, times from the first data segment:\n{}",
+                    tsg::facts_text(&facts, later_ms)
+                );
+            }
         }
         if let Some(st) = staged.as_mut() {
             let stem = if scns.len() > 1 {
@@ -224,6 +255,15 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
                 let p = st.path(&format!("{stem}cdf.png"));
                 st.path(&format!("{stem}cdf.svg"));
                 plot::cdf(&p, &format!("{} — CDF of response time", scn.name), &run)?;
+                if let Some(flows) = &tsg_flows {
+                    let p = st.path(&format!("{stem}tsg.png"));
+                    st.path(&format!("{stem}tsg.svg"));
+                    tsg::draw(
+                        &p,
+                        &format!("{} — time-sequence graph, trial 0", scn.name),
+                        flows,
+                    )?;
+                }
                 Ok(())
             })();
             if let Err(e) = res {
@@ -247,11 +287,7 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
                     }
                 }
                 if a.trace.is_some() {
-                    let (_, lines, _) = runner::run_trial_observed(scn, v, seed, a.trial);
-                    for l in lines {
-                        let mut val = serde_json::to_value(&l).expect("serialisable");
-                        val["scenario"] = serde_json::json!(scn.name);
-                        val["variant"] = serde_json::json!(v.name);
+                    for val in runner::observed_variant_trace(scn, v, seed, a.trial) {
                         trace_lines.push(val.to_string());
                     }
                 }
@@ -298,4 +334,59 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+fn plot_command(kind: &str, trace: &std::path::Path, out: &std::path::Path) -> ExitCode {
+    if kind != "tsg" {
+        eprintln!("error: unknown plot `{kind}`; expected `tsg`");
+        return ExitCode::from(2);
+    }
+    let text = match std::fs::read_to_string(trace) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", trace.display());
+            return ExitCode::from(2);
+        }
+    };
+    let lines = match tsg::parse_trace(trace, &text) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let flows = tsg::flows(&lines);
+    if flows.iter().all(|f| f.sends.is_empty()) {
+        eprintln!(
+            "error: {}: the trace holds no data segments to draw",
+            trace.display()
+        );
+        return ExitCode::from(2);
+    }
+    let mut staged = match output::Staged::new(out) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot create {}: {e}", out.display());
+            return ExitCode::from(2);
+        }
+    };
+    let p = staged.path("tsg.png");
+    staged.path("tsg.svg");
+    let title = format!("{} — time-sequence graph", flows[0].scenario);
+    if let Err(e) = tsg::draw(&p, &title, &flows) {
+        eprintln!("error: drawing: {e}");
+        return ExitCode::from(1);
+    }
+    match staged.commit() {
+        Ok(files) => {
+            for f in files {
+                eprintln!("wrote {}", f.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: writing: {e}");
+            ExitCode::from(1)
+        }
+    }
 }

@@ -11,7 +11,7 @@ use crate::runner::RunResult;
 /// PNGs render text on machines without system fonts.
 static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 
-fn register_font() {
+pub(crate) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);

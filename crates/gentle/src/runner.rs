@@ -145,6 +145,34 @@ pub fn run_trial_observed(
     (r, t.unwrap_or_default(), c)
 }
 
+/// The trace of trial `trial` of one variant as JSON values, each line tagged with
+/// the scenario and variant names (the format of `gentle run --trace`).
+pub fn observed_variant_trace(
+    scn: &Scenario,
+    v: &Variant,
+    seed: u64,
+    trial: u64,
+) -> Vec<serde_json::Value> {
+    let (_, lines, _) = run_trial_observed(scn, v, seed, trial);
+    lines
+        .iter()
+        .map(|l| {
+            let mut val = serde_json::to_value(l).expect("serialisable");
+            val["scenario"] = serde_json::json!(scn.name);
+            val["variant"] = serde_json::json!(v.name);
+            val
+        })
+        .collect()
+}
+
+/// The traces of trial `trial` of every variant.
+pub fn observed_trace(scn: &Scenario, seed: u64, trial: u64) -> Vec<serde_json::Value> {
+    scn.variants
+        .iter()
+        .flat_map(|v| observed_variant_trace(scn, v, seed, trial))
+        .collect()
+}
+
 pub fn run(scn: &Scenario, opts: &RunOptions) -> RunResult {
     let start = WallClock::now();
     let total = opts.trials * scn.variants.len() as u64;

@@ -133,6 +133,39 @@ fn malformed_scenarios_are_rejected_with_place_and_exit_2() {
         "0\n",
         "out of range",
     );
+    bad(
+        "unknown-recovery",
+        &GOOD.replace(
+            "profile = \"plain\"",
+            "profile = \"plain\"\nrecovery = \"prr2\"",
+        ),
+        "\"prr2\"",
+        "unknown recovery algorithm `prr2`",
+    );
+    bad(
+        "unknown-er",
+        &GOOD.replace(
+            "profile = \"plain\"",
+            "profile = \"plain\"\ner = \"sometimes\"",
+        ),
+        "\"sometimes\"",
+        "unknown early-retransmit mode",
+    );
+    bad(
+        "writes-without-time",
+        &GOOD.replace(
+            "request = \"40B\"\nresponse = \"5000B\"",
+            "kind = \"writes\"\nwrites = [\"20kB at 0ms\", \"10kB\"]",
+        ),
+        "\"10kB\"",
+        "is not \"SIZE at TIME\"",
+    );
+    bad(
+        "unknown-plot",
+        &GOOD.replace("trials = 50", "trials = 50\nplot = \"tsq\""),
+        "\"tsq\"",
+        "unknown plot `tsq`",
+    );
 }
 
 #[test]
@@ -324,4 +357,57 @@ fn reproduce_lists_and_runs_the_catalogue() {
     assert!(o.status.success());
     let s = String::from_utf8_lossy(&o.stdout);
     assert!(s.contains("quantile") && s.contains("plain Δms"), "{s}");
+}
+
+#[test]
+fn reproduce_draws_the_time_sequence_graph_and_plot_tsg_redraws_it() {
+    let dir = std::env::temp_dir().join(format!("gentle-tsg-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let trace = dir.with_extension("jsonl");
+    let o = gentle(&[
+        "reproduce",
+        "prr-fig2",
+        "--out",
+        dir.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("leaving with cwnd 10 and ssthresh 10"),
+        "{stdout}"
+    );
+    for f in ["tsg.png", "tsg.svg", "cdf.png"] {
+        let meta = std::fs::metadata(dir.join(f)).expect(f);
+        assert!(meta.len() > 1000, "{f} is {} bytes", meta.len());
+    }
+    let redraw = dir.join("again");
+    let o = gentle(&[
+        "plot",
+        "tsg",
+        trace.to_str().unwrap(),
+        "--out",
+        redraw.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(redraw.join("tsg.png").exists());
+
+    // Not a trace: a clear error naming the line, exit 2, nothing written.
+    let bad = dir.join("bad.jsonl");
+    std::fs::write(&bad, "{\"t_ns\": 1, \"what\": \"send\"}\nnot json\n").unwrap();
+    let nowhere = dir.join("nowhere");
+    let o = gentle(&[
+        "plot",
+        "tsg",
+        bad.to_str().unwrap(),
+        "--out",
+        nowhere.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.jsonl:2:"), "{err}");
+    assert!(!nowhere.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&trace);
 }

@@ -4,6 +4,7 @@
 //!   or over one persistent connection, with think time between exchanges. A
 //!   request of 0 bytes makes the server push the response (on/off bursts).
 //! - Bulk transfers (finite, or endless cross traffic with a capped window).
+//! - Scripted writes: the server writes given amounts at given times.
 //! - Web pages: N objects fetched over M parallel persistent connections.
 
 use std::time::Duration;
@@ -93,6 +94,10 @@ pub enum WorkloadKind {
         /// Bytes to send; `None` sends until the trial ends (cross traffic).
         bytes: Option<u64>,
     },
+    /// The server application writes these byte counts at these times (from the
+    /// first write, which happens when the connection is established) — the
+    /// scripted senders of `prr-imc11.txt` §4.1. One record covers all of them.
+    Writes { writes: Vec<(Duration, u64)> },
     Page {
         objects: u32,
         object: Size,

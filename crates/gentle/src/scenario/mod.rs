@@ -54,6 +54,8 @@ pub struct Scenario {
     pub workloads: Vec<gentle_sim::workload::WorkloadSpec>,
     pub variants: Vec<Variant>,
     pub capture: Option<String>,
+    /// Draw a time-sequence graph of trial 0 of every variant with `--out`.
+    pub tsg: bool,
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -65,6 +67,7 @@ const TOP_KEYS: &[&str] = &[
     "metric",
     "time_limit",
     "capture",
+    "plot",
     "link",
     "workload",
     "variant",
@@ -145,6 +148,13 @@ fn parse_doc(src: Source<'_>, doc: &toml_edit::Document<String>) -> Result<Scena
         .duration("time_limit")?
         .unwrap_or(Duration::from_secs(600));
     let capture = top.str("capture", "a node name")?.map(str::to_string);
+    let tsg = match top.str("plot", "\"tsg\"")? {
+        None => false,
+        Some("tsg") => true,
+        Some(x) => {
+            return Err(top.bad("plot", format!("unknown plot `{x}`"), "\"tsg\""));
+        }
+    };
 
     let links = network::parse_links(&top)?;
     let nodes: Vec<String> = links
@@ -184,6 +194,7 @@ fn parse_doc(src: Source<'_>, doc: &toml_edit::Document<String>) -> Result<Scena
         workloads,
         variants,
         capture,
+        tsg,
     })
 }
 

@@ -20,6 +20,7 @@ const KEYS: &[&str] = &[
     "think",
     "server_close",
     "bytes",
+    "writes",
     "objects",
     "object",
     "connections",
@@ -31,7 +32,7 @@ const KEYS: &[&str] = &[
     "measure",
     "max_window",
 ];
-const KINDS: &str = "\"exchanges\", \"bulk\", \"onoff\" or \"page\"";
+const KINDS: &str = "\"exchanges\", \"bulk\", \"onoff\", \"writes\" or \"page\"";
 const SIZE: &str = "a size like \"5000B\", or { dist = \"exponential\", mean = \"7.5KB\" } (dists: uniform min/max, exponential mean, lognormal median/sigma, choice sizes/weights)";
 
 pub fn parse_workloads(top: &Table<'_>, nodes: &[String]) -> Result<Vec<WorkloadSpec>> {
@@ -88,6 +89,7 @@ pub fn parse_workloads(top: &Table<'_>, nodes: &[String]) -> Result<Vec<Workload
             "bulk" => WorkloadKind::Bulk {
                 bytes: t.bytes("bytes")?,
             },
+            "writes" => WorkloadKind::Writes { writes: writes(t)? },
             "page" => WorkloadKind::Page {
                 objects: t
                     .int("objects", 1, 100_000)?
@@ -99,7 +101,9 @@ pub fn parse_workloads(top: &Table<'_>, nodes: &[String]) -> Result<Vec<Workload
             },
             k => {
                 let mut e = t.bad("kind", format!("unknown workload kind `{k}`"), KINDS);
-                if let Some(s) = super::error::suggest(k, &["exchanges", "bulk", "onoff", "page"]) {
+                if let Some(s) =
+                    super::error::suggest(k, &["exchanges", "bulk", "onoff", "writes", "page"])
+                {
                     e = e.help(format!("did you mean `{s}`?"));
                 }
                 return Err(e);
@@ -238,4 +242,30 @@ fn size(t: &Table<'_>, key: &str) -> Result<Option<Size>> {
             }))
         }
     }
+}
+
+const WRITES: &str = "a list like [\"20kB at 0ms\", \"10kB at 500ms\"] (size at time)";
+
+/// `writes = ["20kB at 0ms", "10kB at 500ms"]`: sizes and times, in time order.
+fn writes(t: &Table<'_>) -> Result<Vec<(Duration, u64)>> {
+    let items = t
+        .str_array("writes", WRITES)?
+        .ok_or_else(|| t.missing("writes", WRITES))?;
+    if items.is_empty() {
+        return Err(t.bad("writes", "no writes", WRITES));
+    }
+    let mut out: Vec<(Duration, u64)> = Vec::new();
+    for (s, span) in items {
+        let err = |msg: String| t.src.error(span.clone(), msg).expected(WRITES.to_string());
+        let Some((size, at)) = s.split_once(" at ") else {
+            return Err(err(format!("`{s}` is not \"SIZE at TIME\"")));
+        };
+        let bytes = crate::units::bytes(size.trim()).map_err(err)?;
+        let at = crate::units::duration(at.trim()).map_err(err)?;
+        if out.last().is_some_and(|l| l.0 > at) {
+            return Err(err(format!("`{s}` comes before the write listed above it")));
+        }
+        out.push((at, bytes));
+    }
+    Ok(out)
 }

@@ -19,7 +19,14 @@ const BULK_AHEAD: u64 = 4 << 20;
 pub(crate) enum Action {
     Start,
     OpenSession,
-    NextExchange { session: u32 },
+    NextExchange {
+        session: u32,
+    },
+    /// The `k`-th scripted write of a `Writes` workload.
+    Write {
+        session: u32,
+        k: u32,
+    },
 }
 
 pub(crate) struct WorkloadRt {
@@ -46,7 +53,7 @@ impl WorkloadRt {
         };
         let total = match &spec.kind {
             WorkloadKind::Exchanges { exchanges, .. } => *exchanges,
-            WorkloadKind::Bulk { .. } => 1,
+            WorkloadKind::Bulk { .. } | WorkloadKind::Writes { .. } => 1,
             WorkloadKind::Page { objects, .. } => *objects,
         };
         WorkloadRt {
@@ -143,6 +150,7 @@ impl Sim {
                 }
             }
             Action::OpenSession => self.open_session(wl),
+            Action::Write { session, k } => self.scripted_write(wl, session, k),
             Action::NextExchange { session } => {
                 self.start_exchange(session);
                 let c = self.sessions[session as usize].cconn;
@@ -179,7 +187,7 @@ impl Sim {
                     ConnectionMode::Persistent => (false, !push, push, *server_close),
                 }
             }
-            WorkloadKind::Bulk { .. } => (false, false, true, false),
+            WorkloadKind::Bulk { .. } | WorkloadKind::Writes { .. } => (false, false, true, false),
             WorkloadKind::Page { .. } => (true, false, false, false),
         };
         let sid = self.sessions.len() as u32;
@@ -233,6 +241,7 @@ impl Sim {
                 Some(response.sample(&mut w.rng)),
             ),
             WorkloadKind::Bulk { bytes } => (0, *bytes),
+            WorkloadKind::Writes { writes } => (0, Some(writes.iter().map(|w| w.1).sum())),
             WorkloadKind::Page {
                 object, request, ..
             } => (request.sample(&mut w.rng), Some(object.sample(&mut w.rng))),
@@ -283,11 +292,27 @@ impl Sim {
         }
         a.server_start = Some(now);
         s.push_pending = false;
-        let conn = &mut self.conns[sc as usize].conn;
-        let len = match a.resp_end {
+        let mut len = match a.resp_end {
             Some(e) => e - a.resp_start,
             None => BULK_AHEAD,
         };
+        let wl = s.wl as usize;
+        if let WorkloadKind::Writes { writes } = &self.workloads[wl].spec.kind {
+            // Only the first write now; the others at their times.
+            len = writes[0].1;
+            let t0 = writes[0].0;
+            let later: Vec<(Instant, u32)> = writes
+                .iter()
+                .enumerate()
+                .skip(1)
+                .map(|(k, w)| (now + w.0.saturating_sub(t0), k as u32))
+                .collect();
+            for (at, k) in later {
+                self.schedule_app(at, wl as u16, Action::Write { session: sid, k });
+            }
+        }
+        let s = &mut self.sessions[sid as usize];
+        let conn = &mut self.conns[sc as usize].conn;
         pattern::chunks(s.resp_written, len, |b| {
             conn.write(b);
         });
@@ -296,6 +321,24 @@ impl Sim {
             conn.close();
             s.server_closed = true;
         }
+    }
+
+    fn scripted_write(&mut self, wl: u16, sid: u32, k: u32) {
+        let WorkloadKind::Writes { writes } = &self.workloads[wl as usize].spec.kind else {
+            return;
+        };
+        let len = writes[k as usize].1;
+        let s = &mut self.sessions[sid as usize];
+        let Some(sc) = s.sconn else { return };
+        let conn = &mut self.conns[sc as usize].conn;
+        if conn.is_closed() {
+            return;
+        }
+        pattern::chunks(s.resp_written, len, |b| {
+            conn.write(b);
+        });
+        s.resp_written += len;
+        self.service(sc);
     }
 
     fn session_counters(&self, sid: u32) -> Counters {
@@ -461,7 +504,7 @@ impl Sim {
                     self.client_close(sid);
                 }
             }
-            WorkloadKind::Bulk { .. } => self.client_close(sid),
+            WorkloadKind::Bulk { .. } | WorkloadKind::Writes { .. } => self.client_close(sid),
             WorkloadKind::Page { .. } => {
                 if more {
                     self.start_exchange(sid);
