@@ -40,6 +40,11 @@ pub const CATALOGUE: &[Experiment] = &[
         toml: include_str!("../../../examples/prr-fig4.toml"),
     },
     Experiment {
+        name: "prr-latency",
+        summary: "Web responses with bursty loss: latency and recovery statistics of Linux, RFC 3517 and PRR (prr-imc11 Tables 5–9)",
+        toml: include_str!("../../../examples/prr-latency.toml"),
+    },
+    Experiment {
         name: "dsack-undo",
         summary: "reordering triggers a spurious fast retransmit; the DSACK undoes the cwnd reduction",
         toml: include_str!("../../../examples/dsack-undo.toml"),

@@ -48,6 +48,8 @@ pub struct VariantResult {
     pub timed_out_trials: Vec<u64>,
     pub with_retransmission: u64,
     pub with_loss: u64,
+    /// Fast-recovery episodes of every sender.
+    pub episodes: Vec<gentle_sim::record::Episode>,
 }
 
 #[derive(Clone, Debug)]
@@ -90,6 +92,9 @@ fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep: bool) {
         if r.had_loss() {
             v.with_loss += 1;
         }
+        if scn.only_retransmitted && !r.had_retransmission() {
+            continue;
+        }
         if scn.metric != Metric::Page {
             if let Some(x) = metric_of(scn.metric, r).filter(|_| r.complete) {
                 v.latencies.push(x);
@@ -105,6 +110,7 @@ fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep: bool) {
     }
     v.counters.add(&t.counters);
     v.links.add(&t.links);
+    v.episodes.extend_from_slice(&t.episodes);
     v.events += t.events;
     v.packets += t.packets;
     v.data_packets += t.data_packets;
@@ -239,4 +245,5 @@ fn merge(v: &mut VariantResult, p: VariantResult) {
     v.timed_out_trials.extend(p.timed_out_trials);
     v.with_retransmission += p.with_retransmission;
     v.with_loss += p.with_loss;
+    v.episodes.extend(p.episodes);
 }

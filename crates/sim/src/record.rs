@@ -59,6 +59,19 @@ pub struct PageRecord {
     pub load_ns: Option<u64>,
 }
 
+/// One fast-recovery episode of a connection (`prr-imc11.txt` Tables 5–7), in
+/// segments.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Episode {
+    /// pipe − ssthresh as recovery starts, before the entering ACK marks losses
+    /// (Table 5).
+    pub start_pipe_minus_ssthresh: i32,
+    /// cwnd − ssthresh after the last ACK processed in recovery (Table 6).
+    pub last_cwnd_minus_ssthresh: i32,
+    /// cwnd once recovery ended (Table 7); `None` when a timeout ended it.
+    pub cwnd_after: Option<u32>,
+}
+
 /// Everything one trial produced.
 #[derive(Clone, Debug, Default)]
 pub struct TrialResult {
@@ -80,4 +93,6 @@ pub struct TrialResult {
     pub end_ns: u64,
     /// The trial hit its time limit with measured work unfinished.
     pub timed_out: bool,
+    /// Fast-recovery episodes of every data sender.
+    pub episodes: Vec<Episode>,
 }

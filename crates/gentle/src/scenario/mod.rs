@@ -56,6 +56,11 @@ pub struct Scenario {
     pub capture: Option<String>,
     /// Draw a time-sequence graph of trial 0 of every variant with `--out`.
     pub tsg: bool,
+    /// Rank only exchanges that had at least one retransmission (`prr-imc11.txt`
+    /// Table 9).
+    pub only_retransmitted: bool,
+    /// Print the recovery-episode tables (`prr-imc11.txt` Tables 5–7).
+    pub recovery_stats: bool,
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -68,6 +73,8 @@ const TOP_KEYS: &[&str] = &[
     "time_limit",
     "capture",
     "plot",
+    "filter",
+    "recovery_stats",
     "link",
     "workload",
     "variant",
@@ -148,6 +155,18 @@ fn parse_doc(src: Source<'_>, doc: &toml_edit::Document<String>) -> Result<Scena
         .duration("time_limit")?
         .unwrap_or(Duration::from_secs(600));
     let capture = top.str("capture", "a node name")?.map(str::to_string);
+    let only_retransmitted = match top.str("filter", "\"retransmitted\"")? {
+        None => false,
+        Some("retransmitted") => true,
+        Some(x) => {
+            return Err(top.bad(
+                "filter",
+                format!("unknown filter `{x}`"),
+                "\"retransmitted\"",
+            ));
+        }
+    };
+    let recovery_stats = top.bool("recovery_stats")?.unwrap_or(false);
     let tsg = match top.str("plot", "\"tsg\"")? {
         None => false,
         Some("tsg") => true,
@@ -195,6 +214,8 @@ fn parse_doc(src: Source<'_>, doc: &toml_edit::Document<String>) -> Result<Scena
         variants,
         capture,
         tsg,
+        only_retransmitted,
+        recovery_stats,
     })
 }
 

@@ -87,6 +87,8 @@ pub(crate) struct ConnSlot {
     pub session: u32,
     pub is_server: bool,
     pub timer_at: Option<Instant>,
+    /// The recovery episode in progress, if any.
+    pub episode: Option<crate::record::Episode>,
 }
 
 /// One trial's simulation.
@@ -463,6 +465,7 @@ impl Sim {
             session,
             is_server: true,
             timer_at: None,
+            episode: None,
         });
         self.demux.insert(
             demux_key(node, pkt.seg.dst_port, pkt.src, pkt.seg.src_port),
@@ -492,6 +495,7 @@ impl Sim {
             session,
             is_server: false,
             timer_at: None,
+            episode: None,
         });
         self.demux.insert(demux_key(node, lport, server, port), c);
         self.session_by_client
@@ -502,6 +506,7 @@ impl Sim {
     /// After input to connection `c`: let its application act, transmit what the
     /// engine has, and schedule its timer.
     pub(crate) fn service(&mut self, c: u32) {
+        self.watch_recovery(c);
         self.app_progress(c);
         let slot = &self.conns[c as usize];
         let (node, session, is_server) = (slot.node, slot.session, slot.is_server);
@@ -553,6 +558,35 @@ impl Sim {
             }
         }
         self.schedule_timer(c);
+    }
+
+    /// Follows fast-recovery episodes from outside the engine, after each input.
+    fn watch_recovery(&mut self, c: u32) {
+        use gentle_tcp::CaState;
+        let slot = &mut self.conns[c as usize];
+        let conn = &slot.conn;
+        let in_recovery = conn.ca_state() == CaState::Recovery;
+        let gap =
+            |a: u32, b: u32| (a as i64 - b as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+        match (&mut slot.episode, in_recovery) {
+            (None, true) => {
+                slot.episode = Some(crate::record::Episode {
+                    start_pipe_minus_ssthresh: gap(conn.recovery_start_pipe(), conn.ssthresh()),
+                    last_cwnd_minus_ssthresh: gap(conn.cwnd(), conn.ssthresh()),
+                    cwnd_after: None,
+                });
+            }
+            (Some(e), true) => e.last_cwnd_minus_ssthresh = gap(conn.cwnd(), conn.ssthresh()),
+            (Some(e), false) => {
+                let mut e = *e;
+                if conn.ca_state() != CaState::Loss {
+                    e.cwnd_after = Some(conn.cwnd());
+                }
+                slot.episode = None;
+                self.result.episodes.push(e);
+            }
+            (None, false) => {}
+        }
     }
 
     fn schedule_timer(&mut self, c: u32) {

@@ -412,6 +412,7 @@ impl Connection {
         }
         self.high_seq = self.snd_nxt;
         self.w.cwnd_cnt = 0;
+        self.recovery_start_pipe = self.sb.pipe();
         let start = RecoveryStart {
             prior_cwnd: self.prior_cwnd,
             pipe: self.sb.pipe(),

@@ -127,6 +127,8 @@ pub struct Connection {
     pub(crate) loss_first_retrans: bool,
     /// Send the next lost segment even if cwnd is full (fast retransmit on entry).
     pub(crate) force_retransmit: bool,
+    /// pipe when the current (or last) recovery began, before its loss marking.
+    pub(crate) recovery_start_pipe: u32,
     pub(crate) last_data_sent: Instant,
     pub(crate) syn_sent_at: Instant,
     pub(crate) syn_retransmitted: bool,
@@ -224,6 +226,7 @@ impl Connection {
             frto: Frto::Off,
             loss_first_retrans: false,
             force_retransmit: false,
+            recovery_start_pipe: 0,
             last_data_sent: now,
             syn_sent_at: now,
             syn_retransmitted: false,
@@ -395,6 +398,11 @@ impl Connection {
         } else {
             None
         }
+    }
+    /// pipe when the current (or last) fast recovery began, before that ACK's loss
+    /// marking (where Linux's `tcp_enter_recovery` sees it).
+    pub fn recovery_start_pipe(&self) -> u32 {
+        self.recovery_start_pipe
     }
     pub fn reordering(&self) -> u32 {
         self.reordering
