@@ -45,6 +45,11 @@ pub const CATALOGUE: &[Experiment] = &[
         toml: include_str!("../../../examples/prr-latency.toml"),
     },
     Experiment {
+        name: "er-reordering",
+        summary: "Early Retransmit under small reordering: naive, with mitigation 1, with both (prr-imc11 §6.1, Table 11)",
+        toml: include_str!("../../../examples/er-reordering.toml"),
+    },
+    Experiment {
         name: "dsack-undo",
         summary: "reordering triggers a spurious fast retransmit; the DSACK undoes the cwnd reduction",
         toml: include_str!("../../../examples/dsack-undo.toml"),

@@ -141,6 +141,9 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
     out += &row("  lost retransmits", &|v| {
         v.counters.lost_retransmit.to_string()
     });
+    out += &row("  early retransmits", &|v| {
+        v.counters.early_retrans.to_string()
+    });
     out += &row("timeouts", &|v| v.counters.timeouts.to_string());
     out += &row("  in Open", &|v| v.counters.timeouts_open.to_string());
     out += &row("  in Disorder", &|v| {

@@ -14,7 +14,7 @@ use gentle_tcp::Counters;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::scenario::{Metric, Scenario, Variant};
+use crate::scenario::{Filter, Metric, Scenario, Variant};
 
 /// Trials per block of work.
 const BLOCK: u64 = 64;
@@ -92,7 +92,12 @@ fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep: bool) {
         if r.had_loss() {
             v.with_loss += 1;
         }
-        if scn.only_retransmitted && !r.had_retransmission() {
+        let ranked = match scn.filter {
+            Filter::All => true,
+            Filter::Retransmitted => r.had_retransmission(),
+            Filter::Lost => r.had_loss(),
+        };
+        if !ranked {
             continue;
         }
         if scn.metric != Metric::Page {

@@ -33,6 +33,17 @@ pub enum Metric {
     Page,
 }
 
+/// Which exchanges the latency table ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Filter {
+    All,
+    /// At least one retransmission (`prr-imc11.txt` Table 9).
+    Retransmitted,
+    /// At least one packet of the connection lost during the exchange (Table 11).
+    Lost,
+}
+
 /// A TCP configuration to compare.
 #[derive(Clone, Debug)]
 pub struct Variant {
@@ -56,9 +67,8 @@ pub struct Scenario {
     pub capture: Option<String>,
     /// Draw a time-sequence graph of trial 0 of every variant with `--out`.
     pub tsg: bool,
-    /// Rank only exchanges that had at least one retransmission (`prr-imc11.txt`
-    /// Table 9).
-    pub only_retransmitted: bool,
+    /// Rank only some exchanges.
+    pub filter: Filter,
     /// Print the recovery-episode tables (`prr-imc11.txt` Tables 5–7).
     pub recovery_stats: bool,
 }
@@ -155,14 +165,15 @@ fn parse_doc(src: Source<'_>, doc: &toml_edit::Document<String>) -> Result<Scena
         .duration("time_limit")?
         .unwrap_or(Duration::from_secs(600));
     let capture = top.str("capture", "a node name")?.map(str::to_string);
-    let only_retransmitted = match top.str("filter", "\"retransmitted\"")? {
-        None => false,
-        Some("retransmitted") => true,
+    let filter = match top.str("filter", "\"retransmitted\" or \"lost\"")? {
+        None => Filter::All,
+        Some("retransmitted") => Filter::Retransmitted,
+        Some("lost") => Filter::Lost,
         Some(x) => {
             return Err(top.bad(
                 "filter",
                 format!("unknown filter `{x}`"),
-                "\"retransmitted\"",
+                "\"retransmitted\" or \"lost\"",
             ));
         }
     };
@@ -214,7 +225,7 @@ fn parse_doc(src: Source<'_>, doc: &toml_edit::Document<String>) -> Result<Scena
         variants,
         capture,
         tsg,
-        only_retransmitted,
+        filter,
         recovery_stats,
     })
 }
