@@ -4,6 +4,8 @@
 //! - `prr_out ≤ 2 · prr_delivered` after every ACK of a recovery episode;
 //! - no ACK releases more than PRR-SSRB's bound, `MAX(prr_delivered − prr_out,
 //!   DeliveredData) + 1` segments, while RFC 3517 sends bigger bursts;
+//! - with few losses (at most RecoverFS − ssthresh) and data still to send, cwnd
+//!   has converged to ssthresh when recovery ends (§4.3 property 2);
 //! - every transfer completes.
 
 use std::collections::VecDeque;
@@ -25,6 +27,9 @@ struct Outcome {
     largest_burst: u64,
     /// ACKs in recovery at which the bounds were checked.
     checked: u64,
+    /// Light-loss episodes that ended with data still waiting: (cwnd before the
+    /// exit, ssthresh).
+    light_exits: Vec<(u32, u32)>,
     complete: bool,
 }
 
@@ -50,10 +55,13 @@ fn run(recovery: RecoveryAlgorithm, seed: u64) -> Outcome {
         worst_burst_excess: i64::MIN,
         largest_burst: 0,
         checked: 0,
+        light_exits: Vec::new(),
         complete: false,
     };
     let mut received = 0usize;
     let mut pre_ack: Option<Option<(u64, u64)>> = None;
+    // The episode in progress: (RecoverFS, retransmissions at entry, last cwnd).
+    let mut episode: Option<(u64, u64, u32)> = None;
     for _ in 0..2_000_000 {
         if !written && server.is_established() {
             server.write(Bytes::from(vec![1u8; bytes]));
@@ -82,6 +90,31 @@ fn run(recovery: RecoveryAlgorithm, seed: u64) -> Outcome {
         }
         if server.ca_state() == gentle_tcp::CaState::Recovery {
             out.largest_burst = out.largest_burst.max(sent);
+        }
+        // Convergence (§4.3 property 2): with losses ≤ RecoverFS − ssthresh, cwnd
+        // reaches ssthresh by the end of recovery — when the sender still has data.
+        let in_rec = server.ca_state() == gentle_tcp::CaState::Recovery;
+        let smss = server.smss() as u64;
+        match (&mut episode, in_rec) {
+            (None, true) => {
+                let fs = (server.snd_nxt() - server.snd_una()).div_ceil(smss);
+                episode = Some((fs, server.counters().retrans_segs, server.cwnd()));
+            }
+            (Some(e), true) => e.2 = server.cwnd(),
+            (Some(e), false) => {
+                let (fs, r0, last) = *e;
+                let losses = server.counters().retrans_segs - r0;
+                let waiting = server.bytes_written() + 1 > server.snd_nxt();
+                let ss = server.ssthresh();
+                if server.ca_state() == gentle_tcp::CaState::Open
+                    && waiting
+                    && losses + ss as u64 <= fs
+                {
+                    out.light_exits.push((last, ss));
+                }
+                episode = None;
+            }
+            (None, false) => {}
         }
         while let Some(s) = client.poll_transmit(now) {
             to_server.push_back((now.as_nanos() + ONE_WAY_NS, s));
@@ -125,6 +158,7 @@ fn prr_bounds_hold_over_random_losses() {
     let mut rfc3517_largest = 0;
     let mut prr_largest = 0;
     let mut checked = 0;
+    let mut light = 0;
     for seed in 0..300 {
         for alg in [RecoveryAlgorithm::Prr, RecoveryAlgorithm::PrrRfc9937] {
             let o = run(alg, seed);
@@ -141,6 +175,12 @@ fn prr_bounds_hold_over_random_losses() {
             );
             prr_largest = prr_largest.max(o.largest_burst);
             checked += o.checked;
+            if alg == RecoveryAlgorithm::Prr {
+                for &(cwnd, ss) in &o.light_exits {
+                    assert_eq!(cwnd, ss, "seed {seed}: PRR did not converge to ssthresh");
+                    light += 1;
+                }
+            }
         }
         let o = run(RecoveryAlgorithm::Rfc3517, seed);
         assert!(o.complete, "rfc3517 seed {seed}: transfer did not complete");
@@ -149,6 +189,10 @@ fn prr_bounds_hold_over_random_losses() {
     assert!(
         checked > 5_000,
         "only {checked} ACKs in recovery were checked"
+    );
+    assert!(
+        light > 50,
+        "only {light} light-loss recoveries were checked"
     );
     assert!(
         rfc3517_largest > prr_largest,
