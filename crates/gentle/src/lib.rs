@@ -8,6 +8,7 @@ pub mod output;
 pub mod plot;
 pub mod report;
 pub mod runner;
+pub mod sample;
 pub mod scenario;
 pub mod tsg;
 pub mod units;

@@ -205,7 +205,47 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
             keep_records: staged.is_some(),
             progress: true,
         };
-        let run = runner::run(scn, &opts);
+        // With --out, every record goes to the CSV as its wave of trials finishes.
+        let stem = if scns.len() > 1 {
+            format!("{}-", scn.name)
+        } else {
+            String::new()
+        };
+        let mut csv = match staged.as_mut() {
+            Some(st) => {
+                let path = st.path(&format!("{stem}records.csv"));
+                match std::fs::File::create(&path) {
+                    Ok(f) => {
+                        let mut w = std::io::BufWriter::new(f);
+                        let _ = w.write_all(report::CSV_HEADER.as_bytes());
+                        Some(w)
+                    }
+                    Err(e) => {
+                        eprintln!("error: cannot write {}: {e}", path.display());
+                        return ExitCode::from(1);
+                    }
+                }
+            }
+            None => None,
+        };
+        let mut csv_error: Option<std::io::Error> = None;
+        let run = runner::run_streaming(scn, &opts, &mut |vi, recs| {
+            if let Some(w) = csv.as_mut() {
+                let rows = report::csv_rows(scn, &scn.variants[vi].name, recs);
+                if let Err(e) = w.write_all(rows.as_bytes()) {
+                    csv_error.get_or_insert(e);
+                }
+            }
+        });
+        if let Some(mut w) = csv.take() {
+            if let Err(e) = w.flush() {
+                csv_error.get_or_insert(e);
+            }
+        }
+        if let Some(e) = csv_error {
+            eprintln!("error: writing records: {e}");
+            return ExitCode::from(1);
+        }
         if run.variants.iter().any(|v| v.corrupt_bytes > 0) {
             failed = true;
         }
@@ -237,17 +277,7 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
             }
         }
         if let Some(st) = staged.as_mut() {
-            let stem = if scns.len() > 1 {
-                format!("{}-", scn.name)
-            } else {
-                String::new()
-            };
             let res = (|| -> Result<(), String> {
-                st.write(
-                    &format!("{stem}records.csv"),
-                    report::csv(scn, &run).as_bytes(),
-                )
-                .map_err(|e| e.to_string())?;
                 let j = serde_json::to_string_pretty(&report::json(scn, &run, trials, seed))
                     .expect("serialisable");
                 st.write(&format!("{stem}summary.json"), j.as_bytes())

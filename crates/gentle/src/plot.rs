@@ -40,14 +40,10 @@ where
     let max_ms = run
         .variants
         .iter()
-        .filter_map(|v| {
-            v.latencies
-                .get((v.latencies.len() as f64 * 0.995) as usize)
-                .or(v.latencies.last())
-        })
-        .max()
-        .map_or(1.0, |&x| x as f64 / 1e6)
-        .max(1.0)
+        .filter(|v| !v.latencies.is_empty())
+        .map(|v| v.latencies.quantile(0.995))
+        .fold(1e6, f64::max)
+        / 1e6
         * 1.05;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))
@@ -65,17 +61,16 @@ where
         .draw()
         .map_err(|e| e.to_string())?;
     for (i, v) in run.variants.iter().enumerate() {
-        let n = v.latencies.len();
-        if n == 0 {
+        if v.latencies.is_empty() {
             continue;
         }
         let color = PALETTE[i % PALETTE.len()];
-        let step = (n / 2000).max(1);
-        let mut pts: Vec<(f64, f64)> = Vec::with_capacity(n / step + 2);
-        for (k, &x) in v.latencies.iter().enumerate().step_by(step) {
-            pts.push((x as f64 / 1e6, (k + 1) as f64 / n as f64));
-        }
-        pts.push((v.latencies[n - 1] as f64 / 1e6, 1.0));
+        let pts: Vec<(f64, f64)> = v
+            .latencies
+            .cdf_points(2000)
+            .into_iter()
+            .map(|(x, f)| (x as f64 / 1e6, f))
+            .collect();
         chart
             .draw_series(LineSeries::new(pts, color.stroke_width(2)))
             .map_err(|e| e.to_string())?

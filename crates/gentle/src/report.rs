@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use crate::runner::{RunResult, VariantResult, metric_of};
+use crate::sample::Sample;
 use crate::scenario::{Metric, Scenario};
 use crate::units::fmt_ms;
 
@@ -21,34 +22,15 @@ pub struct Stats {
     pub p99: f64,
 }
 
-/// Nearest-rank quantile of a sorted sample.
-pub fn quantile(sorted: &[u64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1] as f64
-}
-
-pub fn stats(sorted: &[u64]) -> Stats {
-    if sorted.is_empty() {
-        return Stats {
-            n: 0,
-            mean: f64::NAN,
-            p25: f64::NAN,
-            p50: f64::NAN,
-            p90: f64::NAN,
-            p99: f64::NAN,
-        };
-    }
-    let sum: u128 = sorted.iter().map(|&x| x as u128).sum();
+/// Statistics of a latency sample, in ns.
+pub fn stats(sample: &Sample) -> Stats {
     Stats {
-        n: sorted.len(),
-        mean: sum as f64 / sorted.len() as f64,
-        p25: quantile(sorted, 0.25),
-        p50: quantile(sorted, 0.50),
-        p90: quantile(sorted, 0.90),
-        p99: quantile(sorted, 0.99),
+        n: sample.len(),
+        mean: sample.mean(),
+        p25: sample.quantile(0.25),
+        p50: sample.quantile(0.50),
+        p90: sample.quantile(0.90),
+        p99: sample.quantile(0.99),
     }
 }
 
@@ -357,42 +339,46 @@ pub fn json(scn: &Scenario, run: &RunResult, trials: u64, seed: u64) -> Value {
 }
 
 /// CSV of every exchange record of every variant.
-pub fn csv(scn: &Scenario, run: &RunResult) -> String {
-    let mut s = String::from(
-        "variant,trial,workload,index,request_bytes,response_bytes,complete,metric_ms,server_ms,client_ms,fin_ms,fast_retrans,timeouts,slow_start_retrans,syn_retrans,recoveries,undos,retrans_segs,bytes_sent,packets_dropped\n",
-    );
+/// The header of the records CSV.
+pub const CSV_HEADER: &str = "variant,trial,workload,index,request_bytes,response_bytes,complete,metric_ms,server_ms,client_ms,fin_ms,fast_retrans,timeouts,slow_start_retrans,syn_retrans,recoveries,undos,retrans_segs,bytes_sent,packets_dropped\n";
+
+/// CSV rows of `records` of the variant named `variant`.
+pub fn csv_rows(
+    scn: &Scenario,
+    variant: &str,
+    records: &[gentle_sim::record::ExchangeRecord],
+) -> String {
+    let mut s = String::new();
     let ms = |x: Option<u64>| x.map_or(String::new(), |v| format!("{:.3}", v as f64 / 1e6));
-    for v in &run.variants {
-        for r in &v.records {
-            let wl = scn
-                .workloads
-                .get(r.workload as usize)
-                .map_or("?", |w| w.name.as_str());
-            let _ = writeln!(
-                s,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-                v.name,
-                r.trial,
-                wl,
-                r.index,
-                r.request_bytes,
-                r.response_bytes,
-                r.complete,
-                ms(metric_of(scn.metric, r)),
-                ms(r.server_ns),
-                ms(r.client_ns),
-                ms(r.fin_ns),
-                r.fast_retrans,
-                r.timeouts,
-                r.slow_start_retrans,
-                r.syn_retrans,
-                r.recoveries,
-                r.undos,
-                r.retrans_segs,
-                r.bytes_sent,
-                r.packets_dropped
-            );
-        }
+    for r in records {
+        let wl = scn
+            .workloads
+            .get(r.workload as usize)
+            .map_or("?", |w| w.name.as_str());
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            variant,
+            r.trial,
+            wl,
+            r.index,
+            r.request_bytes,
+            r.response_bytes,
+            r.complete,
+            ms(metric_of(scn.metric, r)),
+            ms(r.server_ns),
+            ms(r.client_ns),
+            ms(r.fin_ns),
+            r.fast_retrans,
+            r.timeouts,
+            r.slow_start_retrans,
+            r.syn_retrans,
+            r.recoveries,
+            r.undos,
+            r.retrans_segs,
+            r.bytes_sent,
+            r.packets_dropped
+        );
     }
     s
 }

@@ -14,10 +14,14 @@ use gentle_tcp::Counters;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
+use crate::sample::Sample;
 use crate::scenario::{Filter, Metric, Scenario, Variant};
 
 /// Trials per block of work.
 const BLOCK: u64 = 64;
+/// Blocks run in parallel before their results are merged: bounds the memory of
+/// partial results however many trials a run has.
+const WAVE: usize = 512;
 
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -33,8 +37,8 @@ pub struct RunOptions {
 #[derive(Clone, Debug, Default)]
 pub struct VariantResult {
     pub name: String,
-    /// The scenario's metric for every measured, complete exchange (or page), ns.
-    pub latencies: Vec<u64>,
+    /// The scenario's metric for every ranked, complete exchange (or page), ns.
+    pub latencies: Sample,
     pub records: Vec<ExchangeRecord>,
     pub pages: Vec<PageRecord>,
     pub counters: Counters,
@@ -184,7 +188,27 @@ pub fn observed_trace(scn: &Scenario, seed: u64, trial: u64) -> Vec<serde_json::
         .collect()
 }
 
+/// Runs every trial of every variant. With `keep_records`, the records are kept in
+/// the result; see [`run_streaming`] to hand them out as they come instead.
 pub fn run(scn: &Scenario, opts: &RunOptions) -> RunResult {
+    let mut kept: Vec<Vec<ExchangeRecord>> = vec![Vec::new(); scn.variants.len()];
+    let mut r = run_streaming(scn, opts, &mut |i, recs| {
+        kept[i].extend_from_slice(recs);
+    });
+    for (v, k) in r.variants.iter_mut().zip(kept) {
+        v.records = k;
+    }
+    r
+}
+
+/// Runs every trial of every variant; with `keep_records`, hands the records of each
+/// variant (by index) to `sink` in trial order, a wave at a time, and keeps none:
+/// memory stays bounded however many trials run.
+pub fn run_streaming(
+    scn: &Scenario,
+    opts: &RunOptions,
+    sink: &mut dyn FnMut(usize, &[ExchangeRecord]),
+) -> RunResult {
     let start = WallClock::now();
     let total = opts.trials * scn.variants.len() as u64;
     let bar = if opts.progress && std::io::stderr().is_terminal() {
@@ -205,27 +229,32 @@ pub fn run(scn: &Scenario, opts: &RunOptions) -> RunResult {
         .map(|b| (b * BLOCK, ((b + 1) * BLOCK).min(opts.trials)))
         .collect();
     let mut variants = Vec::new();
-    for variant in &scn.variants {
-        let parts: Vec<VariantResult> = blocks
-            .par_iter()
-            .map(|&(lo, hi)| {
-                let mut v = VariantResult::default();
-                for trial in lo..hi {
-                    let t = run_trial(scn, variant, opts.seed, trial);
-                    absorb(&mut v, t, scn, opts.keep_records);
-                }
-                bar.inc(hi - lo);
-                v
-            })
-            .collect();
+    for (vi, variant) in scn.variants.iter().enumerate() {
         let mut v = VariantResult {
             name: variant.name.clone(),
             ..Default::default()
         };
-        for p in parts {
-            merge(&mut v, p);
+        for wave in blocks.chunks(WAVE) {
+            let parts: Vec<VariantResult> = wave
+                .par_iter()
+                .map(|&(lo, hi)| {
+                    let mut v = VariantResult::default();
+                    for trial in lo..hi {
+                        let t = run_trial(scn, variant, opts.seed, trial);
+                        absorb(&mut v, t, scn, opts.keep_records);
+                    }
+                    bar.inc(hi - lo);
+                    v
+                })
+                .collect();
+            for mut p in parts {
+                sink(vi, &p.records);
+                p.records = Vec::new();
+                p.pages = Vec::new();
+                merge(&mut v, p);
+            }
         }
-        v.latencies.sort_unstable();
+        v.latencies.finish();
         variants.push(v);
     }
     bar.finish_and_clear();
@@ -236,7 +265,7 @@ pub fn run(scn: &Scenario, opts: &RunOptions) -> RunResult {
 }
 
 fn merge(v: &mut VariantResult, p: VariantResult) {
-    v.latencies.extend(p.latencies);
+    v.latencies.merge(p.latencies);
     v.records.extend(p.records);
     v.pages.extend(p.pages);
     v.counters.add(&p.counters);

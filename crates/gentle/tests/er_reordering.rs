@@ -10,7 +10,7 @@ use gentle::runner::{self, RunOptions, VariantResult};
 use gentle::scenario::Scenario;
 
 fn mean(v: &VariantResult) -> f64 {
-    v.latencies.iter().map(|&x| x as f64).sum::<f64>() / v.latencies.len() as f64
+    v.latencies.mean()
 }
 
 #[test]

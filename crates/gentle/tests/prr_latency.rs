@@ -17,7 +17,7 @@ fn cwnd_after(v: &VariantResult) -> Vec<u32> {
 }
 
 fn mean(v: &VariantResult) -> f64 {
-    v.latencies.iter().map(|&x| x as f64).sum::<f64>() / v.latencies.len() as f64
+    v.latencies.mean()
 }
 
 #[test]
