@@ -9,16 +9,15 @@ use crate::trace::{CaState, Event, State, TimerKind};
 impl Connection {
     /// The earliest pending deadline, if any.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [
-            self.t_rto,
-            self.t_delack,
-            self.t_timewait,
-            self.t_persist,
-            self.t_er,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // Called after every input: a plain minimum over the timer slots, with an
+        // unset timer as the largest instant.
+        let at = |t: Option<Instant>| t.map_or(u64::MAX, |i| i.as_nanos());
+        let m = at(self.t_rto)
+            .min(at(self.t_delack))
+            .min(at(self.t_timewait))
+            .min(at(self.t_persist))
+            .min(at(self.t_er));
+        (m != u64::MAX).then_some(Instant::from_nanos(m))
     }
 
     /// Fires every timer whose deadline is not after `now`. Harmless when nothing is due.
