@@ -172,14 +172,13 @@ fn main() -> ExitCode {
 }
 
 fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
-    if let Some(t) = a.threads {
-        if let Err(e) = rayon::ThreadPoolBuilder::new()
+    if let Some(t) = a.threads
+        && let Err(e) = rayon::ThreadPoolBuilder::new()
             .num_threads(t.max(1))
             .build_global()
-        {
-            eprintln!("error: cannot start {t} threads: {e}");
-            return ExitCode::from(2);
-        }
+    {
+        eprintln!("error: cannot start {t} threads: {e}");
+        return ExitCode::from(2);
     }
     let mut staged = match &a.out {
         Some(dir) => match output::Staged::new(dir) {
@@ -237,10 +236,10 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
                 }
             }
         });
-        if let Some(mut w) = csv.take() {
-            if let Err(e) = w.flush() {
-                csv_error.get_or_insert(e);
-            }
+        if let Some(mut w) = csv.take()
+            && let Err(e) = w.flush()
+        {
+            csv_error.get_or_insert(e);
         }
         if let Some(e) = csv_error {
             eprintln!("error: writing records: {e}");

@@ -104,10 +104,10 @@ fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep: bool) {
         if !ranked {
             continue;
         }
-        if scn.metric != Metric::Page {
-            if let Some(x) = metric_of(scn.metric, r).filter(|_| r.complete) {
-                v.latencies.push(x);
-            }
+        if scn.metric != Metric::Page
+            && let Some(x) = metric_of(scn.metric, r).filter(|_| r.complete)
+        {
+            v.latencies.push(x);
         }
     }
     if scn.metric == Metric::Page {

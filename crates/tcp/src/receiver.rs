@@ -250,20 +250,19 @@ impl Receiver {
     /// pending DSACK first (consumed). Blocks are offsets; the caller translates.
     pub fn sack_blocks(&mut self, max: usize, out: &mut [(u64, u64); MAX_REPORTED]) -> usize {
         let mut n = 0;
-        if let Some(d) = self.dsack.take() {
-            if max > 0 {
-                out[0] = d;
-                n = 1;
-                // RFC 2883 §4.2: follow it with the block that contains it, if any.
-                if let Some(&b) = self.recent[..self.recent_len]
-                    .iter()
-                    .find(|b| b.0 <= d.0 && d.1 <= b.1)
-                {
-                    if n < max {
-                        out[n] = b;
-                        n += 1;
-                    }
-                }
+        if let Some(d) = self.dsack.take()
+            && max > 0
+        {
+            out[0] = d;
+            n = 1;
+            // RFC 2883 §4.2: follow it with the block that contains it, if any.
+            if let Some(&b) = self.recent[..self.recent_len]
+                .iter()
+                .find(|b| b.0 <= d.0 && d.1 <= b.1)
+                && n < max
+            {
+                out[n] = b;
+                n += 1;
             }
         }
         for &b in &self.recent[..self.recent_len] {

@@ -193,14 +193,14 @@ fn parse_doc(src: Source<'_>, doc: &toml_edit::Document<String>) -> Result<Scena
         .collect();
     let workloads = workload::parse_workloads(&top, &nodes)?;
     let variants = variant::parse_variants(&top)?;
-    if let Some(c) = &capture {
-        if !nodes.contains(c) {
-            return Err(top.bad(
-                "capture",
-                format!("node `{c}` is not on any link"),
-                "a node named in a [[link]]",
-            ));
-        }
+    if let Some(c) = &capture
+        && !nodes.contains(c)
+    {
+        return Err(top.bad(
+            "capture",
+            format!("node `{c}` is not on any link"),
+            "a node named in a [[link]]",
+        ));
     }
     let metric = metric.unwrap_or_else(|| {
         if workloads

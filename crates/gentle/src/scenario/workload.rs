@@ -119,14 +119,14 @@ pub fn parse_workloads(top: &Table<'_>, nodes: &[String]) -> Result<Vec<Workload
             ));
         }
         let max_window = t.bytes("max_window")?;
-        if let Some(w) = max_window {
-            if w < 536 || w > 1 << 30 {
-                return Err(t.bad(
-                    "max_window",
-                    format!("{w} bytes is out of range"),
-                    "from 536B to 1GiB",
-                ));
-            }
+        if let Some(w) = max_window
+            && (!(536..=1 << 30).contains(&w))
+        {
+            return Err(t.bad(
+                "max_window",
+                format!("{w} bytes is out of range"),
+                "from 536B to 1GiB",
+            ));
         }
         out.push(WorkloadSpec {
             name: t

@@ -275,10 +275,10 @@ impl Sim {
             pattern::chunks(off, request, |b| {
                 conn.write(b);
             });
-        } else if let Some(sc) = s.sconn {
-            if self.conns[sc as usize].conn.is_established() {
-                self.server_respond(sid);
-            }
+        } else if let Some(sc) = s.sconn
+            && self.conns[sc as usize].conn.is_established()
+        {
+            self.server_respond(sid);
         }
     }
 
@@ -373,10 +373,12 @@ impl Sim {
             if conn.is_established() {
                 if s.push_pending && s.cur.is_some() {
                     self.server_respond(sid);
-                } else if let Some(a) = &s.cur {
-                    if a.server_start.is_none() && a.request > 0 && s.server_rcvd >= a.req_end {
-                        self.server_respond(sid);
-                    }
+                } else if let Some(a) = &s.cur
+                    && a.server_start.is_none()
+                    && a.request > 0
+                    && s.server_rcvd >= a.req_end
+                {
+                    self.server_respond(sid);
                 }
             }
             let s = &mut self.sessions[sid as usize];
@@ -416,12 +418,12 @@ impl Sim {
             }
             let s = &mut self.sessions[sid as usize];
             let conn = &self.conns[c as usize].conn;
-            if let Some(a) = s.cur.as_mut() {
-                if let Some(end) = a.resp_end {
-                    if a.client_end.is_none() && s.client_rcvd >= end {
-                        a.client_end = Some(now);
-                    }
-                }
+            if let Some(a) = s.cur.as_mut()
+                && let Some(end) = a.resp_end
+                && a.client_end.is_none()
+                && s.client_rcvd >= end
+            {
+                a.client_end = Some(now);
             }
             if conn.peer_closed() && s.fin_delivered.is_none() {
                 s.fin_delivered = Some(now);

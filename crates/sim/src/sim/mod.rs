@@ -399,18 +399,16 @@ impl Sim {
         self.observe(TraceWhat::Recv, node, &pkt);
         let seg = &pkt.seg;
         let key = demux_key(node, seg.dst_port, pkt.src, seg.src_port);
-        if let Some(&c) = self.demux.get(&key) {
-            if !self.conns[c as usize].conn.is_closed() {
-                self.conns[c as usize].conn.handle_segment(self.now, seg);
-                self.service(c);
-                return;
-            }
+        if let Some(&c) = self.demux.get(&key)
+            && !self.conns[c as usize].conn.is_closed()
+        {
+            self.conns[c as usize].conn.handle_segment(self.now, seg);
+            self.service(c);
+            return;
         }
-        if seg.flags.syn() && !seg.flags.ack() {
-            if self.listeners.contains(&(node, seg.dst_port)) {
-                self.accept(node, &pkt);
-                return;
-            }
+        if seg.flags.syn() && !seg.flags.ack() && self.listeners.contains(&(node, seg.dst_port)) {
+            self.accept(node, &pkt);
+            return;
         }
         if !seg.flags.rst() {
             self.send_reset(node, &pkt);
@@ -591,11 +589,11 @@ impl Sim {
 
     fn schedule_timer(&mut self, c: u32) {
         let slot = &mut self.conns[c as usize];
-        if let Some(t) = slot.conn.poll_timeout() {
-            if slot.timer_at.is_none_or(|at| t < at) {
-                slot.timer_at = Some(t);
-                self.push(t.as_nanos(), Ev::Timer { conn: c });
-            }
+        if let Some(t) = slot.conn.poll_timeout()
+            && slot.timer_at.is_none_or(|at| t < at)
+        {
+            slot.timer_at = Some(t);
+            self.push(t.as_nanos(), Ev::Timer { conn: c });
         }
     }
 

@@ -35,7 +35,7 @@ fn cube_root(a: u64) -> u64 {
     // Integer cube root by binary search (exact floor).
     let (mut lo, mut hi) = (0u64, 2_097_152u64); // 2^21: (2^21)^3 = 2^63
     while lo < hi {
-        let mid = (lo + hi + 1) / 2;
+        let mid = (lo + hi).div_ceil(2);
         if mid
             .checked_mul(mid)
             .and_then(|m| m.checked_mul(mid))

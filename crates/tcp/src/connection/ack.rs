@@ -85,10 +85,11 @@ impl Connection {
                 self.rtt.on_sample(s, self.snd_una, self.snd_nxt);
                 self.backoff = 0;
             }
-            if let Some(i) = acked.reord_index {
-                if self.sack_ok && i < prior_fackets {
-                    self.update_reordering(now, prior_fackets - i, true);
-                }
+            if let Some(i) = acked.reord_index
+                && self.sack_ok
+                && i < prior_fackets
+            {
+                self.update_reordering(now, prior_fackets - i, true);
             }
             if !self.sack_ok {
                 self.sb.remove_reno_dupacks(acked.segs);

@@ -167,10 +167,11 @@ impl Connection {
             return;
         }
         // RFC 7323 §4.3: record TSval if the segment covers Last.ACK.sent.
-        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
-            if seq <= self.rcv.rcv_nxt && (ts.val.wrapping_sub(self.ts_recent) as i32) >= 0 {
-                self.ts_recent = ts.val;
-            }
+        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps)
+            && seq <= self.rcv.rcv_nxt
+            && (ts.val.wrapping_sub(self.ts_recent) as i32) >= 0
+        {
+            self.ts_recent = ts.val;
         }
         if !self.on_ack(now, seg, seq) {
             return;
@@ -245,17 +246,18 @@ impl Connection {
                 self.t_timewait = Some(now + self.cfg.time_wait);
             }
         }
-        if let Some(fin_at) = self.rcv.fin_at {
-            if !self.rcv.fin_received && self.rcv.rcv_nxt == fin_at {
-                self.rcv.fin_received = true;
-                self.rcv.rcv_nxt += 1;
-                self.rcv.ack_now = true;
-                match self.state {
-                    State::Established => self.set_state(now, State::CloseWait),
-                    State::FinWait1 => self.set_state(now, State::Closing),
-                    State::FinWait2 => self.enter_time_wait(now),
-                    _ => {}
-                }
+        if let Some(fin_at) = self.rcv.fin_at
+            && !self.rcv.fin_received
+            && self.rcv.rcv_nxt == fin_at
+        {
+            self.rcv.fin_received = true;
+            self.rcv.rcv_nxt += 1;
+            self.rcv.ack_now = true;
+            match self.state {
+                State::Established => self.set_state(now, State::CloseWait),
+                State::FinWait1 => self.set_state(now, State::Closing),
+                State::FinWait2 => self.enter_time_wait(now),
+                _ => {}
             }
         }
     }

@@ -118,7 +118,7 @@ fn parse_options(mut opts: &[u8]) -> Result<Options, ParseError> {
                 o.sack_permitted = true;
             }
             5 => {
-                if len < 10 || (len - 2) % 8 != 0 {
+                if len < 10 || !(len - 2).is_multiple_of(8) {
                     return Err(bad);
                 }
                 for b in body.chunks_exact(8) {
