@@ -63,6 +63,31 @@ pub enum EarlyRetransmit {
     Delayed,
 }
 
+/// How the tail-loss probe timeout is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TlpFlavour {
+    /// `gentle-aggression-sigcomm13.txt` Algorithm 1 and the 2013 IETF draft.
+    #[serde(rename = "draft-2013")]
+    Draft2013,
+    /// Linux 3.10 `tcp_schedule_loss_probe`.
+    #[serde(rename = "linux-3.10")]
+    Linux310,
+    /// RFC 8985 §7.2.
+    Rfc8985,
+}
+
+/// How a loss-probe episode decides whether a probe repaired a loss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TlpDetection {
+    /// Count probe duplicate ACKs (basic SACK; the paper's footnote 4).
+    Basic,
+    /// A DSACK or a duplicate ACK shows the probe was unnecessary (Linux 3.10,
+    /// RFC 8985 §7.4).
+    Dsack,
+}
+
 /// All switches of a connection. Build one from a [`Profile`] and adjust fields.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Config {
@@ -100,6 +125,14 @@ pub struct Config {
     /// Bounds of the delayed-ER wait of srtt/4 (`prr-imc11.txt` §6).
     pub er_delay_min: Duration,
     pub er_delay_max: Duration,
+    /// Tail loss probe (`gentle-aggression-sigcomm13.txt` §4, RFC 8985 §7).
+    pub tlp: bool,
+    pub tlp_flavour: TlpFlavour,
+    pub tlp_detection: TlpDetection,
+    /// Consecutive probes without progress (the paper's deployment: 1).
+    pub tlp_max_probes: u32,
+    /// Worst-case delayed-ACK time added with one segment in flight (200 ms).
+    pub tlp_wdt: Duration,
     /// Duplicate-ACK threshold (RFC 5681 §3.2: 3).
     pub dupthresh: u32,
     /// Minimum RTO. Linux: `TCP_RTO_MIN` = 200 ms (RFC 6298 §2.4 says 1 s).
@@ -144,7 +177,8 @@ pub enum Profile {
     /// describes it.
     #[serde(rename = "linux-2.6")]
     Linux26,
-    /// Linux 2.6 plus PRR and delayed Early Retransmit (`prr-imc11.txt` §4, §6).
+    /// Linux 2.6 plus PRR, delayed Early Retransmit (`prr-imc11.txt` §4, §6) and the
+    /// tail loss probe (`gentle-aggression-sigcomm13.txt` §4).
     #[serde(rename = "linux-3.10")]
     Linux310,
 }
@@ -189,6 +223,9 @@ impl Profile {
             Profile::Linux310 => {
                 c.recovery = RecoveryAlgorithm::Prr;
                 c.er = EarlyRetransmit::Delayed;
+                c.tlp = true;
+                c.tlp_flavour = TlpFlavour::Linux310;
+                c.tlp_detection = TlpDetection::Dsack;
             }
         }
         c
@@ -216,6 +253,11 @@ impl Default for Config {
             er_reorder_disable: true,
             er_delay_min: Duration::from_millis(25),
             er_delay_max: Duration::from_millis(500),
+            tlp: false,
+            tlp_flavour: TlpFlavour::Draft2013,
+            tlp_detection: TlpDetection::Basic,
+            tlp_max_probes: 1,
+            tlp_wdt: Duration::from_millis(200),
             dupthresh: 3,
             rto_min: Duration::from_millis(200),
             rto_max: Duration::from_secs(120),

@@ -96,6 +96,16 @@ counters! {
     reno_reorder => "TCPRenoReorder",
     /// Delayed ACKs sent by the timer.
     delayed_acks => "DelayedACKs",
+    /// Tail loss probes sent (Linux `TCPLossProbes`).
+    loss_probes => "TCPLossProbes",
+    /// ... of which new data.
+    loss_probes_new => "LossProbesNewData",
+    /// ... of which a retransmission of the last segment.
+    loss_probes_retrans => "LossProbesRetrans",
+    /// Probe episodes that repaired a loss and reduced cwnd (`TCPLossProbeRecovery`).
+    loss_probe_recovery => "TCPLossProbeRecovery",
+    /// Probe episodes shown unnecessary (a probe duplicate ACK or a DSACK).
+    loss_probes_unnecessary => "LossProbesUnnecessary",
     /// Persist-timer probes sent (zero-window probes and window-limited data).
     window_probes => "TCPWinProbe",
     /// Pure ACKs sent.

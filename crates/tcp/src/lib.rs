@@ -23,7 +23,9 @@ pub mod time;
 pub mod trace;
 pub mod wire;
 
-pub use config::{CcAlgorithm, Config, EarlyRetransmit, Profile, RecoveryAlgorithm};
+pub use config::{
+    CcAlgorithm, Config, EarlyRetransmit, Profile, RecoveryAlgorithm, TlpDetection, TlpFlavour,
+};
 pub use connection::{CloseReason, Connection};
 pub use counters::Counters;
 pub use time::Instant;

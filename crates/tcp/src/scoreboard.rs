@@ -327,6 +327,14 @@ impl Scoreboard {
             .position(|s| s.lost && !s.retrans && !s.sacked)
     }
 
+    /// Segment `i` was sent again as a loss probe: not a retransmission for pipe, but
+    /// no RTT sample may come from it (Karn).
+    pub fn mark_probed(&mut self, i: usize, now: Instant) {
+        let s = &mut self.q[i];
+        s.ever_retrans = true;
+        s.tx_time = now;
+    }
+
     /// Records a retransmission of segment `i`.
     pub fn on_retransmit(&mut self, i: usize, now: Instant, snd_nxt: u64) {
         let s = &mut self.q[i];

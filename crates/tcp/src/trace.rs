@@ -46,6 +46,7 @@ pub enum TimerKind {
     TimeWait,
     Persist,
     EarlyRetransmit,
+    LossProbe,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -57,6 +58,8 @@ pub enum RetransKind {
     Timeout,
     /// Further retransmissions in Loss.
     SlowStart,
+    /// A tail loss probe that resent the last segment.
+    Probe,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

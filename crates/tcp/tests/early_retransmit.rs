@@ -22,9 +22,12 @@ fn three_segments(cfg: Config) -> Script {
     s
 }
 
+/// linux-3.10 with the given ER mode and without the tail loss probe (whose ER
+/// variant would fire earlier).
 fn with_er(er: EarlyRetransmit) -> Config {
     let mut c = Profile::Linux310.config();
     c.er = er;
+    c.tlp = false;
     c
 }
 

@@ -1,6 +1,8 @@
 //! `[[variant]]` sections: a profile plus independent switches.
 
-use gentle_tcp::{CcAlgorithm, Config, EarlyRetransmit, Profile, RecoveryAlgorithm};
+use gentle_tcp::{
+    CcAlgorithm, Config, EarlyRetransmit, Profile, RecoveryAlgorithm, TlpDetection, TlpFlavour,
+};
 
 use super::reader::{Result, Table};
 use super::{Variant, tables};
@@ -20,6 +22,11 @@ pub const SWITCHES: &[&str] = &[
     "abc",
     "er",
     "er_reorder_disable",
+    "tlp",
+    "tlp_flavour",
+    "tlp_detection",
+    "tlp_max_probes",
+    "tlp_wdt",
     "er_delay_min",
     "er_delay_max",
     "limited_transmit",
@@ -132,6 +139,59 @@ pub fn parse_config(t: &Table<'_>) -> Result<Config> {
                 ));
             }
         };
+    }
+    if t.item("tlp").is_some() {
+        c.tlp = match t.item("tlp").and_then(|i| i.as_bool()) {
+            Some(b) => b,
+            None => match t.str("tlp", "\"on\" or \"off\"")? {
+                Some("on") => true,
+                Some("off") => false,
+                Some(x) => {
+                    return Err(t.bad(
+                        "tlp",
+                        format!("unknown tail-loss-probe mode `{x}`"),
+                        "\"on\" or \"off\"",
+                    ));
+                }
+                None => c.tlp,
+            },
+        };
+    }
+    if let Some(v) = t.str(
+        "tlp_flavour",
+        "\"draft-2013\", \"linux-3.10\" or \"rfc8985\"",
+    )? {
+        c.tlp_flavour = match v {
+            "draft-2013" => TlpFlavour::Draft2013,
+            "linux-3.10" => TlpFlavour::Linux310,
+            "rfc8985" => TlpFlavour::Rfc8985,
+            x => {
+                return Err(t.bad(
+                    "tlp_flavour",
+                    format!("unknown probe-timeout flavour `{x}`"),
+                    "\"draft-2013\", \"linux-3.10\" or \"rfc8985\"",
+                ));
+            }
+        };
+    }
+    if let Some(v) = t.str("tlp_detection", "\"basic\" or \"dsack\"")? {
+        c.tlp_detection = match v {
+            "basic" => TlpDetection::Basic,
+            "dsack" => TlpDetection::Dsack,
+            x => {
+                return Err(t.bad(
+                    "tlp_detection",
+                    format!("unknown loss-probe detection `{x}`"),
+                    "\"basic\" or \"dsack\"",
+                ));
+            }
+        };
+    }
+    if let Some(v) = t.int("tlp_max_probes", 1, 2)? {
+        c.tlp_max_probes = v as u32;
+    }
+    if let Some(v) = t.duration("tlp_wdt")? {
+        c.tlp_wdt = v;
     }
     if let Some(v) = t.duration("er_delay_min")? {
         c.er_delay_min = v;

@@ -53,6 +53,7 @@ impl Connection {
             self.persist_on_ack();
         }
         let mut newly_sacked = 0;
+        self.ack_dsack = false;
         if self.sack_ok && !seg.options.sack.is_empty() {
             newly_sacked = self.process_sack(now, seg, ack, prior_una);
         }
@@ -133,6 +134,14 @@ impl Connection {
         } else if una_advanced || self.t_rto.is_none() {
             self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
         }
+        if self.cfg.tlp {
+            if una_advanced {
+                self.tlp_consecutive = 0;
+            }
+            self.tlp_on_ack(ack, is_dupack && newly_sacked == 0, self.ack_dsack);
+            // Algorithm 1 handle_ack: cancel and reschedule.
+            self.schedule_pto(now);
+        }
         true
     }
 
@@ -166,6 +175,7 @@ impl Connection {
         let mut start = 0;
         if dsack {
             start = 1;
+            self.ack_dsack = true;
             self.counters.dsack_recv += 1;
             if let Some(marker) = self.undo_marker {
                 let undone = if first.1 <= prior_una {

@@ -8,7 +8,9 @@
 //! Mitigation (1): once reordering has been detected on the connection, ER stays off
 //! (`er_reorder_disable`). Mitigation (2), `er = delayed`: the early retransmission
 //! waits `srtt/4` clamped to `[er_delay_min, er_delay_max]`, and any ACK arriving in
-//! the meantime cancels the wait (and re-evaluates).
+//! the meantime cancels the wait (and re-evaluates). With the tail loss probe on, the
+//! variant of `gentle-aggression-sigcomm13.txt` footnote 5 also applies: three
+//! segments outstanding and one of them SACKed.
 
 use super::Connection;
 use crate::config::EarlyRetransmit;
@@ -25,8 +27,14 @@ impl Connection {
             && self.sb.retrans_out == 0
             && self.sb.sacked_out > 0
             && out < 4
-            && out == self.sb.sacked_out + 1
+            && (out == self.sb.sacked_out + 1 || self.tlp_variant_applies())
             && !self.may_send_now()
+    }
+
+    /// The variant `gentle-aggression-sigcomm13.txt` footnote 5 proposes with the loss
+    /// probe: three segments outstanding and one of them SACKed.
+    fn tlp_variant_applies(&self) -> bool {
+        self.cfg.tlp && self.sb.packets_out() == 3 && self.sb.sacked_out == 1
     }
 
     /// Linux `tcp_may_send_now`: new data waits and cwnd and the peer's window let a

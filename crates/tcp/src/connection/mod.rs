@@ -8,10 +8,12 @@
 //! - [`timers`]: retransmission timeout, F-RTO, delayed ACK, TIME-WAIT.
 //! - [`persist`]: silly-window avoidance and zero-window probes.
 //! - [`early_retransmit`]: RFC 5827 with the delay and reordering mitigations.
+//! - [`loss_probe`]: the tail loss probe and its loss detection.
 
 mod ack;
 mod early_retransmit;
 mod input;
+mod loss_probe;
 mod output;
 mod persist;
 mod timers;
@@ -155,6 +157,13 @@ pub struct Connection {
     pub(crate) t_er: Option<Instant>,
     /// Early Retransmit turned off after reordering was seen.
     pub(crate) er_disabled: bool,
+    /// Tail-loss probe timer, the probe due, probes in a row, and the episode.
+    pub(crate) t_pto: Option<Instant>,
+    pub(crate) tlp_pending: bool,
+    pub(crate) tlp_consecutive: u32,
+    pub(crate) tlp_episode: Option<loss_probe::TlpEpisode>,
+    /// The ACK being processed carried a DSACK.
+    pub(crate) ack_dsack: bool,
     /// A persist-timer probe is due.
     pub(crate) probe_pending: bool,
     /// Persist probes sent since the last ACK.
@@ -246,6 +255,11 @@ impl Connection {
             t_persist: None,
             t_er: None,
             er_disabled: false,
+            t_pto: None,
+            tlp_pending: false,
+            tlp_consecutive: 0,
+            tlp_episode: None,
+            ack_dsack: false,
             probe_pending: false,
             probes_out: 0,
             max_snd_wnd: 0,
@@ -509,6 +523,7 @@ impl Connection {
         self.t_timewait = None;
         self.t_persist = None;
         self.t_er = None;
+        self.t_pto = None;
         self.set_state(now, State::Closed);
     }
 

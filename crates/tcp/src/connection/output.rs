@@ -57,6 +57,11 @@ impl Connection {
                 Some(self.syn_segment(now))
             }
             _ => {
+                if self.tlp_pending {
+                    if let Some(s) = self.probe_transmit(now) {
+                        return Some(s);
+                    }
+                }
                 if let Some(s) = self.retransmit(now) {
                     return Some(s);
                 }
@@ -280,6 +285,10 @@ impl Connection {
         self.last_data_sent = now;
         if self.t_rto.is_none() {
             self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
+        }
+        // Algorithm 1: schedule_pto after new data in Open.
+        if self.cfg.tlp {
+            self.schedule_pto(now);
         }
         Some(s)
     }

@@ -16,7 +16,8 @@ impl Connection {
             .min(at(self.t_delack))
             .min(at(self.t_timewait))
             .min(at(self.t_persist))
-            .min(at(self.t_er));
+            .min(at(self.t_er))
+            .min(at(self.t_pto));
         (m != u64::MAX).then_some(Instant::from_nanos(m))
     }
 
@@ -44,6 +45,10 @@ impl Connection {
                 },
             );
             self.enter_closed(now, CloseReason::Normal);
+        }
+        if self.t_pto.is_some_and(|t| t <= now) {
+            self.t_pto = None;
+            self.on_pto(now);
         }
         if self.t_er.is_some_and(|t| t <= now) {
             self.t_er = None;
@@ -117,6 +122,8 @@ impl Connection {
     /// Linux `tcp_enter_loss` with RFC 5682 F-RTO.
     fn enter_loss(&mut self, now: Instant) {
         self.counters.timeouts += 1;
+        self.tlp_episode = None;
+        self.t_pto = None;
         match self.ca {
             CaState::Open => self.counters.timeouts_open += 1,
             CaState::Disorder => self.counters.timeouts_disorder += 1,

@@ -1,0 +1,216 @@
+//! Tail loss probe — *Reactive* of `gentle-aggression-sigcomm13.txt` §4 (Algorithm 1
+//! and "Detecting recovered losses"), the IETF draft of 2013 and RFC 8985 §7 — in three
+//! flavours:
+//!
+//! - `draft-2013`: PTO = 2·SRTT, or max(2·SRTT, 1.5·SRTT + WDT) with one segment in
+//!   flight; at least 10 ms; never after the RTO. An episode of N probes for one tail
+//!   ends with an ACK above the snd.nxt of the probe; fewer than N "probe dupacks"
+//!   before that means a probe repaired a loss, and cwnd is reduced (basic SACK only,
+//!   footnote 4).
+//! - `linux-3.10`: the same timer (`tcp_schedule_loss_probe`); the episode is judged
+//!   as `tcp_process_tlp_ack` does: a duplicate ACK at the probe's snd.nxt says the
+//!   probe was unnecessary, an ACK above it reduces cwnd unless it carries a DSACK.
+//! - `rfc8985`: PTO = 2·SRTT, plus WCDelAckT with one segment in flight, 1 s without
+//!   an RTT sample; DSACK-aware detection (§7.4) as in `linux-3.10`.
+//!
+//! The probe is one new segment if the application and the peer's window allow,
+//! otherwise the last segment sent again; the RTO restarts from the probe. Probes are
+//! sent only in Open, SACK negotiated, when the sender is cwnd- or application-limited,
+//! and at most `tlp_max_probes` times in a row without new data being acknowledged.
+
+use std::time::Duration;
+
+use super::Connection;
+use crate::config::{TlpDetection, TlpFlavour};
+use crate::scoreboard::TxSeg;
+use crate::time::Instant;
+use crate::trace::{CaState, Event, RetransKind, State, TimerKind};
+use crate::wire::{Flags, Segment};
+
+/// Linux `TCP_TIMEOUT_INIT`-based floor of the probe timeout (10 ms).
+const PTO_MIN: Duration = Duration::from_millis(10);
+
+/// A loss-probe episode: the probes sent for one tail.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TlpEpisode {
+    /// snd.nxt when the (last) retransmission probe was sent.
+    pub high_seq: u64,
+    /// Retransmission probes of this episode.
+    pub probes: u32,
+    /// Duplicate ACKs received for them.
+    pub dupacks: u32,
+}
+
+impl Connection {
+    /// Algorithm 1 `schedule_pto`: arms the probe timer when the conditions hold.
+    pub(crate) fn schedule_pto(&mut self, now: Instant) {
+        self.t_pto = None;
+        if !self.cfg.tlp
+            || !self.sack_ok
+            || self.ca != CaState::Open
+            || !matches!(self.state, State::Established | State::CloseWait)
+            || self.sb.is_empty()
+            || self.tlp_consecutive >= self.cfg.tlp_max_probes
+        {
+            return;
+        }
+        // (b) cwnd- or application-limited: no new segment could go out now.
+        let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
+        if unsent > 0 && self.sb.pipe() < self.w.cwnd && self.window_room() > 0 {
+            return;
+        }
+        let srtt = self.rtt.srtt();
+        let flavour = self.cfg.tlp_flavour;
+        let one = self.sb.packets_out() == 1;
+        let wdt = self.cfg.tlp_wdt;
+        let pto = match (flavour, srtt) {
+            (TlpFlavour::Rfc8985, None) => Duration::from_secs(1),
+            (_, None) => return, // Linux and the draft need an RTT sample
+            (TlpFlavour::Rfc8985, Some(s)) => 2 * s + if one { wdt } else { Duration::ZERO },
+            (_, Some(s)) => {
+                let mut p = 2 * s;
+                if one {
+                    p = p.max(s + s / 2 + wdt);
+                }
+                p
+            }
+        };
+        let pto = if flavour == TlpFlavour::Rfc8985 {
+            pto
+        } else {
+            pto.max(PTO_MIN)
+        };
+        let mut at = now + pto;
+        // Never later than the RTO would fire.
+        if let Some(rto) = self.t_rto {
+            if at > rto {
+                at = rto.max(now);
+            }
+        }
+        self.t_pto = Some(at);
+    }
+
+    /// Algorithm 1 `handle_pto`.
+    pub(crate) fn on_pto(&mut self, now: Instant) {
+        self.trace(
+            now,
+            Event::Timer {
+                timer: TimerKind::LossProbe,
+            },
+        );
+        if self.ca != CaState::Open || self.sb.is_empty() {
+            return;
+        }
+        self.counters.loss_probes += 1;
+        self.tlp_consecutive += 1;
+        self.tlp_pending = true;
+        // The RTO restarts from the probe (Linux `tcp_send_loss_probe` rearm).
+        self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
+    }
+
+    /// The probe segment: new data if the application and the peer's window allow
+    /// one, otherwise the last segment again.
+    pub(crate) fn probe_transmit(&mut self, now: Instant) -> Option<Segment> {
+        self.tlp_pending = false;
+        let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
+        let room = self.window_room();
+        if unsent > 0 && room > 0 {
+            let len = unsent.min(self.smss as u64).min(room);
+            let start = self.snd_nxt;
+            let last = start + len == self.sendbuf.end();
+            let mut s =
+                self.data_or_ack(now, if last { Flags::PSH } else { Flags::empty() }, start);
+            s.payload = self.sendbuf.slice(start, len as usize);
+            self.sb.push(TxSeg {
+                start,
+                end: start + len,
+                fin: false,
+                sacked: false,
+                lost: false,
+                retrans: false,
+                ever_retrans: false,
+                tx_time: now,
+                retrans_high: 0,
+            });
+            self.snd_nxt = start + len;
+            self.last_data_sent = now;
+            self.counters.loss_probes_new += 1;
+            self.schedule_pto(now);
+            return Some(s);
+        }
+        let i = self.sb.packets_out().checked_sub(1)? as usize;
+        let TxSeg {
+            start, end, fin, ..
+        } = *self.sb.get(i)?;
+        let data_end = if fin { end - 1 } else { end };
+        let mut flags = Flags::PSH;
+        if fin {
+            flags.insert(Flags::FIN);
+        }
+        let mut s = self.data_or_ack(now, flags, start);
+        s.payload = self.sendbuf.slice(start, (data_end - start) as usize);
+        // Not counted in pipe (Linux sends it with `__tcp_retransmit_skb`), but no RTT
+        // sample may come from it.
+        self.sb.mark_probed(i, now);
+        self.counters.loss_probes_retrans += 1;
+        self.counters.retrans_segs += 1;
+        self.counters.bytes_retrans += s.payload.len() as u64;
+        let ep = self.tlp_episode.get_or_insert_with(TlpEpisode::default);
+        ep.high_seq = self.snd_nxt;
+        ep.probes += 1;
+        self.trace(
+            now,
+            Event::Retransmit {
+                seq: start,
+                len: (end - start) as u32,
+                kind: RetransKind::Probe,
+            },
+        );
+        self.schedule_pto(now);
+        Some(s)
+    }
+
+    /// Judges a loss-probe episode on every ACK (the paper's "Detecting recovered
+    /// losses"; Linux `tcp_process_tlp_ack`; RFC 8985 §7.4). `pure_dupack`: the ACK
+    /// neither advanced snd.una nor SACKed anything new.
+    pub(crate) fn tlp_on_ack(&mut self, ack: u64, pure_dupack: bool, dsack: bool) {
+        let Some(mut ep) = self.tlp_episode else {
+            return;
+        };
+        let detection = self.cfg.tlp_detection;
+        if dsack && detection == TlpDetection::Dsack {
+            // The receiver already had the probed data: the probe was unnecessary.
+            self.counters.loss_probes_unnecessary += 1;
+            self.tlp_episode = None;
+            return;
+        }
+        if pure_dupack && ack == ep.high_seq {
+            if detection == TlpDetection::Dsack {
+                // Linux's "TLP dupack": the probe was not needed.
+                self.counters.loss_probes_unnecessary += 1;
+                self.tlp_episode = None;
+                return;
+            }
+            ep.dupacks += 1;
+        }
+        if ack > ep.high_seq {
+            self.tlp_episode = None;
+            let repaired = match detection {
+                TlpDetection::Basic => ep.dupacks < ep.probes,
+                TlpDetection::Dsack => true,
+            };
+            if repaired {
+                // A probe plugged the hole and masked the loss: reduce cwnd once, as
+                // fast recovery would have (enter CWR, leave it at ssthresh).
+                self.counters.loss_probe_recovery += 1;
+                self.w.ssthresh = self.cc.ssthresh(&self.w);
+                self.w.cwnd = self.w.cwnd.min(self.w.ssthresh).max(1);
+                self.w.cwnd_cnt = 0;
+            } else {
+                self.counters.loss_probes_unnecessary += 1;
+            }
+            return;
+        }
+        self.tlp_episode = Some(ep);
+    }
+}
