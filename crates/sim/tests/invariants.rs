@@ -1,4 +1,5 @@
-//! Property test over every profile and every fast-recovery algorithm: under random seeded loss, reordering,
+//! Property test over every profile, every fast-recovery algorithm and the tail-loss
+//! probe flavours: under random seeded loss, reordering,
 //! duplication and ACK loss, every exchange completes and every byte arrives once,
 //! in order and intact. Failing seeds are printed for replay.
 //! `GENTLE_SOAK=N` raises the number of cases; `GENTLE_CASE=K` replays case K and
@@ -13,7 +14,7 @@ use gentle_sim::Sim;
 use gentle_sim::link::Reorder;
 use gentle_sim::loss::LossModel;
 use gentle_sim::workload::ConnectionMode;
-use gentle_tcp::{Config, EarlyRetransmit, Profile, RecoveryAlgorithm};
+use gentle_tcp::{Config, EarlyRetransmit, Profile, RecoveryAlgorithm, TlpDetection, TlpFlavour};
 use rand::{Rng, SeedableRng};
 
 fn cases() -> u64 {
@@ -35,6 +36,13 @@ fn configs() -> Vec<(String, Config)> {
         c.er = EarlyRetransmit::On;
         c.er_reorder_disable = false;
         v.push((format!("linux-3.10 recovery={name} er=on"), c));
+    }
+    for flavour in [TlpFlavour::Draft2013, TlpFlavour::Rfc8985] {
+        let mut c = Profile::Linux310.config();
+        c.tlp_flavour = flavour;
+        c.tlp_detection = TlpDetection::Basic;
+        c.tlp_max_probes = 2;
+        v.push((format!("linux-3.10 tlp={flavour:?} basic, 2 probes"), c));
     }
     v
 }

@@ -138,7 +138,14 @@ impl Connection {
             if una_advanced {
                 self.tlp_consecutive = 0;
             }
-            self.tlp_on_ack(ack, is_dupack && newly_sacked == 0, self.ack_dsack);
+            // Linux `is_tlp_dupack`: not advancing, not updating, not SACKing anything
+            // new — whether or not data is still outstanding.
+            let pure_dupack = !una_advanced
+                && seg.payload.is_empty()
+                && !seg.flags.fin()
+                && !window_update
+                && newly_sacked == 0;
+            self.tlp_on_ack(ack, pure_dupack, self.ack_dsack);
             // Algorithm 1 handle_ack: cancel and reschedule.
             self.schedule_pto(now);
         }
