@@ -6,6 +6,7 @@ pub mod bench;
 pub mod catalogue;
 pub mod output;
 pub mod plot;
+pub mod programs;
 pub mod report;
 pub mod runner;
 pub mod sample;

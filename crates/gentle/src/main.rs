@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use gentle::catalogue::{self, CATALOGUE};
+use gentle::programs::{self, PROGRAMS};
 use gentle::runner::{self, RunOptions};
 use gentle::scenario::Scenario;
 use gentle::{bench, output, plot, report, tsg};
@@ -128,32 +129,55 @@ fn main() -> ExitCode {
                 for e in CATALOGUE {
                     let _ = writeln!(out, "{:<20} {}", e.name, e.summary);
                 }
+                for p in PROGRAMS {
+                    let _ = writeln!(out, "{:<20} {}", p.name, p.summary);
+                }
                 return ExitCode::SUCCESS;
             }
             let mut scns = Vec::new();
-            let chosen: Vec<&catalogue::Experiment> = if names.is_empty() {
-                CATALOGUE.iter().collect()
+            let mut progs = Vec::new();
+            if names.is_empty() {
+                scns.extend(CATALOGUE.iter());
+                progs.extend(PROGRAMS.iter());
             } else {
-                let mut v = Vec::new();
                 for n in &names {
-                    match catalogue::find(n) {
-                        Some(e) => v.push(e),
-                        None => {
-                            eprintln!(
-                                "error: no experiment named `{n}` (see `gentle reproduce --list`)"
-                            );
-                            return ExitCode::from(2);
-                        }
+                    if let Some(e) = catalogue::find(n) {
+                        scns.push(e);
+                    } else if let Some(p) = programs::find(n) {
+                        progs.push(p);
+                    } else {
+                        eprintln!(
+                            "error: no experiment named `{n}` (see `gentle reproduce --list`)"
+                        );
+                        return ExitCode::from(2);
                     }
                 }
-                v
-            };
-            for e in chosen {
-                let scn = Scenario::parse(&format!("<built-in {}>", e.name), e.toml)
-                    .expect("built-in scenarios are valid");
-                scns.push(scn);
             }
-            run_scenarios(&scns, &opts, quick)
+            let scns: Vec<Scenario> = scns
+                .into_iter()
+                .map(|e| {
+                    Scenario::parse(&format!("<built-in {}>", e.name), e.toml)
+                        .expect("built-in scenarios are valid")
+                })
+                .collect();
+            let mut code = ExitCode::SUCCESS;
+            if !scns.is_empty() {
+                code = run_scenarios(&scns, &opts, quick);
+            }
+            for p in progs {
+                let (text, json) = (p.run)();
+                let mut out = std::io::stdout().lock();
+                if opts.json {
+                    let _ = writeln!(
+                        out,
+                        "{}",
+                        serde_json::to_string_pretty(&json).expect("serialisable")
+                    );
+                } else {
+                    let _ = writeln!(out, "{text}");
+                }
+            }
+            code
         }
         Cmd::Plot { kind, trace, out } => plot_command(&kind, &trace, &out),
         Cmd::Bench { json, full } => {

@@ -68,6 +68,9 @@ counters! {
     sack_recovery => "TCPSackRecovery",
     /// Recovery entered on duplicate ACKs without SACK.
     reno_recovery => "TCPRenoRecovery",
+    /// Recovery entered because the head had been outstanding longer than the RTO
+    /// (FACK's `tcp_head_timedout`).
+    head_timeout_recovery => "FACKHeadTimeoutRecovery",
     /// Recovery entered by Early Retransmit (RFC 5827).
     early_retrans => "EarlyRetrans",
     /// ... of which after the delay of `er = delayed`.

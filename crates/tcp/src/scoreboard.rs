@@ -327,6 +327,30 @@ impl Scoreboard {
             .position(|s| s.lost && !s.retrans && !s.sacked)
     }
 
+    /// Linux `tcp_head_timedout`: the first outstanding segment was (last) sent more
+    /// than `rto` before `now`.
+    pub fn head_timed_out(&self, now: Instant, rto: std::time::Duration) -> bool {
+        self.q.front().is_some_and(|s| s.tx_time + rto < now)
+    }
+
+    /// Linux `tcp_timeout_skbs` (FACK): marks lost every segment from the head on
+    /// that was sent more than `rto` ago, up to the first that was not. Returns how
+    /// many were newly marked.
+    pub fn mark_timed_out(&mut self, now: Instant, rto: std::time::Duration) -> u32 {
+        let mut n = 0;
+        for s in self.q.iter_mut() {
+            if s.tx_time + rto >= now {
+                break;
+            }
+            if !s.sacked && !s.lost {
+                s.lost = true;
+                n += 1;
+            }
+        }
+        self.lost_out += n;
+        n
+    }
+
     /// Segment `i` was sent again as a loss probe: not a retransmission for pipe, but
     /// no RTT sample may come from it (Karn).
     pub fn mark_probed(&mut self, i: usize, now: Instant) {

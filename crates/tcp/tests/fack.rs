@@ -92,3 +92,37 @@ fn reordering_below_the_threshold_keeps_fack() {
     assert!(s.dut.fack_enabled());
     assert_eq!(s.dut.reordering(), 3);
 }
+
+#[test]
+fn a_head_outstanding_longer_than_the_rto_starts_recovery() {
+    // Linux `tcp_time_to_recover` "Trick #3" (`tcp_head_timedout`): segments 1–5
+    // are acknowledged at 200 ms (restarting the RTO to 500 ms); segment 6, sent at
+    // 100 ms, is lost. A SACK for segment 7 at 450 ms is not enough for FACK's
+    // threshold, but segment 6 has been out for 350 ms > RTO 300 ms.
+    let mut cfg = Profile::Linux26.config();
+    cfg.recovery = RecoveryAlgorithm::Rfc6675;
+    let mut s = Script::server(cfg, PeerOpts::default());
+    s.write((10 * MSS) as usize);
+    s.skip_all();
+    s.at(200.0);
+    s.send(ack(seg(6)));
+    s.skip_all();
+    s.at(450.0);
+    s.send(ack(seg(6)).sack(&[(seg(7), seg(8))]));
+    assert_eq!(s.dut.ca_state(), CaState::Recovery);
+    assert_eq!(s.dut.counters().head_timeout_recovery, 1);
+    s.expect(tx(seg(6), MSS).at(450.0));
+    assert_eq!(s.dut.counters().timeouts, 0);
+
+    // Without FACK the same SACK only means Disorder.
+    let mut cfg = Profile::Rfc.config();
+    cfg.limited_transmit = false;
+    let mut s = Script::server(cfg, PeerOpts::default());
+    s.write((10 * MSS) as usize);
+    s.skip_all();
+    s.at(200.0);
+    s.send(ack(seg(6)));
+    s.at(450.0);
+    s.send(ack(seg(6)).sack(&[(seg(7), seg(8))]));
+    assert_eq!(s.dut.ca_state(), CaState::Disorder);
+}

@@ -225,9 +225,12 @@ fn probe_dupacks_mark_the_probe_unnecessary_under_basic_detection() {
 #[test]
 fn footnote5_early_retransmit_after_the_probe() {
     // ALLL: segments 2–4 lost. The probe resends 4; its SACK leaves three outstanding
-    // with one SACKed, which the variant treats as an early retransmit.
+    // with one SACKed, which the variant treats as an early retransmit. (FACK is off:
+    // with it, the head — outstanding longer than the RTO by now — would start
+    // recovery first, as Linux's `tcp_head_timedout` does.)
     let mut c = tlp(TlpFlavour::Draft2013, TlpDetection::Basic);
     c.er = gentle_tcp::EarlyRetransmit::On;
+    c.fack = false;
     let mut s = sent(c, 4);
     s.at(200.0);
     s.send(ack(seg(2)));

@@ -312,8 +312,20 @@ impl Connection {
                     self.try_undo_partial(now);
                 }
                 let mut newly_lost = false;
-                if is_dupack || newly_sacked > 0 || (una_advanced && !self.sack_ok) {
+                // Linux `tcp_fastretrans_alert` in Recovery: mark on duplicate ACKs and
+                // new SACKs; on a partial ACK when FACK shows a hole beyond the
+                // reordering window (or without SACK); and, with FACK, when the head
+                // has been outstanding longer than the RTO (`tcp_head_timedout`).
+                let rto = self.rtt.rto_backed_off(self.backoff);
+                let head_timed_out = self.fack && self.sb.head_timed_out(now, rto);
+                let do_lost = is_dupack
+                    || newly_sacked > 0
+                    || (una_advanced && (!self.sack_ok || self.sb.fackets_out() > self.reordering));
+                if do_lost || head_timed_out {
                     newly_lost = self.update_scoreboard(false) > 0;
+                }
+                if head_timed_out {
+                    newly_lost |= self.sb.mark_timed_out(now, rto) > 0;
                 }
                 let sample = AckSample {
                     pipe: self.sb.pipe(),
@@ -337,7 +349,7 @@ impl Connection {
                 if self.ca == CaState::Disorder {
                     self.try_undo_dsack(now);
                 }
-                if !self.time_to_recover() && !self.early_retransmit_due(now) {
+                if !self.time_to_recover(now) && !self.early_retransmit_due(now) {
                     self.try_to_open(now);
                     if self.ca == CaState::Cwr {
                         let sample = AckSample {
@@ -349,6 +361,15 @@ impl Connection {
                         self.rec.on_ack(&mut self.w, &sample);
                     }
                     return;
+                }
+                if self.sb.lost_out == 0
+                    && self.fack
+                    && self.sb.fackets_out() <= self.reordering
+                    && self
+                        .sb
+                        .head_timed_out(now, self.rtt.rto_backed_off(self.backoff))
+                {
+                    self.counters.head_timeout_recovery += 1;
                 }
                 self.enter_recovery(now, prior_in_flight);
                 self.update_scoreboard(true);
@@ -382,8 +403,16 @@ impl Connection {
     }
 
     /// Linux `tcp_time_to_recover` (without early retransmit).
-    fn time_to_recover(&self) -> bool {
+    fn time_to_recover(&self, now: Instant) -> bool {
         if self.sb.lost_out > 0 {
+            return true;
+        }
+        // "Trick #3": with FACK, a head outstanding longer than the RTO.
+        if self.fack
+            && self
+                .sb
+                .head_timed_out(now, self.rtt.rto_backed_off(self.backoff))
+        {
             return true;
         }
         let dupacks = if self.fack {
