@@ -165,7 +165,27 @@ fn main() -> ExitCode {
                 code = run_scenarios(&scns, &opts, quick);
             }
             for p in progs {
-                let (text, json) = (p.run)();
+                let mut staged = match &opts.out {
+                    Some(dir) => match output::Staged::new(dir) {
+                        Ok(s) => Some(s),
+                        Err(e) => {
+                            eprintln!("error: cannot create {}: {e}", dir.display());
+                            return ExitCode::from(2);
+                        }
+                    },
+                    None => None,
+                };
+                let args = programs::ProgramArgs {
+                    quick,
+                    out: staged.as_mut(),
+                };
+                let (text, json) = match (p.run)(args) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        eprintln!("error: {}: {e}", p.name);
+                        return ExitCode::from(1);
+                    }
+                };
                 let mut out = std::io::stdout().lock();
                 if opts.json {
                     let _ = writeln!(
@@ -175,6 +195,19 @@ fn main() -> ExitCode {
                     );
                 } else {
                     let _ = writeln!(out, "{text}");
+                }
+                if let Some(st) = staged {
+                    match st.commit() {
+                        Ok(files) => {
+                            for f in files {
+                                eprintln!("wrote {}", f.display());
+                            }
+                        }
+                        Err(e) => {
+                            eprintln!("error: writing results: {e}");
+                            return ExitCode::from(1);
+                        }
+                    }
                 }
             }
             code

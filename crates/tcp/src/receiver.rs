@@ -275,6 +275,16 @@ impl Receiver {
             out[n] = b;
             n += 1;
         }
+        // A FIN held out of order occupies sequence space: like Linux, whose
+        // out-of-order segments carry it in their end_seq, include it in the block
+        // that ends where it sits.
+        if let (Some(fin), false) = (self.fin_at, self.fin_received) {
+            for b in out[..n].iter_mut() {
+                if b.1 == fin {
+                    b.1 = fin + 1;
+                }
+            }
+        }
         n
     }
 }

@@ -1,29 +1,68 @@
 //! Built-in experiments that are programs rather than one scenario file: they build
-//! several scenarios, run them, and print a table of their own.
+//! several scenarios, run them, and print tables of their own.
 
 pub mod reactive_table1;
+pub mod tlp_study;
+
+use crate::output::Staged;
+
+/// What a program experiment is given.
+pub struct ProgramArgs<'a> {
+    /// The smaller trial counts of `--quick`.
+    pub quick: bool,
+    /// Where `--out` files go (committed by the caller).
+    pub out: Option<&'a mut Staged>,
+}
 
 /// A built-in program experiment.
 pub struct Program {
     pub name: &'static str,
     pub summary: &'static str,
     /// Runs it; returns the text report and the JSON document.
-    pub run: fn() -> (String, serde_json::Value),
+    pub run: fn(ProgramArgs<'_>) -> Result<(String, serde_json::Value), String>,
 }
 
-fn reactive_table1() -> (String, serde_json::Value) {
+fn reactive_table1(_: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
     let rows = reactive_table1::run();
-    (
+    Ok((
         reactive_table1::text(&rows),
         serde_json::json!({ "experiment": "reactive-table1", "rows": rows }),
-    )
+    ))
 }
 
-pub const PROGRAMS: &[Program] = &[Program {
-    name: "reactive-table1",
-    summary: "tail-loss patterns of a 10-segment response: RTO without the loss probe, fast recovery with it (gentle-aggression Table 1)",
-    run: reactive_table1,
-}];
+fn tlp_study(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    let pts = tlp_study::run(args.quick);
+    if let Some(st) = args.out {
+        // Register the files with the staging directory, then draw into it.
+        let dir = st.path("tlp-study-fig4.png");
+        for f in [
+            "tlp-study-fig4.svg",
+            "tlp-study-fig5.png",
+            "tlp-study-fig5.svg",
+        ] {
+            st.path(f);
+        }
+        let dir = dir.parent().expect("a staging directory").to_path_buf();
+        tlp_study::plots(&dir, &pts)?;
+    }
+    Ok((
+        tlp_study::text(&pts),
+        serde_json::json!({ "experiment": "tlp-study", "points": pts }),
+    ))
+}
+
+pub const PROGRAMS: &[Program] = &[
+    Program {
+        name: "reactive-table1",
+        summary: "tail-loss patterns of a 10-segment response: RTO without the loss probe, fast recovery with it (gentle-aggression Table 1)",
+        run: reactive_table1,
+    },
+    Program {
+        name: "tlp-study",
+        summary: "0–20 tail segments dropped from a 100-segment response on three networks: plain vs ER vs TLP (tlp-measurement Table 4, Figures 4–5)",
+        run: tlp_study,
+    },
+];
 
 pub fn find(name: &str) -> Option<&'static Program> {
     PROGRAMS.iter().find(|p| p.name == name)

@@ -92,6 +92,19 @@ pub(crate) struct Active {
 }
 
 /// One client–server connection and the exchanges it carries.
+/// Server-side times of the current response as a filter on the server's output sees
+/// them (`tlp-measurement-tum13.txt` §3.3): ns.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TailTimes {
+    pub start: Option<u64>,
+    /// First data segment dropped by a loss model: (time, sequence offset).
+    pub drop: Option<(u64, u64)>,
+    /// When that segment next got through.
+    pub retx: Option<u64>,
+    /// When a FIN from the server last got through.
+    pub fin: Option<u64>,
+}
+
 pub(crate) struct Session {
     pub wl: u16,
     pub client: u16,
@@ -117,6 +130,7 @@ pub(crate) struct Session {
     pub exchanges_done: u32,
     /// The first exchange's client-side time starts at the SYN (fresh connections).
     pub count_handshake: bool,
+    pub tail: TailTimes,
 }
 
 impl Session {
@@ -214,6 +228,7 @@ impl Sim {
             corrupt: 0,
             exchanges_done: 0,
             count_handshake: start_now,
+            tail: TailTimes::default(),
         });
         if start_now || push {
             // A pushed response is created now and written once the server's side
@@ -253,6 +268,7 @@ impl Sim {
         let client_start = if first_fresh { s.opened } else { now };
         let req_end = s.req_written + request;
         let resp_start = s.resp_written;
+        s.tail = TailTimes::default();
         s.cur = Some(Active {
             index,
             request,
@@ -473,6 +489,14 @@ impl Sim {
             retrans_segs: sub(d.retrans_segs, a.snap.retrans_segs),
             bytes_sent: d.bytes_sent.saturating_sub(a.snap.bytes_sent),
             packets_dropped: s.drops - a.snap_drops,
+            t_recover_ns: match (s.tail.drop, s.tail.retx) {
+                (Some((d, _)), Some(r)) => Some(r - d),
+                _ => None,
+            },
+            t_total_ns: match (s.tail.start, s.tail.fin) {
+                (Some(a), Some(b)) => Some(b - a),
+                _ => None,
+            },
         };
         let wl = s.wl;
         self.result.exchanges.push(rec);

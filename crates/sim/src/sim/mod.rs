@@ -314,12 +314,48 @@ impl Sim {
         }
         let bytes = pkt.wire_len();
         let meta = pkt.meta;
+        let first_hop = pkt.src == node;
+        let fin = pkt.seg.flags.fin();
         let slot = self.slab.insert(pkt);
         let now = self.now.as_nanos();
-        match self.chans[chan as usize].admit(now, bytes, &meta) {
+        let admit = self.chans[chan as usize].admit(now, bytes, &meta);
+        if first_hop && meta.from_server && (meta.payload > 0 || fin) {
+            self.watch_tail(&meta, fin, admit, now);
+        }
+        match admit {
             Admit::Queued { depart_ns } => self.propagate(chan as usize, slot, bytes, depart_ns),
             Admit::DroppedLoss => self.dropped(slot, chan, "loss"),
             Admit::DroppedQueue => self.dropped(slot, chan, "queue"),
+        }
+    }
+
+    /// Records the times of `tlp-measurement-tum13.txt` §3.3 for a server packet as it
+    /// enters the network.
+    fn watch_tail(&mut self, meta: &crate::packet::PacketMeta, fin: bool, admit: Admit, now: u64) {
+        let Some(s) = self.sessions.get_mut(meta.flow as usize) else {
+            return;
+        };
+        let t = &mut s.tail;
+        match admit {
+            Admit::Queued { .. } => {
+                if meta.payload > 0 {
+                    t.start.get_or_insert(now);
+                    if let (Some((_, seq)), None) = (t.drop, t.retx) {
+                        if meta.rel_seq == seq {
+                            t.retx = Some(now);
+                        }
+                    }
+                }
+                if fin {
+                    t.fin = Some(now);
+                }
+            }
+            Admit::DroppedLoss => {
+                if meta.payload > 0 && t.drop.is_none() {
+                    t.drop = Some((now, meta.rel_seq));
+                }
+            }
+            Admit::DroppedQueue => {}
         }
     }
 

@@ -52,6 +52,9 @@ impl Connection {
             self.update_window(seg, seq, ack, false);
             self.persist_on_ack();
         }
+        // Linux `tcp_ack`: fackets_out before this ACK's SACK blocks, for the
+        // "non-retransmitted hole got filled" reordering test.
+        let prior_fackets = self.sb.fackets_out();
         let mut newly_sacked = 0;
         self.ack_dsack = false;
         if self.sack_ok && !seg.options.sack.is_empty() {
@@ -63,7 +66,6 @@ impl Connection {
         let una_advanced = ack > prior_una;
         let mut acked = crate::scoreboard::Acked::default();
         if una_advanced {
-            let prior_fackets = self.sb.fackets_out();
             acked = self.sb.ack(ack);
             self.snd_una = ack;
             self.sendbuf.release(ack.min(self.sendbuf.end()));

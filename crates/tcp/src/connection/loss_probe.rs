@@ -48,10 +48,22 @@ impl Connection {
         if !self.cfg.tlp
             || !self.sack_ok
             || self.ca != CaState::Open
-            || !matches!(self.state, State::Established | State::CloseWait)
+            || !matches!(
+                self.state,
+                State::Established
+                    | State::CloseWait
+                    | State::FinWait1
+                    | State::Closing
+                    | State::LastAck
+            )
             || self.sb.is_empty()
             || self.tlp_consecutive >= self.cfg.tlp_max_probes
+            || self
+                .tlp_episode
+                .is_some_and(|e| e.probes >= self.cfg.tlp_max_probes)
         {
+            // At most `tlp_max_probes` retransmission probes per tail (Linux 3.10: one
+            // outstanding, `tlp_high_seq`).
             return;
         }
         // (b) cwnd- or application-limited: no new segment could go out now.
