@@ -37,11 +37,10 @@ pub struct ExchangeRecord {
     /// Packets of this exchange's connection dropped by the network.
     pub packets_dropped: u32,
     /// `tlp-measurement-tum13.txt` §3.3, seen where the server's packets enter the
-    /// network: the first dropped data segment's retransmission time minus its drop
-    /// time (`t_recover`) ...
+    /// network: the first retransmission of a dropped data segment minus that
+    /// segment's drop time (`t_recover`) ...
     pub t_recover_ns: Option<u64>,
-    /// ... and the first response segment to the FIN's transmission that got through
-    /// (`t_total`).
+    /// ... and the first response segment sent to the FIN's delivery (`t_total`).
     pub t_total_ns: Option<u64>,
 }
 

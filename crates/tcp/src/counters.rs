@@ -46,6 +46,9 @@ counters! {
     retrans_segs => "RetransSegs",
     /// Retransmissions sent in Recovery (fast retransmits).
     fast_retrans => "TCPFastRetrans",
+    /// Holes below the highest SACK resent in Recovery before being marked lost
+    /// (Linux `TCPForwardRetrans`); also counted in TCPFastRetrans.
+    forward_retrans => "TCPForwardRetrans",
     /// Retransmissions sent in Loss after the first one (slow-start retransmissions).
     slow_start_retrans => "TCPSlowStartRetrans",
     /// Retransmission timeouts of established connections.

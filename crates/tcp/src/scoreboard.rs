@@ -359,6 +359,16 @@ impl Scoreboard {
         s.tx_time = now;
     }
 
+    /// The first hole below the highest SACK that is neither SACKed, marked lost nor
+    /// retransmitted (Linux's forward-retransmission candidate).
+    pub fn next_forward_hole(&self) -> Option<usize> {
+        let high = self.highest_sack_end;
+        self.q
+            .iter()
+            .take_while(|s| s.end <= high)
+            .position(|s| !s.sacked && !s.lost && !s.retrans)
+    }
+
     /// Records a retransmission of segment `i`.
     pub fn on_retransmit(&mut self, i: usize, now: Instant, snd_nxt: u64) {
         let s = &mut self.q[i];

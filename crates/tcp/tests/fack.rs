@@ -126,3 +126,38 @@ fn a_head_outstanding_longer_than_the_rto_starts_recovery() {
     s.send(ack(seg(6)).sack(&[(seg(7), seg(8))]));
     assert_eq!(s.dut.ca_state(), CaState::Disorder);
 }
+
+#[test]
+fn holes_not_yet_marked_lost_are_forward_retransmitted_when_nothing_new_waits() {
+    // Five segments, nothing more to send; 1–3 lost, 4 and 5 SACKed. FACK marks
+    // fackets − reordering = 2 lost (1 and 2); segment 3 is a hole below the highest
+    // SACK that Linux `tcp_xmit_retransmit_queue` resends anyway (TCPForwardRetrans).
+    let mut cfg = Profile::Linux26.config();
+    cfg.recovery = RecoveryAlgorithm::Rfc6675;
+    let mut s = Script::server(cfg, PeerOpts::default());
+    s.write((5 * MSS) as usize);
+    s.skip_all();
+    s.at(200.0);
+    s.send(ack(1).sack(&[(seg(4), seg(6))]));
+    s.expect(tx(1, MSS).at(200.0));
+    s.expect(tx(seg(2), MSS).at(200.0));
+    s.expect(tx(seg(3), MSS).at(200.0));
+    s.expect_quiet();
+    assert_eq!(s.dut.counters().forward_retrans, 1);
+
+    // With new data waiting, the window goes to new data instead.
+    let mut cfg = Profile::Linux26.config();
+    cfg.recovery = RecoveryAlgorithm::Rfc6675;
+    let mut s = Script::server(cfg, PeerOpts::default());
+    s.write((15 * MSS) as usize);
+    s.skip_all();
+    s.at(200.0);
+    s.send(ack(1).sack(&[(seg(4), seg(6))]));
+    let mut sent = Vec::new();
+    while s.pending() > 0 {
+        let o = s.expect(Exp::default());
+        sent.push(o.seq.wrapping_sub(s.dut.iss()));
+    }
+    assert!(!sent.contains(&seg(3)), "{sent:?}");
+    assert_eq!(s.dut.counters().forward_retrans, 0);
+}

@@ -94,15 +94,14 @@ pub(crate) struct Active {
 /// One client–server connection and the exchanges it carries.
 /// Server-side times of the current response as a filter on the server's output sees
 /// them (`tlp-measurement-tum13.txt` §3.3): ns.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct TailTimes {
     pub start: Option<u64>,
-    /// First data segment dropped by a loss model: (time, sequence offset).
-    pub drop: Option<(u64, u64)>,
-    /// When that segment next got through.
-    pub retx: Option<u64>,
-    /// When a FIN from the server last got through.
-    pub fin: Option<u64>,
+    /// Data segments dropped by a loss model: (sequence offset, time), first drop
+    /// of each.
+    pub drops: Vec<(u64, u64)>,
+    /// The first time a dropped segment got through again, minus its drop time.
+    pub recover: Option<u64>,
 }
 
 pub(crate) struct Session {
@@ -489,12 +488,9 @@ impl Sim {
             retrans_segs: sub(d.retrans_segs, a.snap.retrans_segs),
             bytes_sent: d.bytes_sent.saturating_sub(a.snap.bytes_sent),
             packets_dropped: s.drops - a.snap_drops,
-            t_recover_ns: match (s.tail.drop, s.tail.retx) {
-                (Some((d, _)), Some(r)) => Some(r - d),
-                _ => None,
-            },
-            t_total_ns: match (s.tail.start, s.tail.fin) {
-                (Some(a), Some(b)) => Some(b - a),
+            t_recover_ns: s.tail.recover,
+            t_total_ns: match (s.tail.start, s.fin_delivered) {
+                (Some(a), Some(b)) if b.as_nanos() >= a => Some(b.as_nanos() - a),
                 _ => None,
             },
         };

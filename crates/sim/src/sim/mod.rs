@@ -340,23 +340,21 @@ impl Sim {
             Admit::Queued { .. } => {
                 if meta.payload > 0 {
                     t.start.get_or_insert(now);
-                    if let (Some((_, seq)), None) = (t.drop, t.retx) {
-                        if meta.rel_seq == seq {
-                            t.retx = Some(now);
+                    if t.recover.is_none() {
+                        if let Some(&(_, at)) = t.drops.iter().find(|d| d.0 == meta.rel_seq) {
+                            t.recover = Some(now - at);
                         }
                     }
                 }
-                if fin {
-                    t.fin = Some(now);
-                }
             }
             Admit::DroppedLoss => {
-                if meta.payload > 0 && t.drop.is_none() {
-                    t.drop = Some((now, meta.rel_seq));
+                if meta.payload > 0 && !t.drops.iter().any(|d| d.0 == meta.rel_seq) {
+                    t.drops.push((meta.rel_seq, now));
                 }
             }
             Admit::DroppedQueue => {}
         }
+        let _ = fin;
     }
 
     fn dropped(&mut self, slot: u32, chan: u32, why: &'static str) {

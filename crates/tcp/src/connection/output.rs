@@ -178,10 +178,16 @@ impl Connection {
     }
 
     fn retransmit(&mut self, now: Instant) -> Option<Segment> {
-        if self.sb.lost_out == 0 || (self.sb.pipe() >= self.w.cwnd && !self.force_retransmit) {
+        if self.sb.pipe() >= self.w.cwnd && !self.force_retransmit {
             return None;
         }
-        let i = self.sb.next_lost()?;
+        let (i, forward) = match self.sb.next_lost() {
+            Some(i) => (i, false),
+            None => (self.forward_retransmit_candidate()?, true),
+        };
+        if forward {
+            self.counters.forward_retrans += 1;
+        }
         self.force_retransmit = false;
         let TxSeg {
             start, end, fin, ..
@@ -230,6 +236,21 @@ impl Connection {
             },
         );
         Some(s)
+    }
+
+    /// Linux `tcp_xmit_retransmit_queue` forward retransmission
+    /// (`tcp_can_forward_retransmit`): in Recovery with SACK, once every segment
+    /// marked lost has been resent and no new data can go out, the holes below the
+    /// highest SACK are resent too, as cwnd allows.
+    fn forward_retransmit_candidate(&self) -> Option<usize> {
+        if self.ca != CaState::Recovery || !self.sack_ok || self.sb.sacked_out == 0 {
+            return None;
+        }
+        let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
+        if unsent > 0 && self.window_room() > 0 {
+            return None;
+        }
+        self.sb.next_forward_hole()
     }
 
     fn send_new(&mut self, now: Instant) -> Option<Segment> {
