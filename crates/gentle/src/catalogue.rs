@@ -50,6 +50,11 @@ pub const CATALOGUE: &[Experiment] = &[
         toml: include_str!("../../../examples/er-reordering.toml"),
     },
     Experiment {
+        name: "reactive-web",
+        summary: "Web responses with tail-heavy loss: Linux vs Reactive latency, retransmissions and probe overhead (gentle-aggression Tables 3–4)",
+        toml: include_str!("../../../examples/reactive-web.toml"),
+    },
+    Experiment {
         name: "dsack-undo",
         summary: "reordering triggers a spurious fast retransmit; the DSACK undoes the cwnd reduction",
         toml: include_str!("../../../examples/dsack-undo.toml"),

@@ -119,6 +119,9 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
     out += &row("retransmitted segments", &|v| {
         v.counters.retrans_segs.to_string()
     });
+    out += &row("fast recovery events", &|v| {
+        v.counters.recovery_episodes.to_string()
+    });
     out += &row("fast retransmits", &|v| v.counters.fast_retrans.to_string());
     out += &row("  lost retransmits", &|v| {
         v.counters.lost_retransmit.to_string()
@@ -142,6 +145,28 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
     });
     out += &row("SYN retransmits", &|v| v.counters.syn_retrans.to_string());
     out += &row("undo events", &|v| v.counters.undos().to_string());
+    if run.variants.iter().any(|v| v.counters.loss_probes > 0) {
+        let pct = |n: u64, d: u64| {
+            if d == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.2}%", 100.0 * n as f64 / d as f64)
+            }
+        };
+        out += &row("loss probes", &|v| v.counters.loss_probes.to_string());
+        out += &row("  of data segments sent", &|v| {
+            pct(v.counters.loss_probes, v.counters.segs_out)
+        });
+        out += &row("  new data", &|v| {
+            pct(v.counters.loss_probes_new, v.counters.loss_probes)
+        });
+        out += &row("  plugged the only hole", &|v| {
+            pct(v.counters.loss_probe_recovery, v.counters.loss_probes)
+        });
+        out += &row("  unnecessary", &|v| {
+            pct(v.counters.loss_probes_unnecessary, v.counters.loss_probes)
+        });
+    }
     out += &row("packets dropped", &|v| {
         (v.links.dropped_loss + v.links.dropped_queue).to_string()
     });

@@ -184,7 +184,7 @@ impl Channel {
     /// Offers a packet of `bytes` at `now`: loss model first, then the queue.
     pub fn admit(&mut self, now: u64, bytes: usize, meta: &crate::packet::PacketMeta) -> Admit {
         self.stats.offered += 1;
-        if self.loss.drop(meta, &mut self.rng) {
+        if self.loss.drop_at(meta, now, &mut self.rng) {
             self.stats.dropped_loss += 1;
             return Admit::DroppedLoss;
         }

@@ -9,6 +9,9 @@
 //!   new segments (first transmissions, by sequence) or every data transmission.
 //! - Tail drop (`tlp-measurement-tum13.txt` Algorithm 1, `tcpfilter`): drop the last
 //!   N data-carrying segments of each response once; their retransmissions pass.
+//! - Burst position (`gentle-aggression-sigcomm13.txt` §2, Figure 3): the later a
+//!   data packet sits in a burst (packets of a flow sent at most 500 µs apart), the
+//!   likelier it is lost: p·(1 + slope·(k − 1)) for the k-th packet.
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -50,7 +53,15 @@ pub enum LossModel {
     TailDrop {
         n: u32,
     },
+    BurstPosition {
+        p: f64,
+        slope: f64,
+    },
 }
+
+/// Packets of a flow sent at most this far apart form one burst
+/// (`gentle-aggression-sigcomm13.txt` §2).
+pub const BURST_GAP_NS: u64 = 500_000;
 
 /// Which packets a loss model applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -75,6 +86,9 @@ struct FlowState {
     max_payload: u32,
     /// Sequence starts dropped once (their retransmissions pass).
     dropped: Vec<u64>,
+    /// When the flow's last data packet was offered, and its position in the burst.
+    last_ns: u64,
+    position: u32,
 }
 
 /// A loss model with its state.
@@ -118,8 +132,14 @@ fn flow_state(flows: &mut Vec<FlowState>, flow: u32) -> &mut FlowState {
 }
 
 impl Loss {
-    /// Decides whether the packet described by `m` is dropped.
+    /// Decides whether the packet described by `m` is dropped (models that depend on
+    /// time see every packet at time 0).
     pub fn drop(&mut self, m: &PacketMeta, rng: &mut ChaCha8Rng) -> bool {
+        self.drop_at(m, 0, rng)
+    }
+
+    /// Decides whether the packet described by `m`, offered at `now_ns`, is dropped.
+    pub fn drop_at(&mut self, m: &PacketMeta, now_ns: u64, rng: &mut ChaCha8Rng) -> bool {
         let applies = match self.applies {
             AppliesTo::All => true,
             AppliesTo::Data => m.payload > 0,
@@ -166,6 +186,20 @@ impl Loss {
                     DropCount::Transmissions => indices.contains(&f.transmissions),
                     DropCount::Segments => is_new && indices.contains(&f.new_segments),
                 }
+            }
+            &LossModel::BurstPosition { p, slope } => {
+                if m.payload == 0 {
+                    return false;
+                }
+                let f = flow_state(&mut self.flows, m.flow);
+                if f.position > 0 && now_ns.saturating_sub(f.last_ns) <= BURST_GAP_NS {
+                    f.position += 1;
+                } else {
+                    f.position = 1;
+                }
+                f.last_ns = now_ns;
+                let q = (p * (1.0 + slope * (f.position - 1) as f64)).clamp(0.0, 1.0);
+                rng.gen_bool(q)
             }
             &LossModel::TailDrop { n } => {
                 if m.payload == 0 {

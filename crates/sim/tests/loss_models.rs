@@ -174,3 +174,61 @@ fn applies_to_restricts_the_model() {
     assert!(!l.drop(&data(1, 1, 100), &mut r));
     assert!(l.drop(&data(1, 1, 0), &mut r));
 }
+
+#[test]
+fn burst_position_loss_rises_along_the_burst_and_resets_after_a_gap() {
+    // Bursts of 10 packets 100 µs apart, bursts 10 ms apart: the k-th packet of each
+    // burst is lost with probability p·(1 + slope·(k − 1)).
+    let (p, slope) = (0.01, 0.5);
+    let mut l = Loss::new(LossModel::BurstPosition { p, slope }, AppliesTo::All);
+    let mut r = rng::stream(11, 7);
+    let bursts = 40_000;
+    let mut lost = [0usize; 10];
+    for b in 0..bursts {
+        for k in 0..10u64 {
+            let t = b as u64 * 10_000_000 + k * 100_000;
+            if l.drop_at(
+                &data(1, (b * 10 + k as usize) as u64 * 1000, 1000),
+                t,
+                &mut r,
+            ) {
+                lost[k as usize] += 1;
+            }
+        }
+    }
+    for (k, &n) in lost.iter().enumerate() {
+        let want = p * (1.0 + slope * k as f64);
+        let got = n as f64 / bursts as f64;
+        assert!(
+            within(got, want, bursts),
+            "position {}: {got} vs {want}",
+            k + 1
+        );
+    }
+    // ACKs and other flows do not advance a flow's position.
+    let mut l = Loss::new(
+        LossModel::BurstPosition {
+            p: 1e-12,
+            slope: 1e13,
+        },
+        AppliesTo::All,
+    );
+    let mut r = rng::stream(12, 7);
+    assert!(
+        !l.drop_at(&data(1, 0, 1000), 0, &mut r),
+        "first position: p ≈ 0"
+    );
+    assert!(!l.drop_at(&data(1, 0, 0), 1, &mut r));
+    assert!(
+        !l.drop_at(&data(2, 0, 1000), 2, &mut r),
+        "first packet of flow 2"
+    );
+    assert!(
+        l.drop_at(&data(1, 1000, 1000), 3, &mut r),
+        "second in flow 1's burst"
+    );
+    assert!(
+        !l.drop_at(&data(1, 2000, 1000), 3 + 600_000, &mut r),
+        "after a gap"
+    );
+}

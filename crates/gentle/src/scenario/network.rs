@@ -36,10 +36,10 @@ const LOSS_KEYS: &[&str] = &[
     "segments",
     "transmissions",
     "n",
+    "slope",
     "applies_to",
 ];
-const MODELS: &str =
-    "\"none\", \"bernoulli\", \"correlated\", \"gilbert-elliott\", \"drop-list\" or \"tail-drop\"";
+const MODELS: &str = "\"none\", \"bernoulli\", \"correlated\", \"gilbert-elliott\", \"drop-list\", \"tail-drop\" or \"burst-position\"";
 
 /// A one-way delay: fixed, or drawn per trial.
 #[derive(Clone, Debug, PartialEq)]
@@ -297,6 +297,16 @@ fn parse_loss(l: &Table<'_>) -> Result<(LossModel, AppliesTo)> {
                     )),
                 }
             }
+            "burst-position" => LossModel::BurstPosition {
+                p: l.req_prob("p")?,
+                slope: l
+                    .float(
+                        "slope",
+                        "a number ≥ 0: how much each later position adds, relative to p",
+                    )?
+                    .unwrap_or(0.0)
+                    .max(0.0),
+            },
             "tail-drop" => LossModel::TailDrop {
                 n: l.int("n", 0, 1_000_000)?
                     .ok_or_else(|| l.missing("n", "the number of tail segments to drop"))?
@@ -311,6 +321,7 @@ fn parse_loss(l: &Table<'_>) -> Result<(LossModel, AppliesTo)> {
                     "gilbert-elliott",
                     "drop-list",
                     "tail-drop",
+                    "burst-position",
                 ];
                 if let Some(s) = super::error::suggest(other, &names) {
                     e = e.help(format!("did you mean `{s}`?"));
