@@ -23,3 +23,22 @@ fn one_fresh_exchange_takes_two_rtts() {
     assert_eq!(e.server_ns, Some(200_000_000));
     assert_eq!(r.corrupt_bytes, 0);
 }
+
+#[test]
+fn pattern_check_finds_misplaced_and_altered_bytes() {
+    use gentle_sim::pattern;
+    let mut got = Vec::new();
+    pattern::chunks(5000, 3000, |b| got.extend_from_slice(&b));
+    // A copy (other memory) of the right bytes: no mismatch.
+    assert_eq!(pattern::mismatches(5000, &got), 0);
+    // The same bytes claimed at another offset: mismatches.
+    assert!(pattern::mismatches(5001, &got) > 2000);
+    // One altered byte is found.
+    got[1234] ^= 0xff;
+    assert_eq!(pattern::mismatches(5000, &got), 1);
+    // Zero-copy slices of the pattern itself are checked by position too.
+    let mut slices = Vec::new();
+    pattern::chunks(7000, 100, |b| slices.push(b));
+    assert_eq!(pattern::mismatches(7000, &slices[0]), 0);
+    assert!(pattern::mismatches(7100, &slices[0]) > 50);
+}
