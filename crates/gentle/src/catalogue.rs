@@ -64,3 +64,21 @@ pub const CATALOGUE: &[Experiment] = &[
 pub fn find(name: &str) -> Option<&'static Experiment> {
     CATALOGUE.iter().find(|e| e.name == name)
 }
+
+/// Parses built-in experiment `name` and runs it at its full or its `--quick` size,
+/// without progress output or kept records.
+pub fn run(
+    name: &str,
+    quick: bool,
+) -> Option<(crate::scenario::Scenario, crate::runner::RunResult)> {
+    let e = find(name)?;
+    let scn = crate::scenario::Scenario::parse(name, e.toml).expect("built-in scenarios are valid");
+    let opts = crate::runner::RunOptions {
+        trials: if quick { scn.quick_trials } else { scn.trials },
+        seed: scn.seed,
+        keep_records: false,
+        progress: false,
+    };
+    let run = crate::runner::run(&scn, &opts);
+    Some((scn, run))
+}

@@ -6,8 +6,7 @@
 //! responses that lost a packet finish sooner on average.
 
 use gentle::catalogue;
-use gentle::runner::{self, RunOptions, VariantResult};
-use gentle::scenario::Scenario;
+use gentle::runner::VariantResult;
 
 fn mean(v: &VariantResult) -> f64 {
     v.latencies.mean()
@@ -15,17 +14,7 @@ fn mean(v: &VariantResult) -> f64 {
 
 #[test]
 fn er_mitigations() {
-    let e = catalogue::find("er-reordering").expect("built in");
-    let scn = Scenario::parse("er-reordering", e.toml).expect("valid");
-    let run = runner::run(
-        &scn,
-        &RunOptions {
-            trials: scn.trials,
-            seed: scn.seed,
-            keep_records: false,
-            progress: false,
-        },
-    );
+    let (_, run) = catalogue::run("er-reordering", false).expect("built in");
     let [linux, naive, m1, both] = &run.variants[..] else {
         panic!("four variants")
     };

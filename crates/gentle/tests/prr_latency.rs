@@ -7,8 +7,7 @@
 //! patterns), so these differences are not sampling noise.
 
 use gentle::catalogue;
-use gentle::runner::{self, RunOptions, VariantResult};
-use gentle::scenario::Scenario;
+use gentle::runner::VariantResult;
 
 fn cwnd_after(v: &VariantResult) -> Vec<u32> {
     let mut x: Vec<u32> = v.episodes.iter().filter_map(|e| e.cwnd_after).collect();
@@ -22,17 +21,7 @@ fn mean(v: &VariantResult) -> f64 {
 
 #[test]
 fn prr_latency_tables() {
-    let e = catalogue::find("prr-latency").expect("built in");
-    let scn = Scenario::parse("prr-latency", e.toml).expect("valid");
-    let run = runner::run(
-        &scn,
-        &RunOptions {
-            trials: scn.trials,
-            seed: scn.seed,
-            keep_records: false,
-            progress: false,
-        },
-    );
+    let (_, run) = catalogue::run("prr-latency", false).expect("built in");
     let [linux, rfc, prr] = &run.variants[..] else {
         panic!("three variants")
     };

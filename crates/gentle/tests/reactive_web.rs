@@ -4,22 +4,10 @@
 //! overhead well under 1% of segments, and no response gets slower on average.
 
 use gentle::catalogue;
-use gentle::runner::{self, RunOptions};
-use gentle::scenario::Scenario;
 
 #[test]
 fn reactive_converts_tail_timeouts() {
-    let e = catalogue::find("reactive-web").expect("built in");
-    let scn = Scenario::parse("reactive-web", e.toml).expect("valid");
-    let run = runner::run(
-        &scn,
-        &RunOptions {
-            trials: scn.quick_trials,
-            seed: scn.seed,
-            keep_records: false,
-            progress: false,
-        },
-    );
+    let (_, run) = catalogue::run("reactive-web", true).expect("built in");
     let [linux, reactive] = &run.variants[..] else {
         panic!("two variants")
     };

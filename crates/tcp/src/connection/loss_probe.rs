@@ -133,19 +133,7 @@ impl Connection {
             let mut s =
                 self.data_or_ack(now, if last { Flags::PSH } else { Flags::empty() }, start);
             s.payload = self.sendbuf.slice(start, len as usize);
-            self.sb.push(TxSeg {
-                start,
-                end: start + len,
-                fin: false,
-                sacked: false,
-                lost: false,
-                retrans: false,
-                ever_retrans: false,
-                tx_time: now,
-                retrans_high: 0,
-            });
-            self.snd_nxt = start + len;
-            self.last_data_sent = now;
+            self.record_new_data(now, start, len, false);
             self.counters.loss_probes_new += 1;
             self.schedule_pto(now);
             return Some(s);

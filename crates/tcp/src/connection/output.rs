@@ -290,7 +290,18 @@ impl Connection {
         }
         let mut s = self.data_or_ack(now, flags, start);
         s.payload = payload;
-        let end = start + len as u64 + fin as u64;
+        self.record_new_data(now, start, len as u64, fin);
+        // Algorithm 1: schedule_pto after new data in Open.
+        if self.cfg.tlp {
+            self.schedule_pto(now);
+        }
+        Some(s)
+    }
+
+    /// Books newly sent data `[start, start + len)` (and a FIN after it): the
+    /// scoreboard entry, snd.nxt, and the retransmission timer if none runs.
+    pub(crate) fn record_new_data(&mut self, now: Instant, start: u64, len: u64, fin: bool) {
+        let end = start + len + fin as u64;
         self.sb.push(TxSeg {
             start,
             end,
@@ -307,11 +318,6 @@ impl Connection {
         if self.t_rto.is_none() {
             self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
         }
-        // Algorithm 1: schedule_pto after new data in Open.
-        if self.cfg.tlp {
-            self.schedule_pto(now);
-        }
-        Some(s)
     }
 
     /// RFC 2861 / Linux `tcp_cwnd_restart`: after an idle period longer than the RTO,

@@ -16,7 +16,6 @@
 //!   resets that count, so a live receiver may keep its window closed indefinitely.
 
 use super::{CloseReason, Connection};
-use crate::scoreboard::TxSeg;
 use crate::time::Instant;
 use crate::trace::{Event, State, TimerKind};
 use crate::wire::{Flags, Segment};
@@ -96,22 +95,7 @@ impl Connection {
         let start = self.snd_nxt;
         let mut s = self.data_or_ack(now, Flags::PSH, start);
         s.payload = self.sendbuf.slice(start, len as usize);
-        self.sb.push(TxSeg {
-            start,
-            end: start + len,
-            fin: false,
-            sacked: false,
-            lost: false,
-            retrans: false,
-            ever_retrans: false,
-            tx_time: now,
-            retrans_high: 0,
-        });
-        self.snd_nxt = start + len;
-        self.last_data_sent = now;
-        if self.t_rto.is_none() {
-            self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
-        }
+        self.record_new_data(now, start, len, false);
         Some(s)
     }
 }
