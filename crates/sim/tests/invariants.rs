@@ -107,10 +107,12 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
             let resp = r.gen_range(1..80_000);
             // Loss states can last: a Gilbert–Elliott bad state or a correlated run
             // may drop one retransmission after another. Linux's 15 retries would
-            // abort the connection then, which is not what this test is about, so
-            // the endpoints persist (and time is long enough for them to succeed).
+            // abort the connection then (and 6 SYN retries give up a handshake),
+            // which is not what this test is about, so the endpoints persist (and time
+            // is long enough for them to succeed).
             let mut config = config.clone();
             config.max_retries = 60;
+            config.syn_retries = 30;
             let mut s = two_hosts(
                 down,
                 up,
