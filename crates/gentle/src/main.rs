@@ -165,15 +165,9 @@ fn main() -> ExitCode {
                 code = run_scenarios(&scns, &opts, quick);
             }
             for p in progs {
-                let mut staged = match &opts.out {
-                    Some(dir) => match output::Staged::new(dir) {
-                        Ok(s) => Some(s),
-                        Err(e) => {
-                            eprintln!("error: cannot create {}: {e}", dir.display());
-                            return ExitCode::from(2);
-                        }
-                    },
-                    None => None,
+                let mut staged = match open_staged(opts.out.as_deref()) {
+                    Ok(s) => s,
+                    Err(code) => return code,
                 };
                 let args = programs::ProgramArgs {
                     quick,
@@ -237,15 +231,9 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
         eprintln!("error: cannot start {t} threads: {e}");
         return ExitCode::from(2);
     }
-    let mut staged = match &a.out {
-        Some(dir) => match output::Staged::new(dir) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                eprintln!("error: cannot create {}: {e}", dir.display());
-                return ExitCode::from(2);
-            }
-        },
-        None => None,
+    let mut staged = match open_staged(a.out.as_deref()) {
+        Ok(s) => s,
+        Err(code) => return code,
     };
     let mut jsons = Vec::new();
     let mut trace_lines: Vec<String> = Vec::new();
@@ -422,6 +410,16 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The staging area of `--out DIR`, if one was asked for; a directory that cannot
+/// be created is bad input.
+fn open_staged(dir: Option<&std::path::Path>) -> Result<Option<output::Staged>, ExitCode> {
+    let Some(dir) = dir else { return Ok(None) };
+    output::Staged::new(dir).map(Some).map_err(|e| {
+        eprintln!("error: cannot create {}: {e}", dir.display());
+        ExitCode::from(2)
+    })
+}
+
 fn plot_command(kind: &str, trace: &std::path::Path, out: &std::path::Path) -> ExitCode {
     if kind != "tsg" {
         eprintln!("error: unknown plot `{kind}`; expected `tsg`");
@@ -449,12 +447,9 @@ fn plot_command(kind: &str, trace: &std::path::Path, out: &std::path::Path) -> E
         );
         return ExitCode::from(2);
     }
-    let mut staged = match output::Staged::new(out) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: cannot create {}: {e}", out.display());
-            return ExitCode::from(2);
-        }
+    let mut staged = match open_staged(Some(out)) {
+        Ok(s) => s.expect("a directory was given"),
+        Err(code) => return code,
     };
     let p = staged.path("tsg.png");
     staged.path("tsg.svg");

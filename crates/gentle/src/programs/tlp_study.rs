@@ -21,6 +21,8 @@ use plotters::prelude::*;
 use serde::Serialize;
 
 use crate::plot::{PALETTE, register_font};
+use gentle_sim::record::ExchangeRecord;
+
 use crate::runner::{self, RunOptions};
 use crate::scenario::Scenario;
 
@@ -148,24 +150,20 @@ pub fn run(quick: bool) -> Vec<Point> {
                 },
             );
             for (vi, v) in r.variants.iter().enumerate() {
-                let rec: Vec<f64> = v
-                    .records
-                    .iter()
-                    .filter_map(|e| e.t_recover_ns)
-                    .map(|x| x as f64 / 1e9)
-                    .collect();
-                let tot: Vec<f64> = v
-                    .records
-                    .iter()
-                    .filter_map(|e| e.t_total_ns)
-                    .map(|x| x as f64 / 1e9)
-                    .collect();
+                // Seconds of one per-record measure, where it was taken.
+                let secs = |f: fn(&ExchangeRecord) -> Option<u64>| -> Vec<f64> {
+                    v.records
+                        .iter()
+                        .filter_map(f)
+                        .map(|x| x as f64 / 1e9)
+                        .collect()
+                };
                 out.push(Point {
                     network: name.to_string(),
                     config: CONFIGS[vi].to_string(),
                     drops,
-                    t_recover: cell(&rec),
-                    t_total: cell(&tot),
+                    t_recover: cell(&secs(|e| e.t_recover_ns)),
+                    t_total: cell(&secs(|e| e.t_total_ns)),
                 });
             }
         }

@@ -315,12 +315,11 @@ impl Sim {
         let bytes = pkt.wire_len();
         let meta = pkt.meta;
         let first_hop = pkt.src == node;
-        let fin = pkt.seg.flags.fin();
         let slot = self.slab.insert(pkt);
         let now = self.now.as_nanos();
         let admit = self.chans[chan as usize].admit(now, bytes, &meta);
-        if first_hop && meta.from_server && (meta.payload > 0 || fin) {
-            self.watch_tail(&meta, fin, admit, now);
+        if first_hop && meta.from_server && meta.payload > 0 {
+            self.watch_tail(&meta, admit, now);
         }
         match admit {
             Admit::Queued { depart_ns } => self.propagate(chan as usize, slot, bytes, depart_ns),
@@ -329,32 +328,29 @@ impl Sim {
         }
     }
 
-    /// Records the times of `tlp-measurement-tum13.txt` §3.3 for a server packet as it
-    /// enters the network.
-    fn watch_tail(&mut self, meta: &crate::packet::PacketMeta, fin: bool, admit: Admit, now: u64) {
+    /// Records the times of `tlp-measurement-tum13.txt` §3.3 for a server data packet
+    /// as it enters the network.
+    fn watch_tail(&mut self, meta: &crate::packet::PacketMeta, admit: Admit, now: u64) {
         let Some(s) = self.sessions.get_mut(meta.flow as usize) else {
             return;
         };
         let t = &mut s.tail;
         match admit {
             Admit::Queued { .. } => {
-                if meta.payload > 0 {
-                    t.start.get_or_insert(now);
-                    if t.recover.is_none() {
-                        if let Some(&(_, at)) = t.drops.iter().find(|d| d.0 == meta.rel_seq) {
-                            t.recover = Some(now - at);
-                        }
+                t.start.get_or_insert(now);
+                if t.recover.is_none() {
+                    if let Some(&(_, at)) = t.drops.iter().find(|d| d.0 == meta.rel_seq) {
+                        t.recover = Some(now - at);
                     }
                 }
             }
             Admit::DroppedLoss => {
-                if meta.payload > 0 && !t.drops.iter().any(|d| d.0 == meta.rel_seq) {
+                if !t.drops.iter().any(|d| d.0 == meta.rel_seq) {
                     t.drops.push((meta.rel_seq, now));
                 }
             }
             Admit::DroppedQueue => {}
         }
-        let _ = fin;
     }
 
     fn dropped(&mut self, slot: u32, chan: u32, why: &'static str) {

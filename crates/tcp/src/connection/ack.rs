@@ -55,10 +55,9 @@ impl Connection {
         // Linux `tcp_ack`: fackets_out before this ACK's SACK blocks, for the
         // "non-retransmitted hole got filled" reordering test.
         let prior_fackets = self.sb.fackets_out();
-        let mut newly_sacked = 0;
-        self.ack_dsack = false;
+        let (mut newly_sacked, mut dsack) = (0, false);
         if self.sack_ok && !seg.options.sack.is_empty() {
-            newly_sacked = self.process_sack(now, seg, ack, prior_una);
+            (newly_sacked, dsack) = self.process_sack(now, seg, ack, prior_una);
         }
         if ack < prior_una {
             return true; // old ACK: SACK information only
@@ -102,11 +101,10 @@ impl Connection {
             }
         }
         let window_update = self.snd_wnd != prior_wnd;
-        let is_dupack = !una_advanced
-            && seg.payload.is_empty()
-            && !seg.flags.fin()
-            && !window_update
-            && !self.sb.is_empty();
+        // Neither advancing, carrying data or FIN, nor updating the window.
+        let dup_shaped =
+            !una_advanced && seg.payload.is_empty() && !seg.flags.fin() && !window_update;
+        let is_dupack = dup_shaped && !self.sb.is_empty();
         let delivered = acked.newly_delivered + newly_sacked + (!self.sack_ok && is_dupack) as u32;
 
         // Window growth (Linux `tcp_may_raise_cwnd`: not in Recovery or CWR).
@@ -140,14 +138,9 @@ impl Connection {
             if una_advanced {
                 self.tlp_consecutive = 0;
             }
-            // Linux `is_tlp_dupack`: not advancing, not updating, not SACKing anything
-            // new — whether or not data is still outstanding.
-            let pure_dupack = !una_advanced
-                && seg.payload.is_empty()
-                && !seg.flags.fin()
-                && !window_update
-                && newly_sacked == 0;
-            self.tlp_on_ack(ack, pure_dupack, self.ack_dsack);
+            // Linux `is_tlp_dupack`: a duplicate that SACKs nothing new, whether or
+            // not data is still outstanding.
+            self.tlp_on_ack(ack, dup_shaped && newly_sacked == 0, dsack);
             // Algorithm 1 handle_ack: cancel and reschedule.
             self.schedule_pto(now);
         }
@@ -164,8 +157,15 @@ impl Connection {
     }
 
     /// SACK tagging (RFC 2018 §5, RFC 2883 §4 for DSACK, RFC 3708 for its use).
-    /// Returns the number of segments newly SACKed.
-    fn process_sack(&mut self, now: Instant, seg: &Segment, ack: u64, prior_una: u64) -> u32 {
+    /// Returns the number of segments newly SACKed, and whether the first block was a
+    /// DSACK.
+    fn process_sack(
+        &mut self,
+        now: Instant,
+        seg: &Segment,
+        ack: u64,
+        prior_una: u64,
+    ) -> (u32, bool) {
         let blocks = seg.options.sack;
         let mut ranges = [(0u64, 0u64); crate::wire::MAX_SACK_BLOCKS];
         let mut n = 0;
@@ -184,7 +184,6 @@ impl Connection {
         let mut start = 0;
         if dsack {
             start = 1;
-            self.ack_dsack = true;
             self.counters.dsack_recv += 1;
             if let Some(marker) = self.undo_marker {
                 let undone = if first.1 <= prior_una {
@@ -228,7 +227,7 @@ impl Connection {
             let lost = self.sb.mark_lost_retransmits();
             self.counters.lost_retransmit += lost as u64;
         }
-        newly
+        (newly, dsack)
     }
 
     /// Linux `tcp_update_reordering`: raise the duplicate threshold to the observed

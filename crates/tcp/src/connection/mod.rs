@@ -162,8 +162,6 @@ pub struct Connection {
     pub(crate) tlp_pending: bool,
     pub(crate) tlp_consecutive: u32,
     pub(crate) tlp_episode: Option<loss_probe::TlpEpisode>,
-    /// The ACK being processed carried a DSACK.
-    pub(crate) ack_dsack: bool,
     /// A persist-timer probe is due.
     pub(crate) probe_pending: bool,
     /// Persist probes sent since the last ACK.
@@ -259,7 +257,6 @@ impl Connection {
             tlp_pending: false,
             tlp_consecutive: 0,
             tlp_episode: None,
-            ack_dsack: false,
             probe_pending: false,
             probes_out: 0,
             max_snd_wnd: 0,

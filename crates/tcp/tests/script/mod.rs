@@ -181,6 +181,21 @@ pub fn pure_ack(ack: u32) -> Exp {
     }
 }
 
+/// The SACK blocks of a DUT segment, relative to the peer's sequence space.
+fn sack_rel(seg: &Segment) -> Vec<(u32, u32)> {
+    seg.options
+        .sack
+        .as_slice()
+        .iter()
+        .map(|b| {
+            (
+                b.left.wrapping_sub(PEER_ISS),
+                b.right.wrapping_sub(PEER_ISS),
+            )
+        })
+        .collect()
+}
+
 pub struct Script {
     pub dut: Connection,
     now: Instant,
@@ -420,18 +435,7 @@ impl Script {
     }
 
     fn describe(&self, at: Instant, seg: &Segment) -> String {
-        let sack: Vec<(u32, u32)> = seg
-            .options
-            .sack
-            .as_slice()
-            .iter()
-            .map(|b| {
-                (
-                    b.left.wrapping_sub(PEER_ISS),
-                    b.right.wrapping_sub(PEER_ISS),
-                )
-            })
-            .collect();
+        let sack = sack_rel(seg);
         format!(
             "{:.3} ms {:?} seq {} len {} ack {} sack {:?}",
             ms_of(at),
@@ -473,18 +477,7 @@ impl Script {
             assert_eq!(self.rel_ack(&seg), a, "ack of {d}; expected {e:?}");
         }
         if let Some(blocks) = &e.sack {
-            let got: Vec<(u32, u32)> = seg
-                .options
-                .sack
-                .as_slice()
-                .iter()
-                .map(|b| {
-                    (
-                        b.left.wrapping_sub(PEER_ISS),
-                        b.right.wrapping_sub(PEER_ISS),
-                    )
-                })
-                .collect();
+            let got = sack_rel(&seg);
             assert_eq!(&got, blocks, "SACK blocks of {d}");
         }
         if let Some(ms) = e.at {
