@@ -133,6 +133,13 @@ pub struct Config {
     pub tlp_max_probes: u32,
     /// Worst-case delayed-ACK time added with one segment in flight (200 ms).
     pub tlp_wdt: Duration,
+    /// Corrective: XOR forward error correction inside TCP
+    /// (`gentle-aggression-sigcomm13.txt` §5), offered in the handshake and used when
+    /// the peer offers it too.
+    pub corrective: bool,
+    /// Send every SYN and SYN-ACK twice (`gentle-aggression-sigcomm13.txt` §8.4.1,
+    /// "transmitting all SYN packets twice").
+    pub redundant_syn: bool,
     /// Duplicate-ACK threshold (RFC 5681 §3.2: 3).
     pub dupthresh: u32,
     /// Minimum RTO. Linux: `TCP_RTO_MIN` = 200 ms (RFC 6298 §2.4 says 1 s).
@@ -258,6 +265,8 @@ impl Default for Config {
             tlp_detection: TlpDetection::Basic,
             tlp_max_probes: 1,
             tlp_wdt: Duration::from_millis(200),
+            corrective: false,
+            redundant_syn: false,
             dupthresh: 3,
             rto_min: Duration::from_millis(200),
             rto_max: Duration::from_secs(120),

@@ -112,6 +112,24 @@ counters! {
     loss_probe_recovery => "TCPLossProbeRecovery",
     /// Probe episodes shown unnecessary (a probe duplicate ACK or a DSACK).
     loss_probes_unnecessary => "LossProbesUnnecessary",
+    /// Corrective packets sent (`gentle-aggression-sigcomm13.txt` §5).
+    corrective_sent => "CorrectiveSent",
+    /// Payload bytes of the Corrective packets sent (the overhead).
+    corrective_bytes => "CorrectiveBytes",
+    /// Corrective packets received.
+    corrective_recv => "CorrectiveRecv",
+    /// ... that rebuilt missing data (0-RTT recoveries).
+    corrective_recovered => "CorrectiveRecovered",
+    /// ... that found every encoded byte already received.
+    corrective_unneeded => "CorrectiveUnneeded",
+    /// ... that could not rebuild the missing data (an R_FAIL was sent).
+    corrective_failed => "CorrectiveFailed",
+    /// R_FAIL reports received that marked data lost.
+    corrective_fail_recv => "CorrectiveFailRecv",
+    /// cwnd reductions on R_SUCC.
+    corrective_cwr => "CorrectiveCWR",
+    /// Connections that turned Corrective off after a packet without the option (§7).
+    corrective_fallback => "CorrectiveFallback",
     /// Persist-timer probes sent (zero-window probes and window-limited data).
     window_probes => "TCPWinProbe",
     /// Pure ACKs sent.

@@ -13,6 +13,7 @@
 pub mod cc;
 pub mod config;
 mod connection;
+pub mod corrective;
 pub mod counters;
 pub mod receiver;
 pub mod recovery;

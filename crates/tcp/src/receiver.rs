@@ -44,6 +44,13 @@ pub struct Receiver {
     /// `rcv_nxt` as of the last ACK sent (RFC 9293's RCV.NXT as the peer last
     /// learned it; Linux `rcv_wup`).
     pub rcv_wup: u64,
+    /// In-order bytes kept after delivery for Corrective decoding, oldest first
+    /// (`gentle-aggression-sigcomm13.txt` §5: "keeps the last 15 ACKed MSS blocks
+    /// buffered, even if the application layer has already consumed these blocks").
+    history: VecDeque<(u64, Bytes)>,
+    history_bytes: usize,
+    /// Bytes of history to keep; 0 keeps none.
+    history_keep: usize,
 }
 
 /// What happened to an arriving data segment.
@@ -121,7 +128,53 @@ impl Receiver {
         a
     }
 
+    /// Keeps at least the last `bytes` delivered bytes for Corrective decoding.
+    pub fn keep_history(&mut self, bytes: usize) {
+        self.history_keep = bytes;
+        if bytes == 0 {
+            self.history.clear();
+            self.history_bytes = 0;
+        }
+    }
+
+    /// Lowest sequence offset the history still holds (`rcv_nxt` if none).
+    pub fn history_start(&self) -> u64 {
+        self.history.front().map_or(self.rcv_nxt, |(s, _)| *s)
+    }
+
+    /// Out-of-order ranges `[start, end)`, in order; adjacent segments are reported
+    /// separately.
+    pub fn ooo_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.ooo.iter().map(|(s, d)| (*s, s + d.len() as u64))
+    }
+
+    /// Calls `f(seq, bytes)` for every byte held in `[lo, hi)`: delivered bytes from
+    /// the history, then out-of-order bytes.
+    pub fn for_each_chunk(&self, lo: u64, hi: u64, mut f: impl FnMut(u64, &[u8])) {
+        let chunks = self.history.iter().chain(self.ooo.iter());
+        for (s, d) in chunks {
+            let e = s + d.len() as u64;
+            if e <= lo || *s >= hi {
+                continue;
+            }
+            let a = (*s).max(lo);
+            let b = e.min(hi);
+            f(a, &d[(a - s) as usize..(b - s) as usize]);
+        }
+    }
+
     fn deliver(&mut self, data: Bytes) {
+        if self.history_keep > 0 && !data.is_empty() {
+            self.history.push_back((self.rcv_nxt, data.clone()));
+            self.history_bytes += data.len();
+            while let Some((_, d)) = self.history.front() {
+                if self.history_bytes - d.len() < self.history_keep {
+                    break;
+                }
+                self.history_bytes -= d.len();
+                self.history.pop_front();
+            }
+        }
         self.rcv_nxt += data.len() as u64;
         self.ready_bytes += data.len();
         if !data.is_empty() {

@@ -351,6 +351,24 @@ impl Scoreboard {
         n
     }
 
+    /// Marks lost every segment overlapping `[lo, hi)` that is neither SACKed,
+    /// already marked lost, nor a retransmission in flight (a Corrective R_FAIL
+    /// report). Returns how many.
+    pub fn mark_range_lost(&mut self, lo: u64, hi: u64) -> u32 {
+        let mut n = 0;
+        for s in self.q.iter_mut() {
+            if s.start >= hi {
+                break;
+            }
+            if s.end > lo && !s.sacked && !s.lost && !s.retrans {
+                s.lost = true;
+                n += 1;
+            }
+        }
+        self.lost_out += n;
+        n
+    }
+
     /// Segment `i` was sent again as a loss probe: not a retransmission for pipe, but
     /// no RTT sample may come from it (Karn).
     pub fn mark_probed(&mut self, i: usize, now: Instant) {

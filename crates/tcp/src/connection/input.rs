@@ -92,6 +92,9 @@ impl Connection {
             self.counters.segs_dropped += 1;
             return;
         }
+        if !self.corrective_filter(now, seg) {
+            return;
+        }
         self.snd_una = 1;
         self.snd_nxt = 1;
         self.t_rto = None;
@@ -126,6 +129,9 @@ impl Connection {
     }
 
     fn on_synchronized(&mut self, now: Instant, seg: &Segment) {
+        if !self.corrective_filter(now, seg) {
+            return;
+        }
         let f = seg.flags;
         let seq = self.rcv_offset(seg.seq);
         let seg_len = seg.payload.len() as u64 + f.fin() as u64;
@@ -265,6 +271,7 @@ impl Connection {
     pub(crate) fn enter_time_wait(&mut self, now: Instant) {
         self.set_state(now, State::TimeWait);
         self.t_rto = None;
+        self.fec.t_send = None;
         self.t_timewait = Some(now + self.cfg.time_wait);
         self.close_reason.get_or_insert(CloseReason::Normal);
     }

@@ -9,8 +9,10 @@
 //! - [`persist`]: silly-window avoidance and zero-window probes.
 //! - [`early_retransmit`]: RFC 5827 with the delay and reordering mitigations.
 //! - [`loss_probe`]: the tail loss probe and its loss detection.
+//! - [`corrective`]: Corrective's negotiation, signals and fallback.
 
 mod ack;
+mod corrective;
 mod early_retransmit;
 mod input;
 mod loss_probe;
@@ -134,6 +136,8 @@ pub struct Connection {
     pub(crate) last_data_sent: Instant,
     pub(crate) syn_sent_at: Instant,
     pub(crate) syn_retransmitted: bool,
+    /// The copy of a redundant SYN is due next.
+    pub(crate) syn_copy: bool,
 
     // ---- receive side (offsets relative to IRS) ----
     pub(crate) irs: u32,
@@ -169,6 +173,9 @@ pub struct Connection {
     /// Largest window the peer has offered (RFC 9293 §3.8.6.2.1 `Max(SND.WND)`).
     pub(crate) max_snd_wnd: u64,
     pub(crate) close_reason: Option<CloseReason>,
+
+    /// Corrective (forward error correction) state.
+    pub(crate) fec: corrective::Corrective,
 
     pub(crate) counters: Counters,
     pub(crate) events: std::collections::VecDeque<Traced>,
@@ -237,6 +244,7 @@ impl Connection {
             last_data_sent: now,
             syn_sent_at: now,
             syn_retransmitted: false,
+            syn_copy: false,
             irs: 0,
             rcv: Receiver::new(0),
             rcv_mss: 536,
@@ -261,6 +269,7 @@ impl Connection {
             probes_out: 0,
             max_snd_wnd: 0,
             close_reason: None,
+            fec: corrective::Corrective::default(),
             counters: Counters::default(),
             events: std::collections::VecDeque::new(),
             cfg,
@@ -323,6 +332,7 @@ impl Connection {
         if !self.sack_ok {
             self.fack = false;
         }
+        self.corrective_negotiate(syn);
     }
 
     // ---------------------------------------------------------------- getters
@@ -400,6 +410,10 @@ impl Connection {
     }
     pub fn fack_enabled(&self) -> bool {
         self.fack
+    }
+    /// Corrective was negotiated and is still in use.
+    pub fn corrective_enabled(&self) -> bool {
+        self.fec.on
     }
     /// PRR's `(prr_delivered, prr_out)` in segments while in Recovery with a PRR
     /// algorithm.
@@ -521,6 +535,7 @@ impl Connection {
         self.t_persist = None;
         self.t_er = None;
         self.t_pto = None;
+        self.fec.t_send = None;
         self.set_state(now, State::Closed);
     }
 

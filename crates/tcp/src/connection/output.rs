@@ -11,12 +11,15 @@ use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment, Timestamps};
 impl Connection {
     /// Returns the next segment to put on the wire, or `None` if nothing is due now.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
-        let Some(seg) = self.next_segment(now) else {
+        let Some(mut seg) = self.next_segment(now) else {
             // A forced retransmission belongs to the ACK that asked for it.
             self.force_retransmit = false;
             self.update_persist(now);
             return None;
         };
+        if self.fec.on && !seg.flags.syn() && self.corrective_decorate(&mut seg) {
+            return Some(seg); // a Corrective packet: not data, and its ACK is not read
+        }
         if seg.flags.ack() {
             self.rcv.rcv_wup = self.rcv.rcv_nxt;
             self.rcv.ack_now = false;
@@ -24,7 +27,8 @@ impl Connection {
             self.t_delack = None;
         }
         if !seg.payload.is_empty() || seg.flags.fin() {
-            if self.ca == CaState::Recovery {
+            // Linux `tcp_in_cwnd_reduction`: PRR counts what is sent in CWR too.
+            if matches!(self.ca, CaState::Recovery | CaState::Cwr) {
                 self.rec.on_sent(1);
             }
             self.counters.segs_out += 1;
@@ -53,10 +57,15 @@ impl Connection {
                 if !self.syn_pending {
                     return None;
                 }
-                self.syn_pending = false;
+                // `redundant_syn`: every SYN or SYN-ACK goes out twice, back to back.
+                self.syn_copy = self.cfg.redundant_syn && !self.syn_copy;
+                self.syn_pending = self.syn_copy;
                 Some(self.syn_segment(now))
             }
             _ => {
+                if let Some(s) = self.corrective_transmit(now) {
+                    return Some(s);
+                }
                 if self.tlp_pending {
                     if let Some(s) = self.probe_transmit(now) {
                         return Some(s);
@@ -101,6 +110,9 @@ impl Connection {
         if offer(c.window_scale, self.ws_ok) {
             o.window_scale = Some(self.rcv_wscale);
         }
+        o.experimental = self
+            .corrective_syn_option(synack)
+            .map(|c| c.to_experimental());
         s.options = o;
         // RFC 7323 §2.2: the window field of a SYN is never scaled.
         s.window = self.cfg.recv_buffer.min(65535) as u16;
@@ -113,7 +125,7 @@ impl Connection {
         s
     }
 
-    fn base_segment(&self, now: Instant, flags: Flags, seq: u64) -> Segment {
+    pub(super) fn base_segment(&self, now: Instant, flags: Flags, seq: u64) -> Segment {
         let mut s = Segment {
             src_port: self.local_port,
             dst_port: self.remote_port,
@@ -146,8 +158,9 @@ impl Connection {
     pub(crate) fn data_or_ack(&mut self, now: Instant, flags: Flags, seq: u64) -> Segment {
         let mut s = self.base_segment(now, flags | Flags::ACK, seq);
         if self.sack_ok && (self.rcv.has_ooo() || self.rcv.dsack.is_some()) {
-            // 40 option bytes: 12 for timestamps leaves room for 3 blocks, else 4.
-            let max = if self.ts_ok { 3 } else { 4 };
+            // 40 option bytes: 12 for timestamps leaves room for 3 blocks, else 4;
+            // the Corrective option's 8 take one more.
+            let max = if self.ts_ok { 3 } else { 4 } - self.fec.on as usize;
             let mut out = [(0u64, 0u64); 4];
             let n = self.rcv.sack_blocks(max, &mut out);
             let mut blocks = SackBlocks::new();
@@ -302,6 +315,10 @@ impl Connection {
     /// scoreboard entry, snd.nxt, and the retransmission timer if none runs.
     pub(crate) fn record_new_data(&mut self, now: Instant, start: u64, len: u64, fin: bool) {
         let end = start + len + fin as u64;
+        if self.fec.on && len > 0 {
+            let data = self.sendbuf.slice(start, len as usize);
+            self.corrective_on_new_data(now, start, &data);
+        }
         self.sb.push(TxSeg {
             start,
             end,

@@ -17,7 +17,8 @@ impl Connection {
             .min(at(self.t_timewait))
             .min(at(self.t_persist))
             .min(at(self.t_er))
-            .min(at(self.t_pto));
+            .min(at(self.t_pto))
+            .min(at(self.fec.t_send));
         (m != u64::MAX).then_some(Instant::from_nanos(m))
     }
 

@@ -17,6 +17,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use bytes::Bytes;
+use gentle_tcp::corrective::{CorrectiveOption, ENCODING_XOR};
 use gentle_tcp::wire::{SackBlock, SackBlocks, Timestamps};
 use gentle_tcp::{Config, Connection, Flags, Instant, Options, Segment};
 use rand_chacha::ChaCha8Rng;
@@ -40,6 +41,9 @@ pub struct PeerOpts {
     pub window: u32,
     /// Round-trip time of the handshake, in ms.
     pub rtt: f64,
+    /// The peer offers Corrective in its SYN and, once the DUT agrees, puts the
+    /// option (flags 0 unless a packet says otherwise) on every later packet.
+    pub corrective: bool,
 }
 
 impl Default for PeerOpts {
@@ -51,6 +55,7 @@ impl Default for PeerOpts {
             wscale: Some(7),
             window: 1 << 20,
             rtt: 100.0,
+            corrective: false,
         }
     }
 }
@@ -80,9 +85,29 @@ pub struct Pkt {
     /// Timestamp echo to send instead of the DUT's latest TSval.
     pub ecr: Option<u32>,
     pub options: Option<Options>,
+    /// Payload bytes; `None` sends `len` bytes of `y`.
+    pub payload: Option<Bytes>,
+    /// The Corrective option to send instead of the default one.
+    pub fec: Option<CorrectiveOption>,
+    /// Send no Corrective option, as a middlebox that strips it would deliver.
+    pub strip_fec: bool,
 }
 
 impl Pkt {
+    pub fn payload(mut self, b: Bytes) -> Self {
+        self.len = b.len() as u32;
+        self.payload = Some(b);
+        self
+    }
+    /// Corrective option flags (and length) for this packet.
+    pub fn fec(mut self, flags: u8, length: Option<u32>) -> Self {
+        self.fec = Some(CorrectiveOption::Data { flags, length });
+        self
+    }
+    pub fn strip_fec(mut self) -> Self {
+        self.strip_fec = true;
+        self
+    }
     pub fn flags(mut self, f: Flags) -> Self {
         self.flags = f;
         self
@@ -233,6 +258,12 @@ impl Script {
                 val: self.peer_tsval(),
                 ecr: self.last_tsval,
             }),
+            experimental: p.corrective.then(|| {
+                CorrectiveOption::Offer {
+                    encoding: ENCODING_XOR,
+                }
+                .to_experimental()
+            }),
             ..Options::default()
         }
     }
@@ -327,6 +358,23 @@ impl Script {
         self
     }
 
+    /// The application on the DUT writes `data`.
+    pub fn write_bytes(&mut self, data: Bytes) -> &mut Self {
+        assert!(self.dut.write(data));
+        self.drain();
+        self
+    }
+
+    /// Everything the DUT's application can read now.
+    pub fn read_bytes(&mut self) -> Vec<u8> {
+        let mut v = Vec::new();
+        while let Some(b) = self.dut.read() {
+            v.extend_from_slice(&b);
+        }
+        self.drain();
+        v
+    }
+
     /// The application on the DUT writes `n` bytes.
     pub fn write(&mut self, n: usize) -> &mut Self {
         assert!(self.dut.write(Bytes::from(vec![b'x'; n])));
@@ -381,6 +429,19 @@ impl Script {
                 });
             }
             options.sack = blocks;
+            let fec = match p.fec {
+                Some(o) => Some(o),
+                None if self.peer.corrective && !p.flags.syn() && self.dut.corrective_enabled() => {
+                    Some(CorrectiveOption::Data {
+                        flags: 0,
+                        length: None,
+                    })
+                }
+                None => None,
+            };
+            if !p.strip_fec {
+                options.experimental = fec.map(|o| o.to_experimental());
+            }
         }
         Segment {
             src_port: PEER_PORT,
@@ -395,7 +456,10 @@ impl Script {
             window,
             urgent: 0,
             options,
-            payload: Bytes::from(vec![b'y'; p.len as usize]),
+            payload: p
+                .payload
+                .clone()
+                .unwrap_or_else(|| Bytes::from(vec![b'y'; p.len as usize])),
         }
     }
 

@@ -1,0 +1,298 @@
+//! The connection's side of Corrective (`gentle-aggression-sigcomm13.txt` §5 and §7,
+//! draft-flach-tcpm-fec-00): the codec and the XOR are in [`crate::corrective`].
+//!
+//! - **Negotiation**: a SYN offers the option with the XOR encoding; the SYN-ACK
+//!   answers with it only if the SYN offered it and Corrective is configured.
+//!   Corrective is used only when both sides offered it. The option then rides on
+//!   every packet, and the MSS shrinks by its 8 bytes, as it does for timestamps.
+//! - **Sender**: new data feeds the [`Encoder`]; its Corrective packets leave when
+//!   due (they take no room in cwnd and are never retransmitted). R_FAIL on an ACK
+//!   marks the reported range lost, and Recovery retransmits it at once. R_SUCC
+//!   enters CWR — one reduction per episode, as ECN's ECE does (RFC 3168 §6.1.2) —
+//!   and puts R_ACK on the next packet.
+//! - **Receiver**: an ENCODED packet is never data. It is decoded; rebuilt bytes go
+//!   through normal reception, and every ACK carries R_SUCC until a packet with
+//!   R_ACK arrives. A failed decode sends an immediate duplicate ACK with R_FAIL and
+//!   the lost range.
+//! - **Middleboxes** (§7): once negotiated, a packet without the option is
+//!   discarded and Corrective is turned off on this host for the rest of the
+//!   connection; the peer then stops receiving the option and does the same. Only
+//!   relative numbers travel in the option.
+
+use std::time::Duration;
+
+use super::Connection;
+use crate::corrective::option::{MAX_LENGTH, flags};
+use crate::corrective::{
+    CorrectiveOption, Decoded, ENCODING_XOR, Encoded, Encoder, MAX_BLOCKS, decode,
+};
+use crate::time::Instant;
+use crate::trace::CaState;
+use crate::wire::{Flags, Segment};
+
+/// Bytes the option takes on every packet (8: the long form; the short form is
+/// padded to the same word boundary).
+pub(crate) const OPTION_BYTES: u32 = 8;
+
+/// Corrective state of one connection.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Corrective {
+    /// Negotiated and not turned off.
+    pub on: bool,
+    pub enc: Encoder,
+    /// When the next Corrective packet is due (the encoder's schedule).
+    pub t_send: Option<Instant>,
+    /// Receiver: put R_SUCC on every packet until R_ACK arrives.
+    pub r_succ: bool,
+    /// Receiver: report a failed recovery of everything up to this offset.
+    pub r_fail_end: Option<u64>,
+    /// Sender: put R_ACK on the next packet.
+    pub r_ack: bool,
+    /// Sender: snd.nxt when the last R_SUCC reduction happened; R_SUCC on ACKs at or
+    /// below it belongs to that episode.
+    pub cwr_high: Option<u64>,
+}
+
+impl Connection {
+    /// Called from `negotiate` with the peer's SYN or SYN-ACK.
+    pub(crate) fn corrective_negotiate(&mut self, syn: &Segment) {
+        let offered = CorrectiveOption::from_experimental(syn.options.experimental.as_ref(), true);
+        self.fec.on = self.cfg.corrective
+            && offered
+                == Some(CorrectiveOption::Offer {
+                    encoding: ENCODING_XOR,
+                });
+        if self.fec.on {
+            self.smss = self.smss.saturating_sub(OPTION_BYTES).max(1);
+            self.rcv_mss = self.smss;
+            self.fec.enc = Encoder::new(self.smss);
+            // The last 16 MSS delivered stay available for decoding.
+            self.rcv
+                .keep_history(MAX_BLOCKS as usize * self.cfg.mss as usize);
+        }
+    }
+
+    /// The option our SYN or SYN-ACK carries, if any.
+    pub(crate) fn corrective_syn_option(&self, synack: bool) -> Option<CorrectiveOption> {
+        let offer = if synack {
+            self.fec.on
+        } else {
+            self.cfg.corrective
+        };
+        offer.then_some(CorrectiveOption::Offer {
+            encoding: ENCODING_XOR,
+        })
+    }
+
+    /// Turns Corrective off for the rest of the connection (§7).
+    fn corrective_off(&mut self) {
+        self.fec.on = false;
+        self.fec.enc.clear();
+        self.fec.t_send = None;
+        self.fec.r_succ = false;
+        self.fec.r_fail_end = None;
+        self.fec.r_ack = false;
+        self.counters.corrective_fallback += 1;
+    }
+
+    /// First look at a segment in a synchronized state (or the handshake's last
+    /// ACK). Returns false if the segment must not be processed further.
+    pub(crate) fn corrective_filter(&mut self, now: Instant, seg: &Segment) -> bool {
+        if seg.flags.rst() {
+            return true;
+        }
+        let opt = CorrectiveOption::from_experimental(seg.options.experimental.as_ref(), false);
+        if !self.fec.on {
+            // After a fallback, the peer may still send Corrective packets until it
+            // notices: they are never data.
+            if opt.is_some_and(|o| o.has(flags::ENCODED)) {
+                self.counters.segs_dropped += 1;
+                return false;
+            }
+            return true;
+        }
+        let Some(opt) = opt else {
+            // §7: a packet without the option: discard it and stop using Corrective.
+            self.counters.segs_dropped += 1;
+            self.corrective_off();
+            return false;
+        };
+        if opt.has(flags::ENCODED) {
+            self.corrective_receive(now, seg, opt.length());
+            return false;
+        }
+        if opt.has(flags::R_ACK) {
+            self.fec.r_succ = false;
+        }
+        true
+    }
+
+    /// An ENCODED packet arrived.
+    fn corrective_receive(&mut self, now: Instant, seg: &Segment, length: Option<u32>) {
+        self.counters.corrective_recv += 1;
+        let can_receive = matches!(
+            self.state,
+            crate::trace::State::Established
+                | crate::trace::State::FinWait1
+                | crate::trace::State::FinWait2
+        );
+        let Some(len) = length else {
+            self.counters.segs_dropped += 1;
+            return;
+        };
+        if !can_receive {
+            return;
+        }
+        let start = self.rcv_offset(seg.seq);
+        match decode(&self.rcv, start, len as u64, &seg.payload) {
+            Decoded::Complete => self.counters.corrective_unneeded += 1,
+            Decoded::Recovered { seq, data } => {
+                self.counters.corrective_recovered += 1;
+                self.fec.r_succ = true;
+                let rebuilt = Segment {
+                    seq: self.irs.wrapping_add(seq as u32),
+                    flags: Flags::ACK,
+                    payload: data,
+                    ..Segment::default()
+                };
+                self.process_data(now, &rebuilt);
+            }
+            Decoded::Failed { end } => {
+                self.counters.corrective_failed += 1;
+                self.fec.r_fail_end = Some(end);
+                self.rcv.ack_now = true;
+            }
+            Decoded::Malformed => self.counters.segs_dropped += 1,
+        }
+    }
+
+    /// The sender's reading of an ACK's option: R_FAIL marks the range lost, R_SUCC
+    /// reduces cwnd once per episode. `ack` is the segment's ACK as an offset.
+    pub(crate) fn corrective_on_ack(&mut self, now: Instant, seg: &Segment, ack: u64) {
+        if !self.fec.on {
+            return;
+        }
+        let Some(opt) =
+            CorrectiveOption::from_experimental(seg.options.experimental.as_ref(), false)
+        else {
+            return;
+        };
+        if opt.has(flags::R_FAIL)
+            && let Some(extent) = opt.length()
+        {
+            let hi = ack + extent as u64;
+            if self.sb.mark_range_lost(ack, hi.min(self.snd_nxt)) > 0 {
+                self.counters.corrective_fail_recv += 1;
+            }
+        }
+        if opt.has(flags::R_SUCC) {
+            let same_episode = self.fec.cwr_high.is_some_and(|h| ack <= h);
+            if !same_episode {
+                self.fec.cwr_high = Some(self.snd_nxt);
+                self.fec.r_ack = true;
+                if self.ca < CaState::Cwr {
+                    self.counters.corrective_cwr += 1;
+                    self.enter_cwr(now);
+                }
+            }
+        }
+    }
+
+    /// Puts the option on an outgoing non-SYN segment. Returns true if the segment
+    /// is a Corrective packet.
+    pub(crate) fn corrective_decorate(&mut self, seg: &mut Segment) -> bool {
+        if let Some(e) = &seg.options.experimental {
+            return CorrectiveOption::from_experimental(Some(e), false)
+                .is_some_and(|o| o.has(flags::ENCODED));
+        }
+        let mut f = 0;
+        let mut length = None;
+        if self.fec.r_succ {
+            f |= flags::R_SUCC;
+        }
+        if self.fec.r_ack && !seg.flags.rst() {
+            f |= flags::R_ACK;
+            self.fec.r_ack = false;
+        }
+        if let Some(end) = self.fec.r_fail_end.take()
+            && end > self.rcv.rcv_nxt
+        {
+            f |= flags::R_FAIL;
+            length = Some(((end - self.rcv.rcv_nxt) as u32).min(MAX_LENGTH));
+        }
+        seg.options.experimental =
+            Some(CorrectiveOption::Data { flags: f, length }.to_experimental());
+        false
+    }
+
+    /// New data `[start, start + payload.len())` just went out.
+    pub(crate) fn corrective_on_new_data(&mut self, now: Instant, start: u64, payload: &[u8]) {
+        if !self.fec.on {
+            return;
+        }
+        let delay = self.corrective_delay();
+        self.fec.enc.on_new_data(now, start, payload, delay);
+        self.fec.t_send = self.fec.enc.next_due();
+    }
+
+    /// RTT/4 (§5), from the smoothed RTT (the handshake gives the first sample).
+    fn corrective_delay(&self) -> Duration {
+        self.rtt.srtt().unwrap_or(self.cfg.rto_initial) / 4
+    }
+
+    /// The next Corrective packet, when one is due.
+    pub(crate) fn corrective_transmit(&mut self, now: Instant) -> Option<Segment> {
+        if !self.fec.t_send.is_some_and(|t| t <= now) {
+            return None;
+        }
+        loop {
+            let next = self.fec.enc.take_due(now);
+            self.fec.t_send = self.fec.enc.next_due();
+            let Encoded {
+                start,
+                len,
+                payload,
+            } = next?;
+            if start + len <= self.snd_una {
+                continue; // everything it encodes is acknowledged already
+            }
+            // No SACK blocks: the peer reads nothing but the encoding from it.
+            let mut s = self.base_segment(now, Flags::ACK, start);
+            s.payload = payload;
+            s.options.experimental = Some(
+                CorrectiveOption::Data {
+                    flags: flags::ENCODED,
+                    length: Some(len as u32),
+                }
+                .to_experimental(),
+            );
+            self.counters.corrective_sent += 1;
+            self.counters.corrective_bytes += s.payload.len() as u64;
+            return Some(s);
+        }
+    }
+
+    /// Linux `tcp_enter_cwr`: reduce cwnd to ssthresh through the recovery
+    /// algorithm (PRR in Linux 3.x) while the data in flight is acknowledged.
+    pub(crate) fn enter_cwr(&mut self, now: Instant) {
+        self.prior_ssthresh = 0;
+        if self.ca >= CaState::Cwr {
+            return;
+        }
+        self.undo_marker = None;
+        self.prior_cwnd = self.w.cwnd;
+        self.w.ssthresh = self.cc.ssthresh(&self.w);
+        self.high_seq = self.snd_nxt;
+        self.w.cwnd_cnt = 0;
+        let pipe = self.sb.pipe();
+        let start = crate::recovery::RecoveryStart {
+            prior_cwnd: self.w.cwnd,
+            pipe,
+            prior_in_flight: pipe,
+            flight_size: self.sb.packets_out(),
+            cwnd_min: self.cc.min_cwnd(&self.w),
+        };
+        self.set_ca(now, CaState::Cwr);
+        self.rec.on_enter(&mut self.w, &start);
+    }
+}
