@@ -61,6 +61,15 @@ pub struct ChannelSpec {
     pub reorder: Option<Reorder>,
     /// Probability that a packet is delivered twice.
     pub duplicate: f64,
+    /// A middlebox: probability that it strips the experimental option (kind 254,
+    /// Corrective's) from a packet (`gentle-aggression-sigcomm13.txt` §7).
+    pub strip_option: f64,
+    /// A middlebox that translates sequence numbers (§7): added to the sequence
+    /// number of every packet in this direction ...
+    pub seq_shift: u32,
+    /// ... and subtracted from the ACK number and SACK blocks of every packet in
+    /// this direction (the other side of the same translation).
+    pub ack_shift: u32,
 }
 
 impl Default for ChannelSpec {
@@ -73,6 +82,9 @@ impl Default for ChannelSpec {
             loss_applies: AppliesTo::All,
             reorder: None,
             duplicate: 0.0,
+            strip_option: 0.0,
+            seq_shift: 0,
+            ack_shift: 0,
         }
     }
 }
@@ -87,6 +99,8 @@ pub struct ChannelStats {
     pub reordered: u64,
     pub duplicated: u64,
     pub bytes_delivered: u64,
+    /// Packets whose experimental option a middlebox stripped.
+    pub options_stripped: u64,
 }
 
 impl ChannelStats {
@@ -99,6 +113,7 @@ impl ChannelStats {
         self.reordered += other.reordered;
         self.duplicated += other.duplicated;
         self.bytes_delivered += other.bytes_delivered;
+        self.options_stripped += other.options_stripped;
     }
 }
 
@@ -178,6 +193,39 @@ impl Channel {
                 (self.held.len() - 1, self.held_bytes - b as u64)
             }
             _ => (self.held.len(), self.held_bytes),
+        }
+    }
+
+    /// Whether this direction has a middlebox that rewrites packets.
+    pub fn rewrites(&self) -> bool {
+        self.spec.strip_option > 0.0 || self.spec.seq_shift != 0 || self.spec.ack_shift != 0
+    }
+
+    /// What a middlebox on this direction does to a segment: strip the experimental
+    /// option, translate sequence and acknowledgment numbers (SACK blocks too, as a
+    /// translating middlebox must for SACK to keep working).
+    pub fn rewrite(&mut self, seg: &mut gentle_tcp::Segment) {
+        if self.spec.strip_option > 0.0
+            && seg.options.experimental.is_some()
+            && self.rng.gen_bool(self.spec.strip_option)
+        {
+            seg.options.experimental = None;
+            self.stats.options_stripped += 1;
+        }
+        seg.seq = seg.seq.wrapping_add(self.spec.seq_shift);
+        if self.spec.ack_shift != 0 {
+            let k = self.spec.ack_shift;
+            if seg.flags.ack() {
+                seg.ack = seg.ack.wrapping_sub(k);
+            }
+            let mut blocks = gentle_tcp::wire::SackBlocks::new();
+            for b in seg.options.sack.as_slice() {
+                blocks.push(gentle_tcp::wire::SackBlock {
+                    left: b.left.wrapping_sub(k),
+                    right: b.right.wrapping_sub(k),
+                });
+            }
+            seg.options.sack = blocks;
         }
     }
 

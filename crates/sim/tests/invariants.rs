@@ -1,7 +1,8 @@
-//! Property test over every profile, every fast-recovery algorithm and the tail-loss
-//! probe flavours: under random seeded loss, reordering,
-//! duplication and ACK loss, every exchange completes and every byte arrives once,
-//! in order and intact. Failing seeds are printed for replay.
+//! Property test over every profile, every fast-recovery algorithm, the tail-loss
+//! probe flavours and Corrective: under random seeded loss, reordering,
+//! duplication and ACK loss — and, for Corrective, middleboxes that strip its
+//! option or translate sequence numbers — every exchange completes and every byte
+//! arrives once, in order and intact (so no rebuilt byte is ever wrong). Failing seeds are printed for replay.
 //! `GENTLE_SOAK=N` raises the number of cases; `GENTLE_CASE=K` replays case K and
 //! writes the trace of a failing run to /tmp/gentle-case.jsonl.
 
@@ -44,6 +45,13 @@ fn configs() -> Vec<(String, Config)> {
         c.tlp_max_probes = 2;
         v.push((format!("linux-3.10 tlp={flavour:?} basic, 2 probes"), c));
     }
+    let mut c = Profile::Linux310.config();
+    c.corrective = true;
+    v.push(("linux-3.10 corrective".to_string(), c));
+    let mut c = Profile::Linux26.config();
+    c.corrective = true;
+    c.redundant_syn = true;
+    v.push(("linux-2.6 corrective redundant-syn".to_string(), c));
     v
 }
 
@@ -54,6 +62,7 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
         let only: Option<u64> = std::env::var("GENTLE_CASE")
             .ok()
             .and_then(|v| v.parse().ok());
+        let (mut recovered, mut fallbacks) = (0, 0);
         for case in 0..cases() {
             if only.is_some_and(|o| o != case) {
                 continue;
@@ -97,7 +106,21 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
             } else {
                 LossModel::None
             };
-            let up = chan(rate, down.delay.as_millis() as u64, up_loss);
+            let mut up = chan(rate, down.delay.as_millis() as u64, up_loss);
+            if config.corrective {
+                // Middleboxes (§7): option stripping in either direction, and a
+                // sequence-number translation of the server's packets.
+                for c in [&mut down, &mut up] {
+                    if r.gen_bool(0.3) {
+                        c.strip_option = r.gen_range(0.0..0.05);
+                    }
+                }
+                if r.gen_bool(0.3) {
+                    let off = r.r#gen::<u32>();
+                    down.seq_shift = off;
+                    up.ack_shift = off;
+                }
+            }
             let mode = if r.gen_bool(0.5) {
                 ConnectionMode::Fresh
             } else {
@@ -122,6 +145,8 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
             s.time_limit = Duration::from_secs(30 * 24 * 3600);
             s.trace = only.is_some();
             let (res, trace, _) = Sim::new(&s, case, seed).unwrap().run();
+            recovered += res.counters.corrective_recovered;
+            fallbacks += res.counters.corrective_fallback;
             let done = res.exchanges.iter().filter(|e| e.complete).count() as u32;
             let failed = done != n || res.corrupt_bytes != 0 || res.timed_out;
             if let (true, Some(t)) = (failed, trace) {
@@ -139,6 +164,11 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
                     res.timed_out
                 ));
             }
+        }
+        // The Corrective cases must have exercised both the rebuild and the fallback.
+        if config.corrective && only.is_none() {
+            assert!(recovered > 0, "{name}: no Corrective recovery in any case");
+            assert!(fallbacks > 0, "{name}: no middlebox fallback in any case");
         }
     }
     assert!(

@@ -143,6 +143,18 @@ fn a_peer_without_corrective_gets_plain_tcp() {
 }
 
 #[test]
+fn corrective_needs_timestamps() {
+    let p = PeerOpts {
+        timestamps: false,
+        ..peer()
+    };
+    let mut s = Script::syn_received(cfg(), p);
+    let synack = s.expect(Exp::default().flags(Flags::SYN | Flags::ACK));
+    assert!(synack.options.experimental.is_none());
+    assert!(!s.dut.corrective_enabled());
+}
+
+#[test]
 fn a_wrong_encoding_or_magic_is_not_an_offer() {
     let mut s = Script::connecting(cfg(), peer());
     s.expect(Exp::default().flags(Flags::SYN));
@@ -462,15 +474,23 @@ fn r_succ_reduces_cwnd_once_and_r_ack_goes_on_the_next_packet() {
 #[test]
 fn a_packet_without_the_option_is_discarded_and_corrective_turns_off() {
     let mut s = Script::server(cfg(), peer());
-    s.send(data(1, 500, 1).strip_fec());
-    // Discarded: not acknowledged, not readable.
-    s.at(s.now() + 100.0);
-    s.expect_quiet();
+    let before = s.last_tsval();
+    s.send(data(1, 500, 1).strip_fec().ecr(before));
+    // Discarded: not acknowledged, not readable; an ACK without the option tells
+    // the peer at once, and its timestamp clock has stepped past every earlier one.
+    let a = s.expect(pure_ack(1));
+    assert!(a.options.experimental.is_none());
+    assert!(a.options.timestamps.unwrap().val > before);
     assert_eq!(s.read_bytes().len(), 0);
     assert!(!s.dut.corrective_enabled());
     assert_eq!(s.dut.counters().corrective_fallback, 1);
-    // The peer's retransmission (without the option: it has seen ours vanish) is
-    // accepted, and the DUT's packets no longer carry the option.
+    // A packet without the option that the peer sent before it could know — it
+    // echoes an older TSval — might be a stripped Corrective packet: discarded.
+    s.send(data(1, 500, 1).strip_fec().ecr(before));
+    assert_eq!(s.read_bytes().len(), 0);
+    s.skip_all();
+    // The peer's retransmission, sent after it saw the ACK (it echoes its TSval),
+    // is accepted, and the DUT's packets no longer carry the option.
     s.send(data(1, 500, 1).strip_fec());
     assert_eq!(s.read_bytes().len(), 500);
     s.at(s.now() + 100.0);

@@ -1,5 +1,7 @@
 //! `[[link]]` sections: two nodes, and per direction a rate, a delay, a queue, a
-//! loss model, reordering and duplication. Keys at the top of the link apply to
+//! loss model, reordering and duplication, and middleboxes (`strip_option`, the
+//! probability of removing the kind-254 option from a packet; `translate_seq`, an
+//! offset added to `a`'s sequence numbers). Keys at the top of the link apply to
 //! both directions; `[link.a_to_b]` and `[link.b_to_a]` override them.
 
 use std::time::Duration;
@@ -22,10 +24,20 @@ const LINK_KEYS: &[&str] = &[
     "loss",
     "reorder",
     "duplicate",
+    "strip_option",
+    "translate_seq",
     "a_to_b",
     "b_to_a",
 ];
-const DIR_KEYS: &[&str] = &["rate", "delay", "queue", "loss", "reorder", "duplicate"];
+const DIR_KEYS: &[&str] = &[
+    "rate",
+    "delay",
+    "queue",
+    "loss",
+    "reorder",
+    "duplicate",
+    "strip_option",
+];
 const LOSS_KEYS: &[&str] = &[
     "model",
     "p",
@@ -123,17 +135,24 @@ pub fn parse_links(top: &Table<'_>) -> Result<Vec<LinkDef>> {
         let mut ba = base.clone();
         if let Some(d) = t.sub(
             "a_to_b",
-            "a table of rate, delay, queue, loss, reorder, duplicate",
+            "a table of rate, delay, queue, loss, reorder, duplicate, strip_option",
         )? {
             d.check_keys(DIR_KEYS)?;
             ab = parse_dir(&d, &base)?;
         }
         if let Some(d) = t.sub(
             "b_to_a",
-            "a table of rate, delay, queue, loss, reorder, duplicate",
+            "a table of rate, delay, queue, loss, reorder, duplicate, strip_option",
         )? {
             d.check_keys(DIR_KEYS)?;
             ba = parse_dir(&d, &base)?;
+        }
+        // A middlebox that translates the sequence numbers of `a`'s packets (§7 of
+        // `gentle-aggression-sigcomm13.txt`): seq + offset towards `b`, ACK and SACK
+        // − offset towards `a`.
+        if let Some(off) = t.int("translate_seq", 0, u32::MAX as i64)? {
+            ab.spec.seq_shift = off as u32;
+            ba.spec.ack_shift = off as u32;
         }
         out.push(LinkDef {
             a,
@@ -209,6 +228,9 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
     }
     if let Some(p) = t.prob("duplicate")? {
         c.spec.duplicate = p;
+    }
+    if let Some(p) = t.prob("strip_option")? {
+        c.spec.strip_option = p;
     }
     Ok(c)
 }

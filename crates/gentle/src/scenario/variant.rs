@@ -40,6 +40,8 @@ pub const SWITCHES: &[&str] = &[
     "quickack",
     "recv_buffer",
     "slow_start_after_idle",
+    "corrective",
+    "redundant_syn",
 ];
 
 pub fn parse_variants(top: &Table<'_>) -> Result<Vec<Variant>> {
@@ -205,6 +207,12 @@ pub fn parse_config(t: &Table<'_>) -> Result<Config> {
     flag!("sack" => sack, "dsack" => dsack, "fack" => fack, "timestamps" => timestamps, "window_scale" => window_scale,
           "abc" => abc, "er_reorder_disable" => er_reorder_disable, "limited_transmit" => limited_transmit, "frto" => frto, "undo" => undo,
           "slow_start_after_idle" => slow_start_after_idle);
+    if let Some(v) = t.switch("corrective")? {
+        c.corrective = v;
+    }
+    if let Some(v) = t.switch("redundant_syn")? {
+        c.redundant_syn = v;
+    }
     if let Some(v) = t.int("dupthresh", 1, 1000)? {
         c.dupthresh = v as u32;
     }

@@ -26,6 +26,38 @@ pub struct PacketInfo {
     pub ts: Option<[u32; 2]>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub dup: bool,
+    /// The Corrective option: `"offer"`, or its flags (`ENC`, `R_SUCC`, `R_ACK`,
+    /// `R_FAIL`, joined by `|`; empty when none is set) and length.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub corrective: Option<String>,
+}
+
+/// How a trace shows a Corrective option.
+fn corrective_text(seg: &gentle_tcp::Segment) -> Option<String> {
+    use gentle_tcp::corrective::CorrectiveOption;
+    use gentle_tcp::corrective::option::flags;
+    let o =
+        CorrectiveOption::from_experimental(seg.options.experimental.as_ref(), seg.flags.syn())?;
+    if let CorrectiveOption::Offer { .. } = o {
+        return Some("offer".into());
+    }
+    let names = [
+        (flags::ENCODED, "ENC"),
+        (flags::R_SUCC, "R_SUCC"),
+        (flags::R_ACK, "R_ACK"),
+        (flags::R_FAIL, "R_FAIL"),
+    ];
+    let mut s: Vec<&str> = names
+        .iter()
+        .filter(|(f, _)| o.has(*f))
+        .map(|(_, n)| *n)
+        .collect();
+    let len;
+    if let Some(l) = o.length() {
+        len = format!("len={l}");
+        s.push(&len);
+    }
+    Some(s.join("|"))
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -161,6 +193,7 @@ impl Sim {
                 .collect(),
             ts: seg.options.timestamps.map(|t| [t.val, t.ecr]),
             dup: pkt.meta.duplicate,
+            corrective: corrective_text(seg),
         };
         let line = TraceLine {
             t_ns: self.now.as_nanos(),

@@ -307,10 +307,13 @@ impl Sim {
         self.forward(node, pkt);
     }
 
-    fn forward(&mut self, node: u16, pkt: Packet) {
+    fn forward(&mut self, node: u16, mut pkt: Packet) {
         let chan = self.route[node as usize][pkt.dst as usize];
         if chan == u32::MAX {
             return;
+        }
+        if self.chans[chan as usize].rewrites() {
+            self.chans[chan as usize].rewrite(&mut pkt.seg);
         }
         let bytes = pkt.wire_len();
         let meta = pkt.meta;

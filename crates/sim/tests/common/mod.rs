@@ -19,6 +19,7 @@ pub fn chan(rate: Option<u64>, delay_ms: u64, loss: LossModel) -> ChannelSpec {
         loss_applies: AppliesTo::All,
         reorder: None,
         duplicate: 0.0,
+        ..ChannelSpec::default()
     }
 }
 

@@ -51,13 +51,18 @@ pub(crate) struct Corrective {
     /// Sender: snd.nxt when the last R_SUCC reduction happened; R_SUCC on ACKs at or
     /// below it belongs to that episode.
     pub cwr_high: Option<u64>,
+    /// After a fallback: the first TSval sent without the option, and snd.nxt then.
+    pub fence: Option<(u32, u64)>,
 }
 
 impl Connection {
     /// Called from `negotiate` with the peer's SYN or SYN-ACK.
     pub(crate) fn corrective_negotiate(&mut self, syn: &Segment) {
         let offered = CorrectiveOption::from_experimental(syn.options.experimental.as_ref(), true);
+        // Timestamps are required: the fallback uses them to tell the peer's packets
+        // sent after it stopped using Corrective from stripped Corrective packets.
         self.fec.on = self.cfg.corrective
+            && self.ts_ok
             && offered
                 == Some(CorrectiveOption::Offer {
                     encoding: ENCODING_XOR,
@@ -77,7 +82,7 @@ impl Connection {
         let offer = if synack {
             self.fec.on
         } else {
-            self.cfg.corrective
+            self.cfg.corrective && self.cfg.timestamps
         };
         offer.then_some(CorrectiveOption::Offer {
             encoding: ENCODING_XOR,
@@ -85,7 +90,19 @@ impl Connection {
     }
 
     /// Turns Corrective off for the rest of the connection (§7).
-    fn corrective_off(&mut self) {
+    ///
+    /// The peer keeps sending Corrective packets until it receives one of our
+    /// packets without the option, and a middlebox that strips options would make
+    /// such a packet look like a retransmission. So from now on a packet with a
+    /// payload and without the option is accepted only once it proves the peer has
+    /// stopped too: it echoes a TSval we sent after this moment (our timestamp clock
+    /// steps forward by 1 ms so that no earlier TSval equals it), or it
+    /// acknowledges data we sent after it. The ACK sent now carries the news.
+    fn corrective_off(&mut self, now: Instant) {
+        self.ts_offset = self.ts_offset.wrapping_add(1);
+        // In SYN-RECEIVED snd.nxt still reads 0, but the SYN-ACK took offset 0.
+        self.fec.fence = Some((self.tsval(now), self.snd_nxt.max(1)));
+        self.rcv.ack_now = true;
         self.fec.on = false;
         self.fec.enc.clear();
         self.fec.t_send = None;
@@ -109,12 +126,26 @@ impl Connection {
                 self.counters.segs_dropped += 1;
                 return false;
             }
+            if let Some((ts, seq)) = self.fec.fence
+                && opt.is_none()
+                && !seg.payload.is_empty()
+            {
+                let echoes = seg
+                    .options
+                    .timestamps
+                    .is_some_and(|t| (t.ecr.wrapping_sub(ts) as i32) >= 0);
+                if !echoes && self.ack_offset(seg.ack) <= seq {
+                    self.counters.segs_dropped += 1;
+                    self.rcv.ack_now = true;
+                    return false;
+                }
+            }
             return true;
         }
         let Some(opt) = opt else {
             // §7: a packet without the option: discard it and stop using Corrective.
             self.counters.segs_dropped += 1;
-            self.corrective_off();
+            self.corrective_off(now);
             return false;
         };
         if opt.has(flags::ENCODED) {
@@ -242,7 +273,7 @@ impl Connection {
 
     /// The next Corrective packet, when one is due.
     pub(crate) fn corrective_transmit(&mut self, now: Instant) -> Option<Segment> {
-        if !self.fec.t_send.is_some_and(|t| t <= now) {
+        if self.fec.t_send.is_none_or(|t| t > now) {
             return None;
         }
         loop {
