@@ -1,8 +1,11 @@
 //! Loss models of one link direction.
 //!
 //! - Bernoulli(p): independent drops.
-//! - Correlated (`gentle-aggression-sigcomm13.txt` §8.4): drop with probability p,
-//!   raised to `p_after_loss` while the previous packet was lost.
+//! - Correlated (`gentle-aggression-sigcomm13.txt` §8.4.1): drop with probability p,
+//!   raised to `p_after_loss` "if the previous packet in the burst was lost". With a
+//!   `burst_gap`, a burst is what §2 defines — packets sent at most that long after
+//!   the previous one (500 µs) — and a packet after a longer gap starts afresh at p;
+//!   without one, every packet follows the previous one.
 //! - Gilbert–Elliott: a two-state Markov chain (p = P(good→bad), r = P(bad→good)),
 //!   with loss probabilities `loss_good` and `loss_bad` in each state.
 //! - Drop list: drop the k-th data segment of each flow (1-based), counting either
@@ -39,6 +42,9 @@ pub enum LossModel {
     Correlated {
         p: f64,
         p_after_loss: f64,
+        /// Longest gap between packets of one burst, ns; 0: no bursts, the raised
+        /// probability follows any loss.
+        burst_gap_ns: u64,
     },
     GilbertElliott {
         p: f64,
@@ -97,6 +103,8 @@ pub struct Loss {
     model: LossModel,
     applies: AppliesTo,
     prev_lost: bool,
+    /// When the previous packet was offered (Correlated's burst gap).
+    prev_ns: u64,
     bad: bool,
     flows: Vec<FlowState>,
 }
@@ -107,6 +115,7 @@ impl Loss {
             model,
             applies,
             prev_lost: false,
+            prev_ns: 0,
             bad: false,
             flows: Vec::new(),
         }
@@ -151,10 +160,21 @@ impl Loss {
         match &self.model {
             LossModel::None => false,
             &LossModel::Bernoulli { p } => rng.gen_bool(p),
-            &LossModel::Correlated { p, p_after_loss } => {
-                let q = if self.prev_lost { p_after_loss } else { p };
+            &LossModel::Correlated {
+                p,
+                p_after_loss,
+                burst_gap_ns,
+            } => {
+                let in_burst =
+                    burst_gap_ns == 0 || now_ns.saturating_sub(self.prev_ns) <= burst_gap_ns;
+                let q = if self.prev_lost && in_burst {
+                    p_after_loss
+                } else {
+                    p
+                };
                 let lost = rng.gen_bool(q);
                 self.prev_lost = lost;
+                self.prev_ns = now_ns;
                 lost
             }
             &LossModel::GilbertElliott {

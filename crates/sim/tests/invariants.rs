@@ -76,6 +76,7 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
                 1 => LossModel::Correlated {
                     p: r.gen_range(0.0..0.05),
                     p_after_loss: r.gen_range(0.0..0.6),
+                    burst_gap_ns: [0, 500_000][r.gen_range(0..2)],
                 },
                 2 => LossModel::GilbertElliott {
                     p: 0.03,

@@ -42,11 +42,53 @@ fn bernoulli_rate_matches_p() {
     assert_eq!(rate(LossModel::Bernoulli { p: 1.0 }, 10_000, 1).0, 1.0);
 }
 
+/// P(loss | previous packet lost) when packets are offered `spacing_ns` apart.
+fn conditional_after_loss(model: LossModel, spacing_ns: u64, n: usize) -> f64 {
+    let mut l = Loss::new(model, AppliesTo::All);
+    let mut r = rng::stream(11, 7);
+    let d: Vec<bool> = (0..n)
+        .map(|i| l.drop_at(&data(1, i as u64, 1000), i as u64 * spacing_ns, &mut r))
+        .collect();
+    let after: Vec<bool> = d.windows(2).filter(|w| w[0]).map(|w| w[1]).collect();
+    after.iter().filter(|x| **x).count() as f64 / after.len() as f64
+}
+
+#[test]
+fn correlated_loss_raises_only_within_a_burst() {
+    let m = LossModel::Correlated {
+        p: 0.2,
+        p_after_loss: 0.9,
+        burst_gap_ns: 500_000,
+    };
+    // 100 µs apart: one burst, the raised probability applies.
+    let inside = conditional_after_loss(m.clone(), 100_000, 200_000);
+    assert!((inside - 0.9).abs() < 0.02, "within a burst: {inside}");
+    // 1 ms apart: every packet starts a burst, so a loss does not raise the next.
+    let apart = conditional_after_loss(m, 1_000_000, 200_000);
+    assert!((apart - 0.2).abs() < 0.02, "across bursts: {apart}");
+    // Without a gap the raise follows any loss, however late.
+    let classic = LossModel::Correlated {
+        p: 0.2,
+        p_after_loss: 0.9,
+        burst_gap_ns: 0,
+    };
+    let late = conditional_after_loss(classic, 1_000_000_000, 200_000);
+    assert!((late - 0.9).abs() < 0.02, "no burst gap: {late}");
+}
+
 #[test]
 fn correlated_loss_has_stationary_rate_and_conditional_rate() {
     let (p, q) = (0.01, 0.5);
     let n = 400_000;
-    let (r, d) = rate(LossModel::Correlated { p, p_after_loss: q }, n, 5);
+    let (r, d) = rate(
+        LossModel::Correlated {
+            p,
+            p_after_loss: q,
+            burst_gap_ns: 0,
+        },
+        n,
+        5,
+    );
     // Stationary loss rate of the two-state chain: p / (1 + p − q).
     let pi = p / (1.0 + p - q);
     assert!((r - pi).abs() < 0.15 * pi, "stationary {pi} measured {r}");

@@ -1,6 +1,7 @@
 //! Built-in experiments that are programs rather than one scenario file: they build
 //! several scenarios, run them, and print tables of their own.
 
+pub mod corrective_table5;
 pub mod reactive_table1;
 pub mod tlp_study;
 
@@ -51,6 +52,14 @@ fn tlp_study(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), Strin
     ))
 }
 
+fn corrective_table5(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    let cells = corrective_table5::run(args.quick);
+    Ok((
+        corrective_table5::text(&cells),
+        serde_json::json!({ "experiment": "corrective-table5", "cells": cells }),
+    ))
+}
+
 pub const PROGRAMS: &[Program] = &[
     Program {
         name: "reactive-table1",
@@ -61,6 +70,11 @@ pub const PROGRAMS: &[Program] = &[
         name: "tlp-study",
         summary: "0–20 tail segments dropped from a 100-segment response on three networks: plain vs ER vs TLP (tlp-measurement Table 4, Figures 4–5)",
         run: tlp_study,
+    },
+    Program {
+        name: "corrective-table5",
+        summary: "40 B / 5000 B and 40 B / 50000 B queries at 200 ms RTT with random and correlated loss: Corrective and redundant SYNs vs Linux 2.6 (gentle-aggression Table 5)",
+        run: corrective_table5,
     },
 ];
 

@@ -49,6 +49,7 @@ const LOSS_KEYS: &[&str] = &[
     "transmissions",
     "n",
     "slope",
+    "burst_gap",
     "applies_to",
 ];
 const MODELS: &str = "\"none\", \"bernoulli\", \"correlated\", \"gilbert-elliott\", \"drop-list\", \"tail-drop\" or \"burst-position\"";
@@ -294,6 +295,7 @@ fn parse_loss(l: &Table<'_>) -> Result<(LossModel, AppliesTo)> {
             "correlated" => LossModel::Correlated {
                 p: l.req_prob("p")?,
                 p_after_loss: l.req_prob("p_after_loss")?,
+                burst_gap_ns: l.duration("burst_gap")?.map_or(0, |d| d.as_nanos() as u64),
             },
             "gilbert-elliott" => LossModel::GilbertElliott {
                 p: l.req_prob("p")?,
