@@ -54,7 +54,7 @@ where
         .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
-        .x_desc("response time (ms)")
+        .x_desc("time (ms)")
         .y_desc("CDF")
         .label_style(("sans-serif", 15))
         .light_line_style(RGBColor(235, 235, 235))

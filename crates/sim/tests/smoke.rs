@@ -42,3 +42,34 @@ fn pattern_check_finds_misplaced_and_altered_bytes() {
     assert_eq!(pattern::mismatches(7000, &slices[0]), 0);
     assert!(pattern::mismatches(7100, &slices[0]) > 50);
 }
+
+#[test]
+fn a_page_over_many_connections_fetches_every_object() {
+    use gentle_sim::workload::{Size, WorkloadKind};
+    // More objects than connections: each connection fetches several in turn, and
+    // the next request must go out even when the previous object ends on the
+    // server's side (its last ACK) rather than the client's.
+    for connections in [1, 5, 47] {
+        let s = two_hosts(
+            chan(Some(5_000_000), 14, LossModel::None),
+            chan(Some(1_000_000), 14, LossModel::None),
+            WorkloadKind::Page {
+                objects: 167,
+                object: Size::Fixed(8305),
+                request: Size::Fixed(400),
+                connections,
+            },
+            Config::default(),
+        );
+        let r = run(&s, 1);
+        assert_eq!(r.exchanges.len(), 167, "{connections} connections");
+        assert!(
+            r.exchanges.iter().all(|e| e.complete),
+            "{connections} connections"
+        );
+        assert_eq!(r.pages.len(), 1);
+        assert!(r.pages[0].complete);
+        assert_eq!(r.pages[0].bytes, 167 * 8305);
+        assert_eq!(r.corrupt_bytes, 0);
+    }
+}

@@ -1,6 +1,7 @@
 //! Built-in experiments that are programs rather than one scenario file: they build
 //! several scenarios, run them, and print tables of their own.
 
+pub mod corrective_pages;
 pub mod corrective_table5;
 pub mod reactive_table1;
 pub mod tlp_study;
@@ -60,6 +61,28 @@ fn corrective_table5(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value
     ))
 }
 
+fn corrective_pages(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    let mut out = args.out;
+    let mut err = None;
+    let loads = corrective_pages::run(args.quick, |stem, run| {
+        if let Some(st) = out.as_deref_mut() {
+            let png = st.path(&format!("{stem}.png"));
+            st.path(&format!("{stem}.svg"));
+            let title = format!("{stem}: page load time (Figure 10)");
+            if let Err(e) = crate::plot::cdf(&png.with_extension(""), &title, run) {
+                err.get_or_insert(e);
+            }
+        }
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    Ok((
+        corrective_pages::text(&loads),
+        serde_json::json!({ "experiment": "corrective-pages", "loads": loads }),
+    ))
+}
+
 pub const PROGRAMS: &[Program] = &[
     Program {
         name: "reactive-table1",
@@ -75,6 +98,11 @@ pub const PROGRAMS: &[Program] = &[
         name: "corrective-table5",
         summary: "40 B / 5000 B and 40 B / 50000 B queries at 200 ms RTT with random and correlated loss: Corrective and redundant SYNs vs Linux 2.6 (gentle-aggression Table 5)",
         run: corrective_table5,
+    },
+    Program {
+        name: "corrective-pages",
+        summary: "a 5-object and a 167-object page over cable-like and 3G-like links with correlated loss: Corrective vs Linux 2.6 (gentle-aggression §8.4.2, Figure 10)",
+        run: corrective_pages,
     },
 ];
 

@@ -166,6 +166,10 @@ impl Sim {
             Action::Write { session, k } => self.scripted_write(wl, session, k),
             Action::NextExchange { session } => {
                 self.start_exchange(session);
+                if self.sessions[session as usize].cur.is_none() {
+                    // Another connection took the last object meanwhile.
+                    self.client_close(session);
+                }
                 let c = self.sessions[session as usize].cconn;
                 self.service(c);
             }
@@ -529,7 +533,10 @@ impl Sim {
             WorkloadKind::Bulk { .. } | WorkloadKind::Writes { .. } => self.client_close(sid),
             WorkloadKind::Page { .. } => {
                 if more {
-                    self.start_exchange(sid);
+                    // The next object goes out from the client's connection, which
+                    // may not be the one being serviced now (the exchange can end on
+                    // the server's last ACK): schedule it so the client is serviced.
+                    self.schedule_app(self.now, wl, Action::NextExchange { session: sid });
                 } else {
                     self.client_close(sid);
                 }
