@@ -81,7 +81,7 @@ fn one_segment_waits_for_a_delayed_ack_and_is_clamped_to_the_rto() {
     // With a larger minimum RTO the delayed-ACK allowance shows: 100 + 350.
     let mut c = tlp(TlpFlavour::Draft2013, TlpDetection::Basic);
     c.rto_min = std::time::Duration::from_secs(1);
-    let mut s = sent(c, 1);
+    let s = sent(c, 1);
     assert_eq!(s.next_timeout(), Some(450.0));
     let mut c = tlp(TlpFlavour::Rfc8985, TlpDetection::Basic);
     c.rto_min = std::time::Duration::from_secs(1);

@@ -10,7 +10,7 @@
 
 mod script;
 
-use gentle_tcp::{CaState, CcAlgorithm, Config, Profile, RecoveryAlgorithm};
+use gentle_tcp::{CaState, CcAlgorithm, Profile, RecoveryAlgorithm};
 use script::*;
 
 const MSS: u32 = 1000;
