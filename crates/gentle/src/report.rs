@@ -167,6 +167,32 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
             pct(v.counters.loss_probes_unnecessary, v.counters.loss_probes)
         });
     }
+    if run
+        .variants
+        .iter()
+        .any(|v| v.counters.corrective_sent + v.counters.corrective_fallback > 0)
+    {
+        let c = |v: &VariantResult| v.counters;
+        out += &row("Corrective packets", &|v| c(v).corrective_sent.to_string());
+        out += &row("  overhead (bytes)", &|v| {
+            let sent = c(v).bytes_sent;
+            if sent == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.1}%", 100.0 * c(v).corrective_bytes as f64 / sent as f64)
+            }
+        });
+        out += &row("  losses rebuilt", &|v| {
+            c(v).corrective_recovered.to_string()
+        });
+        out += &row("  R_FAIL reports", &|v| c(v).corrective_failed.to_string());
+        out += &row("  cwnd reductions (R_SUCC)", &|v| {
+            c(v).corrective_cwr.to_string()
+        });
+        out += &row("  fallbacks (middlebox)", &|v| {
+            c(v).corrective_fallback.to_string()
+        });
+    }
     out += &row("packets dropped", &|v| {
         (v.links.dropped_loss + v.links.dropped_queue).to_string()
     });
