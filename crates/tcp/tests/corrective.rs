@@ -408,6 +408,22 @@ fn history_rebuilds_from_bytes_the_application_already_read() {
     assert_eq!(s.read_bytes(), body[3 * MSS as usize..].to_vec());
 }
 
+#[test]
+fn a_corrective_packet_beyond_the_window_is_dropped() {
+    let mut s = Script::server(cfg(), peer());
+    let far = 1 + (Profile::Linux26.config().recv_buffer);
+    s.send(
+        data(far, 100, 1)
+            .payload(Bytes::from(vec![1; 100]))
+            .fec(flags::ENCODED, Some(100)),
+    );
+    s.at(s.now() + 100.0);
+    s.expect_quiet();
+    let c = *s.dut.counters();
+    assert_eq!((c.corrective_failed, c.corrective_recovered), (0, 0));
+    assert_eq!(c.segs_dropped, 1);
+}
+
 // ------------------------------------------------------------------ sender signals
 
 /// DUT sends 10 segments at 100 ms (and their Corrective packet at 125 ms).
@@ -508,6 +524,29 @@ fn a_packet_without_the_option_is_discarded_and_corrective_turns_off() {
     s.skip_all();
     s.at(s.now() + 200.0);
     assert_eq!(s.dut.counters().corrective_sent, 0);
+}
+
+#[test]
+fn the_handshakes_last_ack_without_the_option_falls_back_safely() {
+    // The SYN-ACK offered Corrective, but the peer's ACK and first data arrive
+    // without the option (a middlebox stripped it): discarded, Corrective off, and
+    // the connection is still in SYN-RECEIVED. Data the peer sent before it could
+    // know must not be taken: it may be a stripped Corrective packet.
+    let mut s = Script::syn_received(cfg(), peer());
+    s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(0.0));
+    s.at(100.0);
+    let synack_ts = s.last_tsval();
+    s.send(data(1, 500, 1).strip_fec().ecr(synack_ts));
+    assert!(!s.dut.corrective_enabled());
+    assert!(!s.dut.is_established());
+    s.send(data(1, 500, 1).strip_fec().ecr(synack_ts));
+    assert_eq!(s.read_bytes().len(), 0, "pre-fallback data taken");
+    // The peer retransmits after the DUT's next packet reached it: accepted.
+    s.at(1000.0);
+    s.skip_all();
+    s.send(data(1, 500, 1).strip_fec());
+    assert!(s.dut.is_established());
+    assert_eq!(s.read_bytes().len(), 500);
 }
 
 // ------------------------------------------------------------------ redundant SYN

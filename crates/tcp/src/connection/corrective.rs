@@ -175,6 +175,12 @@ impl Connection {
             return;
         }
         let start = self.rcv_offset(seg.seq);
+        // Like any segment, it must lie in the receive window (RFC 9293 §3.10.7.4);
+        // below it, the history decides.
+        if start + len as u64 > self.rcv.rcv_nxt + self.cfg.recv_buffer as u64 {
+            self.counters.segs_dropped += 1;
+            return;
+        }
         match decode(&self.rcv, start, len as u64, &seg.payload) {
             Decoded::Complete => self.counters.corrective_unneeded += 1,
             Decoded::Recovered { seq, data } => {

@@ -16,6 +16,7 @@
 use bytes::Bytes;
 
 use super::MAX_BLOCKS;
+use super::encoder::xor_wrapping;
 use crate::receiver::Receiver;
 
 /// What a Corrective packet gave the receiver.
@@ -79,14 +80,7 @@ pub fn decode(rcv: &Receiver, start: u64, len: u64, payload: &[u8]) -> Decoded {
     }
     let mut acc = payload.to_vec();
     rcv.for_each_chunk(start, end, |s, bytes| {
-        let mut pos = ((s - start) % stride) as usize;
-        for &b in bytes {
-            acc[pos] ^= b;
-            pos += 1;
-            if pos == acc.len() {
-                pos = 0;
-            }
-        }
+        xor_wrapping(&mut acc, ((s - start) % stride) as usize, bytes);
     });
     let n = (m1 - m0) as usize;
     let mut out = Vec::with_capacity(n);

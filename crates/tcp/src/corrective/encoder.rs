@@ -84,14 +84,8 @@ impl Encoder {
             first_sent: now,
             due: now,
         });
-        let mut pos = ((seq - o.start) % self.stride as u64) as usize;
-        for &b in data {
-            self.acc[pos] ^= b;
-            pos += 1;
-            if pos == self.stride {
-                pos = 0;
-            }
-        }
+        let pos = ((seq - o.start) % self.stride as u64) as usize;
+        xor_wrapping(&mut self.acc, pos, data);
         o.len += data.len() as u64;
         o.due = now + delay;
         if o.len >= cap {
@@ -142,5 +136,18 @@ impl Encoder {
         self.open = None;
         self.ready.clear();
         self.acc.fill(0);
+    }
+}
+
+/// XORs `data` into `acc` starting at `pos`, wrapping at `acc.len()`: in contiguous
+/// runs, so the compiler can vectorise them.
+pub(crate) fn xor_wrapping(acc: &mut [u8], mut pos: usize, mut data: &[u8]) {
+    while !data.is_empty() {
+        let n = (acc.len() - pos).min(data.len());
+        for (a, b) in acc[pos..pos + n].iter_mut().zip(&data[..n]) {
+            *a ^= b;
+        }
+        data = &data[n..];
+        pos = 0;
     }
 }

@@ -413,7 +413,7 @@ impl Script {
         } else {
             (win >> shift).min(65535)
         } as u16;
-        let mut options = p.options.clone().unwrap_or_default();
+        let mut options = p.options.unwrap_or_default();
         if p.options.is_none() {
             if self.peer.timestamps {
                 options.timestamps = Some(Timestamps {
