@@ -22,6 +22,8 @@ pub struct PacketMeta {
     pub from_server: bool,
     /// A duplicate made by the link.
     pub duplicate: bool,
+    /// A Corrective packet (its payload encodes data already sent).
+    pub corrective: bool,
 }
 
 #[derive(Clone, Debug)]

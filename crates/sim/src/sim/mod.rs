@@ -119,6 +119,14 @@ pub struct Sim {
     capture: Vec<(u64, Vec<u8>)>,
 }
 
+/// Whether a segment is a Corrective packet (its option carries ENCODED).
+fn is_corrective(seg: &Segment) -> bool {
+    use gentle_tcp::corrective::CorrectiveOption;
+    use gentle_tcp::corrective::option::flags;
+    CorrectiveOption::from_experimental(seg.options.experimental.as_ref(), false)
+        .is_some_and(|o| o.has(flags::ENCODED))
+}
+
 fn demux_key(node: u16, lport: u16, peer: u16, pport: u16) -> u64 {
     (node as u64) << 48 | (lport as u64) << 32 | (peer as u64) << 16 | pport as u64
 }
@@ -321,7 +329,9 @@ impl Sim {
         let slot = self.slab.insert(pkt);
         let now = self.now.as_nanos();
         let admit = self.chans[chan as usize].admit(now, bytes, &meta);
-        if first_hop && meta.from_server && meta.payload > 0 {
+        // A Corrective packet is no retransmission: it does not end a dropped
+        // segment's t_recover.
+        if first_hop && meta.from_server && meta.payload > 0 && !meta.corrective {
             self.watch_tail(&meta, admit, now);
         }
         match admit {
@@ -561,6 +571,7 @@ impl Sim {
                 message,
                 from_server: is_server,
                 duplicate: false,
+                corrective: payload > 0 && is_corrective(&seg),
             };
             self.send(
                 node,
