@@ -146,12 +146,16 @@ pub struct Channel {
     pub rng: ChaCha8Rng,
     pub stats: ChannelStats,
     data_count: u32,
+    /// A middlebox rewrites packets on this direction.
+    rewrites: bool,
 }
 
 impl Channel {
     pub fn new(spec: ChannelSpec, from: u16, to: u16, rng: ChaCha8Rng) -> Self {
         let loss = Loss::new(spec.loss.clone(), spec.loss_applies);
+        let rewrites = spec.strip_option > 0.0 || spec.seq_shift != 0 || spec.ack_shift != 0;
         Channel {
+            rewrites,
             spec,
             from,
             to,
@@ -197,8 +201,9 @@ impl Channel {
     }
 
     /// Whether this direction has a middlebox that rewrites packets.
+    #[inline]
     pub fn rewrites(&self) -> bool {
-        self.spec.strip_option > 0.0 || self.spec.seq_shift != 0 || self.spec.ack_shift != 0
+        self.rewrites
     }
 
     /// What a middlebox on this direction does to a segment: strip the experimental

@@ -69,6 +69,9 @@ impl Slab {
     pub fn get(&self, i: u32) -> &Packet {
         self.slots[i as usize].as_ref().expect("live packet slot")
     }
+    pub fn get_mut(&mut self, i: u32) -> &mut Packet {
+        self.slots[i as usize].as_mut().expect("live packet slot")
+    }
     pub fn clear(&mut self) {
         self.slots.clear();
         self.free.clear();

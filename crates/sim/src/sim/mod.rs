@@ -315,18 +315,22 @@ impl Sim {
         self.forward(node, pkt);
     }
 
-    fn forward(&mut self, node: u16, mut pkt: Packet) {
+    fn forward(&mut self, node: u16, pkt: Packet) {
         let chan = self.route[node as usize][pkt.dst as usize];
         if chan == u32::MAX {
             return;
         }
-        if self.chans[chan as usize].rewrites() {
-            self.chans[chan as usize].rewrite(&mut pkt.seg);
-        }
-        let bytes = pkt.wire_len();
+        let mut bytes = pkt.wire_len();
         let meta = pkt.meta;
         let first_hop = pkt.src == node;
         let slot = self.slab.insert(pkt);
+        // A middlebox rewrites the packet in place (in the slab, so the common path
+        // moves the packet only once); a stripped option shortens it.
+        if self.chans[chan as usize].rewrites() {
+            let p = self.slab.get_mut(slot);
+            self.chans[chan as usize].rewrite(&mut p.seg);
+            bytes = p.wire_len();
+        }
         let now = self.now.as_nanos();
         let admit = self.chans[chan as usize].admit(now, bytes, &meta);
         // A Corrective packet is no retransmission: it does not end a dropped

@@ -62,7 +62,9 @@ impl Connection {
         if ack < prior_una {
             return true; // old ACK: SACK information only
         }
-        self.corrective_on_ack(now, seg, ack);
+        if self.fec.on {
+            self.corrective_on_ack(now, seg, ack);
+        }
         let una_advanced = ack > prior_una;
         let mut acked = crate::scoreboard::Acked::default();
         if una_advanced {

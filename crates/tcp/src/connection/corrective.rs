@@ -28,7 +28,7 @@ use crate::corrective::{
 };
 use crate::time::Instant;
 use crate::trace::CaState;
-use crate::wire::{Flags, Segment};
+use crate::wire::{Experimental, Flags, Segment};
 
 /// Bytes the option takes on every packet (8: the long form; the short form is
 /// padded to the same word boundary).
@@ -39,7 +39,8 @@ pub(crate) const OPTION_BYTES: u32 = 8;
 pub(crate) struct Corrective {
     /// Negotiated and not turned off.
     pub on: bool,
-    pub enc: Encoder,
+    /// The encoder, boxed so that connections without Corrective stay small.
+    pub enc: Option<Box<Encoder>>,
     /// When the next Corrective packet is due (the encoder's schedule).
     pub t_send: Option<Instant>,
     /// Receiver: put R_SUCC on every packet until R_ACK arrives.
@@ -70,7 +71,7 @@ impl Connection {
         if self.fec.on {
             self.smss = self.smss.saturating_sub(OPTION_BYTES).max(1);
             self.rcv_mss = self.smss;
-            self.fec.enc = Encoder::new(self.smss);
+            self.fec.enc = Some(Box::new(Encoder::new(self.smss)));
             // The last 16 MSS delivered stay available for decoding.
             self.rcv
                 .keep_history(MAX_BLOCKS as usize * self.cfg.mss as usize);
@@ -104,7 +105,7 @@ impl Connection {
         self.fec.fence = Some((self.tsval(now), self.snd_nxt.max(1)));
         self.rcv.ack_now = true;
         self.fec.on = false;
-        self.fec.enc.clear();
+        self.fec.enc = None;
         self.fec.t_send = None;
         self.fec.r_succ = false;
         self.fec.r_fail_end = None;
@@ -114,7 +115,17 @@ impl Connection {
 
     /// First look at a segment in a synchronized state (or the handshake's last
     /// ACK). Returns false if the segment must not be processed further.
+    #[inline]
     pub(crate) fn corrective_filter(&mut self, now: Instant, seg: &Segment) -> bool {
+        // Without Corrective, a segment without the experimental option needs no look.
+        if !self.fec.on && self.fec.fence.is_none() && seg.options.experimental.is_none() {
+            return true;
+        }
+        self.corrective_filter_slow(now, seg)
+    }
+
+    #[inline(never)]
+    fn corrective_filter_slow(&mut self, now: Instant, seg: &Segment) -> bool {
         if seg.flags.rst() {
             return true;
         }
@@ -205,6 +216,7 @@ impl Connection {
 
     /// The sender's reading of an ACK's option: R_FAIL marks the range lost, R_SUCC
     /// reduces cwnd once per episode. `ack` is the segment's ACK as an offset.
+    #[inline(never)]
     pub(crate) fn corrective_on_ack(&mut self, now: Instant, seg: &Segment, ack: u64) {
         if !self.fec.on {
             return;
@@ -235,41 +247,56 @@ impl Connection {
         }
     }
 
-    /// Puts the option on an outgoing non-SYN segment. Returns true if the segment
-    /// is a Corrective packet.
-    pub(crate) fn corrective_decorate(&mut self, seg: &mut Segment) -> bool {
-        if let Some(e) = &seg.options.experimental {
-            return CorrectiveOption::from_experimental(Some(e), false)
-                .is_some_and(|o| o.has(flags::ENCODED));
-        }
+    /// The option for an outgoing non-SYN segment (built with the segment, in
+    /// `base_segment`): R_SUCC while a rebuild is unacknowledged, R_ACK once after a
+    /// reduction, R_FAIL with the lost extent once after a failed decode.
+    pub(crate) fn corrective_option(&self, rst: bool) -> Experimental {
         let mut f = 0;
         let mut length = None;
         if self.fec.r_succ {
             f |= flags::R_SUCC;
         }
-        if self.fec.r_ack && !seg.flags.rst() {
+        if self.fec.r_ack && !rst {
             f |= flags::R_ACK;
-            self.fec.r_ack = false;
         }
-        if let Some(end) = self.fec.r_fail_end.take()
+        if let Some(end) = self.fec.r_fail_end
             && end > self.rcv.rcv_nxt
         {
             f |= flags::R_FAIL;
             length = Some(((end - self.rcv.rcv_nxt) as u32).min(MAX_LENGTH));
         }
-        seg.options.experimental =
-            Some(CorrectiveOption::Data { flags: f, length }.to_experimental());
+        CorrectiveOption::Data { flags: f, length }.to_experimental()
+    }
+
+    /// A segment with the option went out: the one-shot signals are spent. Returns
+    /// true if it was a Corrective packet.
+    #[inline(never)]
+    pub(crate) fn corrective_sent(&mut self, seg: &Segment) -> bool {
+        let Some(o) = CorrectiveOption::from_experimental(seg.options.experimental.as_ref(), false)
+        else {
+            return false;
+        };
+        if o.has(flags::ENCODED) {
+            return true;
+        }
+        if o.has(flags::R_ACK) {
+            self.fec.r_ack = false;
+        }
+        self.fec.r_fail_end = None;
         false
     }
 
     /// New data `[start, start + payload.len())` just went out.
+    #[inline(never)]
     pub(crate) fn corrective_on_new_data(&mut self, now: Instant, start: u64, payload: &[u8]) {
         if !self.fec.on {
             return;
         }
         let delay = self.corrective_delay();
-        self.fec.enc.on_new_data(now, start, payload, delay);
-        self.fec.t_send = self.fec.enc.next_due();
+        if let Some(enc) = self.fec.enc.as_mut() {
+            enc.on_new_data(now, start, payload, delay);
+            self.fec.t_send = enc.next_due();
+        }
     }
 
     /// RTT/4 (§5), from the smoothed RTT (the handshake gives the first sample).
@@ -278,13 +305,20 @@ impl Connection {
     }
 
     /// The next Corrective packet, when one is due.
+    #[inline]
     pub(crate) fn corrective_transmit(&mut self, now: Instant) -> Option<Segment> {
         if self.fec.t_send.is_none_or(|t| t > now) {
             return None;
         }
+        self.corrective_transmit_due(now)
+    }
+
+    #[inline(never)]
+    fn corrective_transmit_due(&mut self, now: Instant) -> Option<Segment> {
         loop {
-            let next = self.fec.enc.take_due(now);
-            self.fec.t_send = self.fec.enc.next_due();
+            let enc = self.fec.enc.as_mut()?;
+            let next = enc.take_due(now);
+            self.fec.t_send = enc.next_due();
             let Encoded {
                 start,
                 len,

@@ -11,13 +11,13 @@ use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment, Timestamps};
 impl Connection {
     /// Returns the next segment to put on the wire, or `None` if nothing is due now.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
-        let Some(mut seg) = self.next_segment(now) else {
+        let Some(seg) = self.next_segment(now) else {
             // A forced retransmission belongs to the ACK that asked for it.
             self.force_retransmit = false;
             self.update_persist(now);
             return None;
         };
-        if self.fec.on && !seg.flags.syn() && self.corrective_decorate(&mut seg) {
+        if self.fec.on && !seg.flags.syn() && self.corrective_sent(&seg) {
             return Some(seg); // a Corrective packet: not data, and its ACK is not read
         }
         if seg.flags.ack() {
@@ -143,6 +143,9 @@ impl Connection {
                 val: self.tsval(now),
                 ecr: self.ts_recent,
             });
+        }
+        if self.fec.on {
+            s.options.experimental = Some(self.corrective_option(flags.rst()));
         }
         s
     }
