@@ -9,6 +9,7 @@
 use std::time::Instant as WallClock;
 
 use bytes::Bytes;
+use gentle_tcp::corrective::CorrectiveOption;
 use gentle_tcp::{Config, Connection, Instant};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::SeedableRng;
@@ -106,11 +107,7 @@ pub fn engine_transfer(bytes: usize, corrective: bool) -> (u64, f64) {
     let mut written = false;
     while server.bytes_acked() < bytes as u64 {
         while let Some(s) = server.poll_transmit(now) {
-            let encoded = s
-                .options
-                .experimental
-                .is_some_and(|e| e.data()[0] & 0x80 != 0);
-            segs += (!s.payload.is_empty() && !encoded) as u64;
+            segs += (!s.payload.is_empty() && !CorrectiveOption::is_encoded(&s)) as u64;
             client.handle_segment(now, &s);
         }
         while let Some(s) = client.poll_transmit(now) {

@@ -175,12 +175,8 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
         let c = |v: &VariantResult| v.counters;
         out += &row("Corrective packets", &|v| c(v).corrective_sent.to_string());
         out += &row("  overhead (bytes)", &|v| {
-            let sent = c(v).bytes_sent;
-            if sent == 0 {
-                "-".to_string()
-            } else {
-                format!("{:.1}%", 100.0 * c(v).corrective_bytes as f64 / sent as f64)
-            }
+            c(v).corrective_overhead_pct()
+                .map_or("-".to_string(), |p| format!("{p:.1}%"))
         });
         out += &row("  losses rebuilt", &|v| {
             c(v).corrective_recovered.to_string()

@@ -20,6 +20,13 @@ macro_rules! counters {
                 [$(($name, self.$field)),*].into_iter()
             }
 
+            /// Payload bytes of Corrective packets over all other payload sent, %
+            /// (`None` when nothing was sent).
+            pub fn corrective_overhead_pct(&self) -> Option<f64> {
+                (self.bytes_sent > 0)
+                    .then(|| 100.0 * self.corrective_bytes as f64 / self.bytes_sent as f64)
+            }
+
             /// Reductions undone, of every kind.
             pub fn undos(&self) -> u64 {
                 self.full_undo + self.partial_undo + self.dsack_undo + self.loss_undo

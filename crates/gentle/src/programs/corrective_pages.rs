@@ -18,7 +18,7 @@
 
 use serde::Serialize;
 
-use crate::runner::{self, RunOptions, RunResult};
+use crate::runner::RunResult;
 use crate::scenario::Scenario;
 
 /// (name, objects, connections, total bytes).
@@ -114,7 +114,7 @@ fn dist(r: &RunResult, i: usize) -> Dist {
             .collect(),
         recovered: c.corrective_recovered,
         timeouts: c.timeouts,
-        overhead_pct: 100.0 * c.corrective_bytes as f64 / c.bytes_sent.max(1) as f64,
+        overhead_pct: c.corrective_overhead_pct().unwrap_or(0.0),
     }
 }
 
@@ -125,15 +125,7 @@ pub fn run(quick: bool, mut plots: impl FnMut(&str, &RunResult)) -> Vec<Load> {
     for (pi, p) in PAGES.iter().enumerate() {
         for (li, l) in LINKS.iter().enumerate() {
             let scn = scenario(pi, li, trials);
-            let r = runner::run(
-                &scn,
-                &RunOptions {
-                    trials,
-                    seed: scn.seed,
-                    keep_records: false,
-                    progress: false,
-                },
-            );
+            let r = super::run_scenario(&scn, trials, false);
             plots(&format!("corrective-pages-{}-{}", p.0, l.0), &r);
             out.push(Load {
                 page: p.0.to_string(),

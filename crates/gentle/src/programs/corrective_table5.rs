@@ -19,7 +19,6 @@
 
 use serde::Serialize;
 
-use crate::runner::{self, RunOptions};
 use crate::scenario::Scenario;
 
 /// The loss models: (column name, TOML of the loss table).
@@ -167,15 +166,7 @@ pub fn run(quick: bool) -> Vec<Cell> {
     for (ti, t) in TABLES.iter().enumerate() {
         for (li, l) in LOSSES.iter().enumerate() {
             let scn = scenario(ti, li, trials);
-            let r = runner::run(
-                &scn,
-                &RunOptions {
-                    trials,
-                    seed: scn.seed,
-                    keep_records: false,
-                    progress: false,
-                },
-            );
+            let r = super::run_scenario(&scn, trials, false);
             let configs = r
                 .variants
                 .iter()
@@ -190,8 +181,7 @@ pub fn run(quick: bool) -> Vec<Cell> {
                         p90: ms(s.quantile(0.9)),
                         p99: ms(s.quantile(0.99)),
                         mean: ms(s.mean()),
-                        overhead_pct: 100.0 * c.corrective_bytes as f64
-                            / c.bytes_sent.max(1) as f64,
+                        overhead_pct: c.corrective_overhead_pct().unwrap_or(0.0),
                         recovered: c.corrective_recovered,
                         failed: c.corrective_failed,
                         timeouts: c.timeouts,

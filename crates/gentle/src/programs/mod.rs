@@ -7,6 +7,22 @@ pub mod reactive_table1;
 pub mod tlp_study;
 
 use crate::output::Staged;
+use crate::runner::{self, RunOptions, RunResult};
+use crate::scenario::Scenario;
+
+/// Runs `trials` trials of a built-in scenario from its own seed, without a
+/// progress bar (a program runs many scenarios and prints its own report).
+pub(crate) fn run_scenario(scn: &Scenario, trials: u64, keep_records: bool) -> RunResult {
+    runner::run(
+        scn,
+        &RunOptions {
+            trials,
+            seed: scn.seed,
+            keep_records,
+            progress: false,
+        },
+    )
+}
 
 /// What a program experiment is given.
 pub struct ProgramArgs<'a> {

@@ -23,7 +23,6 @@ use serde::Serialize;
 use crate::plot::{PALETTE, register_font};
 use gentle_sim::record::ExchangeRecord;
 
-use crate::runner::{self, RunOptions};
 use crate::scenario::Scenario;
 
 /// Table 3: (name, rate, RTT in ms, trials as in the paper).
@@ -140,15 +139,7 @@ pub fn run(quick: bool) -> Vec<Point> {
         let trials = if quick { (trials / 5).max(4) } else { trials };
         for drops in 0..=MAX_DROPS {
             let scn = scenario(ni, drops, trials);
-            let r = runner::run(
-                &scn,
-                &RunOptions {
-                    trials,
-                    seed: scn.seed,
-                    keep_records: true,
-                    progress: false,
-                },
-            );
+            let r = super::run_scenario(&scn, trials, true);
             for (vi, v) in r.variants.iter().enumerate() {
                 // Seconds of one per-record measure, where it was taken.
                 let secs = |f: fn(&ExchangeRecord) -> Option<u64>| -> Vec<f64> {

@@ -36,8 +36,7 @@ pub struct PacketInfo {
 fn corrective_text(seg: &gentle_tcp::Segment) -> Option<String> {
     use gentle_tcp::corrective::CorrectiveOption;
     use gentle_tcp::corrective::option::flags;
-    let o =
-        CorrectiveOption::from_experimental(seg.options.experimental.as_ref(), seg.flags.syn())?;
+    let o = CorrectiveOption::of(seg)?;
     if let CorrectiveOption::Offer { .. } = o {
         return Some("offer".into());
     }

@@ -13,6 +13,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Duration;
 
+use gentle_tcp::corrective::CorrectiveOption;
 use gentle_tcp::{Config, Connection, Flags, Instant, Segment};
 use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
@@ -117,14 +118,6 @@ pub struct Sim {
     trace: Option<Vec<TraceLine>>,
     capture_node: Option<u16>,
     capture: Vec<(u64, Vec<u8>)>,
-}
-
-/// Whether a segment is a Corrective packet (its option carries ENCODED).
-fn is_corrective(seg: &Segment) -> bool {
-    use gentle_tcp::corrective::CorrectiveOption;
-    use gentle_tcp::corrective::option::flags;
-    CorrectiveOption::from_experimental(seg.options.experimental.as_ref(), false)
-        .is_some_and(|o| o.has(flags::ENCODED))
 }
 
 fn demux_key(node: u16, lport: u16, peer: u16, pport: u16) -> u64 {
@@ -575,7 +568,7 @@ impl Sim {
                 message,
                 from_server: is_server,
                 duplicate: false,
-                corrective: payload > 0 && is_corrective(&seg),
+                corrective: payload > 0 && CorrectiveOption::is_encoded(&seg),
             };
             self.send(
                 node,

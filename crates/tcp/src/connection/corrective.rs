@@ -39,10 +39,9 @@ pub(crate) const OPTION_BYTES: u32 = 8;
 pub(crate) struct Corrective {
     /// Negotiated and not turned off.
     pub on: bool,
-    /// The encoder, boxed so that connections without Corrective stay small.
+    /// The encoder, boxed so that connections without Corrective stay small; gone
+    /// once nothing more can be sent (fallback, TIME-WAIT, CLOSED).
     pub enc: Option<Box<Encoder>>,
-    /// When the next Corrective packet is due (the encoder's schedule).
-    pub t_send: Option<Instant>,
     /// Receiver: put R_SUCC on every packet until R_ACK arrives.
     pub r_succ: bool,
     /// Receiver: report a failed recovery of everything up to this offset.
@@ -59,7 +58,7 @@ pub(crate) struct Corrective {
 impl Connection {
     /// Called from `negotiate` with the peer's SYN or SYN-ACK.
     pub(crate) fn corrective_negotiate(&mut self, syn: &Segment) {
-        let offered = CorrectiveOption::from_experimental(syn.options.experimental.as_ref(), true);
+        let offered = CorrectiveOption::of(syn);
         // Timestamps are required: the fallback uses them to tell the peer's packets
         // sent after it stopped using Corrective from stripped Corrective packets.
         self.fec.on = self.cfg.corrective
@@ -106,7 +105,6 @@ impl Connection {
         self.rcv.ack_now = true;
         self.fec.on = false;
         self.fec.enc = None;
-        self.fec.t_send = None;
         self.fec.r_succ = false;
         self.fec.r_fail_end = None;
         self.fec.r_ack = false;
@@ -129,7 +127,7 @@ impl Connection {
         if seg.flags.rst() {
             return true;
         }
-        let opt = CorrectiveOption::from_experimental(seg.options.experimental.as_ref(), false);
+        let opt = CorrectiveOption::of(seg);
         if !self.fec.on {
             // After a fallback, the peer may still send Corrective packets until it
             // notices: they are never data.
@@ -172,17 +170,11 @@ impl Connection {
     /// An ENCODED packet arrived.
     fn corrective_receive(&mut self, now: Instant, seg: &Segment, length: Option<u32>) {
         self.counters.corrective_recv += 1;
-        let can_receive = matches!(
-            self.state,
-            crate::trace::State::Established
-                | crate::trace::State::FinWait1
-                | crate::trace::State::FinWait2
-        );
         let Some(len) = length else {
             self.counters.segs_dropped += 1;
             return;
         };
-        if !can_receive {
+        if !self.can_receive_data() {
             return;
         }
         let start = self.rcv_offset(seg.seq);
@@ -218,12 +210,7 @@ impl Connection {
     /// reduces cwnd once per episode. `ack` is the segment's ACK as an offset.
     #[inline(never)]
     pub(crate) fn corrective_on_ack(&mut self, now: Instant, seg: &Segment, ack: u64) {
-        if !self.fec.on {
-            return;
-        }
-        let Some(opt) =
-            CorrectiveOption::from_experimental(seg.options.experimental.as_ref(), false)
-        else {
+        let Some(opt) = CorrectiveOption::of(seg) else {
             return;
         };
         if opt.has(flags::R_FAIL)
@@ -272,8 +259,7 @@ impl Connection {
     /// true if it was a Corrective packet.
     #[inline(never)]
     pub(crate) fn corrective_sent(&mut self, seg: &Segment) -> bool {
-        let Some(o) = CorrectiveOption::from_experimental(seg.options.experimental.as_ref(), false)
-        else {
+        let Some(o) = CorrectiveOption::of(seg) else {
             return false;
         };
         if o.has(flags::ENCODED) {
@@ -289,13 +275,9 @@ impl Connection {
     /// New data `[start, start + payload.len())` just went out.
     #[inline(never)]
     pub(crate) fn corrective_on_new_data(&mut self, now: Instant, start: u64, payload: &[u8]) {
-        if !self.fec.on {
-            return;
-        }
         let delay = self.corrective_delay();
         if let Some(enc) = self.fec.enc.as_mut() {
             enc.on_new_data(now, start, payload, delay);
-            self.fec.t_send = enc.next_due();
         }
     }
 
@@ -304,10 +286,16 @@ impl Connection {
         self.rtt.srtt().unwrap_or(self.cfg.rto_initial) / 4
     }
 
+    /// When the next Corrective packet is due.
+    #[inline]
+    pub(crate) fn corrective_due(&self) -> Option<Instant> {
+        self.fec.enc.as_ref().and_then(|e| e.next_due())
+    }
+
     /// The next Corrective packet, when one is due.
     #[inline]
     pub(crate) fn corrective_transmit(&mut self, now: Instant) -> Option<Segment> {
-        if self.fec.t_send.is_none_or(|t| t > now) {
+        if self.corrective_due().is_none_or(|t| t > now) {
             return None;
         }
         self.corrective_transmit_due(now)
@@ -316,14 +304,11 @@ impl Connection {
     #[inline(never)]
     fn corrective_transmit_due(&mut self, now: Instant) -> Option<Segment> {
         loop {
-            let enc = self.fec.enc.as_mut()?;
-            let next = enc.take_due(now);
-            self.fec.t_send = enc.next_due();
             let Encoded {
                 start,
                 len,
                 payload,
-            } = next?;
+            } = self.fec.enc.as_mut()?.take_due(now)?;
             if start + len <= self.snd_una {
                 continue; // everything it encodes is acknowledged already
             }

@@ -188,10 +188,7 @@ impl Connection {
     /// Data and FIN processing (RFC 9293 §3.10.7.4, "seventh" and "eighth").
     pub(crate) fn process_data(&mut self, now: Instant, seg: &Segment) {
         let seq = self.rcv_offset(seg.seq);
-        let can_receive = matches!(
-            self.state,
-            State::Established | State::FinWait1 | State::FinWait2
-        );
+        let can_receive = self.can_receive_data();
         if !seg.payload.is_empty() {
             if !can_receive && seq + seg.payload.len() as u64 > self.rcv.rcv_nxt {
                 // Data after the peer's FIN: ignore (RFC 9293 §3.10.7.4).
@@ -268,10 +265,18 @@ impl Connection {
         }
     }
 
+    /// States in which the peer may still send data (RFC 9293 §3.10.7.4, "seventh").
+    pub(crate) fn can_receive_data(&self) -> bool {
+        matches!(
+            self.state,
+            State::Established | State::FinWait1 | State::FinWait2
+        )
+    }
+
     pub(crate) fn enter_time_wait(&mut self, now: Instant) {
         self.set_state(now, State::TimeWait);
         self.t_rto = None;
-        self.fec.t_send = None;
+        self.fec.enc = None; // everything is acknowledged: nothing left to encode
         self.t_timewait = Some(now + self.cfg.time_wait);
         self.close_reason.get_or_insert(CloseReason::Normal);
     }

@@ -535,7 +535,7 @@ impl Connection {
         self.t_persist = None;
         self.t_er = None;
         self.t_pto = None;
-        self.fec.t_send = None;
+        self.fec.enc = None;
         self.set_state(now, State::Closed);
     }
 

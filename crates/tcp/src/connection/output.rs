@@ -318,7 +318,7 @@ impl Connection {
     /// scoreboard entry, snd.nxt, and the retransmission timer if none runs.
     pub(crate) fn record_new_data(&mut self, now: Instant, start: u64, len: u64, fin: bool) {
         let end = start + len + fin as u64;
-        if self.fec.on && len > 0 {
+        if self.fec.enc.is_some() && len > 0 {
             let data = self.sendbuf.slice(start, len as usize);
             self.corrective_on_new_data(now, start, &data);
         }

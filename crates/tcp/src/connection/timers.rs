@@ -18,7 +18,7 @@ impl Connection {
             .min(at(self.t_persist))
             .min(at(self.t_er))
             .min(at(self.t_pto))
-            .min(at(self.fec.t_send));
+            .min(at(self.corrective_due()));
         (m != u64::MAX).then_some(Instant::from_nanos(m))
     }
 

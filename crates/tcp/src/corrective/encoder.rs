@@ -60,10 +60,6 @@ impl Encoder {
         }
     }
 
-    pub fn is_idle(&self) -> bool {
-        self.open.is_none() && self.ready.is_empty()
-    }
-
     /// New data `[seq, seq + data.len())` was sent at `now`; `delay` is the current
     /// RTT/4, both the grouping window and the send delay.
     pub fn on_new_data(&mut self, now: Instant, seq: u64, data: &[u8], delay: Duration) {
@@ -129,13 +125,6 @@ impl Encoder {
             Some((t, _)) if *t <= now => self.ready.pop_front().map(|(_, e)| e),
             _ => None,
         }
-    }
-
-    /// Drops everything pending (Corrective turned off).
-    pub fn clear(&mut self) {
-        self.open = None;
-        self.ready.clear();
-        self.acc.fill(0);
     }
 }
 

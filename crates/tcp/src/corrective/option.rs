@@ -15,7 +15,7 @@
 //! number of bytes encoded from the packet's own sequence number; for R_FAIL it is
 //! the extent of the lost range counted from the packet's ACK number.
 
-use crate::wire::Experimental;
+use crate::wire::{Experimental, Segment};
 
 /// The 16-bit experiment identifier gentle puts after kind 254 (RFC 6994 §3 "ExID").
 /// The draft leaves the value to IANA's ExID registry; gentle uses ASCII "IR"
@@ -83,6 +83,16 @@ impl CorrectiveOption {
             }
         };
         e.expect("at most 4 data bytes")
+    }
+
+    /// The Corrective option of `seg`, if it carries one.
+    pub fn of(seg: &Segment) -> Option<CorrectiveOption> {
+        Self::from_experimental(seg.options.experimental.as_ref(), seg.flags.syn())
+    }
+
+    /// Whether `seg` is a Corrective packet (its option carries ENCODED).
+    pub fn is_encoded(seg: &Segment) -> bool {
+        Self::of(seg).is_some_and(|o| o.has(flags::ENCODED))
     }
 
     /// Reads the option from a segment's experimental option: `None` if it is absent,
