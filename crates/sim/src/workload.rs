@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use gentle_tcp::Config;
+use gentle_tcp::{Config, ReceiverPolicy};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -124,4 +124,8 @@ pub struct WorkloadSpec {
     pub client_config: Option<Config>,
     /// Receive buffer of the client (caps the window of a bulk transfer).
     pub max_window: Option<u32>,
+    /// The client's acknowledgement policy, when it is not the variant's: the
+    /// clients a server serves (`prr-imc11.txt` Table 1: mostly Windows).
+    #[serde(default)]
+    pub client_receiver: Option<ReceiverPolicy>,
 }

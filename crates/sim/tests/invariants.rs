@@ -1,5 +1,5 @@
 //! Property test over every profile, every fast-recovery algorithm, the tail-loss
-//! probe flavours and Corrective: under random seeded loss, reordering,
+//! probe flavours, every receiver policy and Corrective: under random seeded loss, reordering,
 //! duplication and ACK loss — and, for Corrective, middleboxes that strip its
 //! option or translate sequence numbers — every exchange completes and every byte
 //! arrives once, in order and intact (so no rebuilt byte is ever wrong). Failing seeds are printed for replay.
@@ -15,7 +15,9 @@ use gentle_sim::Sim;
 use gentle_sim::link::Reorder;
 use gentle_sim::loss::LossModel;
 use gentle_sim::workload::ConnectionMode;
-use gentle_tcp::{Config, EarlyRetransmit, Profile, RecoveryAlgorithm, TlpDetection, TlpFlavour};
+use gentle_tcp::{
+    Config, EarlyRetransmit, Profile, ReceiverPolicy, RecoveryAlgorithm, TlpDetection, TlpFlavour,
+};
 use rand::{Rng, SeedableRng};
 
 fn cases() -> u64 {
@@ -44,6 +46,13 @@ fn configs() -> Vec<(String, Config)> {
         c.tlp_detection = TlpDetection::Basic;
         c.tlp_max_probes = 2;
         v.push((format!("linux-3.10 tlp={flavour:?} basic, 2 probes"), c));
+    }
+    for &(name, policy) in ReceiverPolicy::ALL {
+        for p in [Profile::Plain, Profile::Linux310] {
+            let mut c = p.config();
+            c.set_receiver(policy);
+            v.push((format!("{} receiver={name}", p.name()), c));
+        }
     }
     let mut c = Profile::Linux310.config();
     c.corrective = true;

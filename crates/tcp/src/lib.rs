@@ -15,6 +15,7 @@ pub mod config;
 mod connection;
 pub mod corrective;
 pub mod counters;
+pub mod receive_window;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;
@@ -25,7 +26,8 @@ pub mod trace;
 pub mod wire;
 
 pub use config::{
-    CcAlgorithm, Config, EarlyRetransmit, Profile, RecoveryAlgorithm, TlpDetection, TlpFlavour,
+    CcAlgorithm, Config, EarlyRetransmit, Profile, ReceiverPolicy, RecoveryAlgorithm, TlpDetection,
+    TlpFlavour,
 };
 pub use connection::{CloseReason, Connection};
 pub use counters::Counters;

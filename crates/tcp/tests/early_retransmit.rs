@@ -1,11 +1,15 @@
 //! Packet scripts: Early Retransmit (RFC 5827) and the mitigations of
 //! `prr-imc11.txt` §6: the lowered threshold with fewer than four segments
-//! outstanding, with and without SACK; the srtt/4 delay (clamped to [25 ms, 500 ms])
-//! cancelled by an ACK; and ER turned off once reordering was detected.
+//! outstanding, with and without SACK; the delay of Linux 3.5–3.10
+//! (`tcp_pause_early_retransmit`: max(srtt/4, 2 ms), none without an RTT sample or
+//! when the RTO is due first) and the paper's [25 ms, 500 ms] clamp, cancelled by an
+//! ACK; and ER turned off once reordering was detected.
 
 mod script;
 
-use gentle_tcp::{CaState, Config, EarlyRetransmit, Profile};
+use std::time::Duration;
+
+use gentle_tcp::{CaState, Config, EarlyRetransmit, Flags, Profile};
 use script::*;
 
 const MSS: u32 = 1448;
@@ -129,28 +133,106 @@ fn delayed_er_is_cancelled_by_the_late_segment() {
 }
 
 #[test]
-fn the_delay_is_clamped() {
-    // srtt 900 ms: srtt/4 = 225 ms, above a configured maximum of 100 ms;
-    // srtt 40 ms: 10 ms, below the 25 ms minimum.
-    for (rtt, max, delay) in [(900.0, 100, 100.0), (40.0, 500, 25.0)] {
-        let peer = PeerOpts {
-            rtt,
-            ..PeerOpts::default()
-        };
-        let mut cfg = with_er(EarlyRetransmit::Delayed);
-        cfg.er_delay_max = std::time::Duration::from_millis(max);
-        let mut s = Script::server(cfg, peer);
-        s.write((3 * MSS) as usize);
-        s.skip_all();
+fn the_delay_follows_linux_without_an_upper_bound() {
+    // Linux 3.10 `tcp_pause_early_retransmit`: max(srtt/4, 2 ms), no upper bound.
+    // srtt 900 ms: 225 ms; srtt 4 ms: 1 ms, raised to 2 ms.
+    for (rtt, delay) in [(900.0, 225.0), (4.0, 2.0)] {
+        let mut s = er_after_one_rtt(rtt, with_er(EarlyRetransmit::Delayed));
         let t0 = rtt + 10.0;
-        s.at(t0);
-        s.send(ack(1).sack(&[(seg(2), seg(3))]));
-        s.send(ack(1).sack(&[(seg(2), seg(4))]));
         s.at(t0 + delay - 0.001);
         s.expect_quiet();
         s.at(t0 + delay);
         s.expect(tx(1, MSS).at(t0 + delay));
     }
+}
+
+#[test]
+fn the_papers_bounds_are_switches() {
+    // prr-imc11.txt §6's implementation: srtt/4 clamped to [25 ms, 500 ms].
+    // srtt 900 ms: 225 ms, above a configured maximum of 100 ms;
+    // srtt 40 ms: 10 ms, below a 25 ms minimum.
+    for (rtt, max, delay) in [(900.0, 100, 100.0), (40.0, 500, 25.0)] {
+        let mut cfg = with_er(EarlyRetransmit::Delayed);
+        cfg.er_delay_min = Duration::from_millis(25);
+        cfg.er_delay_max = Some(Duration::from_millis(max));
+        let mut s = er_after_one_rtt(rtt, cfg);
+        let t0 = rtt + 10.0;
+        s.at(t0 + delay - 0.001);
+        s.expect_quiet();
+        s.at(t0 + delay);
+        s.expect(tx(1, MSS).at(t0 + delay));
+    }
+}
+
+/// Three segments sent after a handshake of `rtt` ms; at `rtt + 10` ms two SACKs
+/// report the second and third, leaving the first for early retransmit.
+fn er_after_one_rtt(rtt: f64, cfg: Config) -> Script {
+    let peer = PeerOpts {
+        rtt,
+        ..PeerOpts::default()
+    };
+    let mut s = Script::server(cfg, peer);
+    s.write((3 * MSS) as usize);
+    s.skip_all();
+    s.at(rtt + 10.0);
+    s.send(ack(1).sack(&[(seg(2), seg(3))]));
+    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s
+}
+
+#[test]
+fn delayed_er_retransmits_at_once_when_the_rto_is_due_first() {
+    // Linux `tcp_pause_early_retransmit`: "unless ... RTO is scheduled to fire
+    // first". A 900 ms srtt wants a 225 ms wait; the SACKs arrive 100 ms before the
+    // RTO armed with the data is due, so the RTO would come first.
+    let peer = PeerOpts {
+        rtt: 900.0,
+        ..PeerOpts::default()
+    };
+    let mut s = Script::server(with_er(EarlyRetransmit::Delayed), peer);
+    s.write((3 * MSS) as usize);
+    s.skip_all();
+    let rto_at = s.next_timeout().expect("RTO armed");
+    let t0 = rto_at - 100.0;
+    s.at(t0);
+    s.send(ack(1).sack(&[(seg(2), seg(3))]));
+    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s.expect(tx(1, MSS).at(t0));
+    let c = s.dut.counters();
+    assert_eq!(
+        (c.early_retrans, c.early_retrans_delayed, c.timeouts),
+        (1, 0, 0)
+    );
+    assert_eq!(s.dut.ca_state(), CaState::Recovery);
+    assert!(s.dut.cwnd() > 1);
+}
+
+#[test]
+fn delayed_er_without_an_rtt_sample_retransmits_at_once() {
+    // The SYN-ACK is retransmitted and there are no timestamps, so Karn's rule
+    // leaves no RTT sample: Linux does not delay ("no RTT samples available").
+    let peer = PeerOpts {
+        timestamps: false,
+        ..PeerOpts::default()
+    };
+    let mut s = Script::syn_received(with_er(EarlyRetransmit::Delayed), peer);
+    s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(0.0));
+    s.at(1000.0);
+    s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(1000.0));
+    s.at(1100.0);
+    s.send(ack(1));
+    assert!(s.dut.srtt().is_none());
+    s.write(3 * 1460);
+    const M: u32 = 1460;
+    s.expect(tx(1, M).at(1100.0));
+    s.expect(tx(1 + M, M).at(1100.0));
+    s.expect(tx(1 + 2 * M, M).at(1100.0));
+    s.at(1150.0);
+    s.send(ack(1).sack(&[(1 + M, 1 + 2 * M)]));
+    s.send(ack(1).sack(&[(1 + M, 1 + 3 * M)]));
+    s.expect(tx(1, M).at(1150.0));
+    let c = s.dut.counters();
+    assert_eq!((c.early_retrans, c.early_retrans_delayed), (1, 0));
 }
 
 #[test]

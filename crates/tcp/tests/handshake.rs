@@ -24,8 +24,9 @@ fn synack_answers_only_the_options_offered() {
     assert_eq!(o.window_scale, Some(7));
     let ts = o.timestamps.expect("timestamps answered");
     assert_eq!(ts.ecr, 7_000_000, "SYN-ACK echoes the SYN's TSval");
-    // RFC 7323 §2.2: the window of a SYN segment is never scaled.
-    assert_eq!(synack.window, 65535);
+    // RFC 7323 §2.2: the window of a SYN segment is never scaled; Linux offers the
+    // largest multiple of the MSS that fits (`tcp_select_initial_window`): 44 · 1460.
+    assert_eq!(synack.window, 64240);
 
     let mut s = Script::syn_received(
         Config::default(),
@@ -75,10 +76,18 @@ fn effective_mss_is_the_smaller_less_the_timestamp_option() {
 fn window_is_scaled_by_the_negotiated_shift() {
     let mut s = Script::server(Config::default(), PeerOpts::default());
     s.send(data(1, 100, 1));
-    s.at(140.0);
-    let a = s.expect(pure_ack(101).at(140.0));
-    // 6 MiB − 100 bytes queued, advertised in units of 2⁷.
-    assert_eq!(a.window as u32, (6 * 1024 * 1024 - 100) >> 7);
+    let a = s.expect(pure_ack(101).at(100.0));
+    // The SYN-ACK offered 64240 bytes, and a 100-byte segment does not grow the
+    // window (`tcp_grow_window` skips segments under 128 bytes): the same right
+    // edge, rounded up to the 2⁷ unit of the 6 MiB buffer's shift.
+    assert_eq!(a.window as u32, 64240u32.div_ceil(128));
+    // Full segments grow it by two segments each (`rcv_ssthresh`).
+    s.send(data(101, 1448, 1));
+    s.send(data(101 + 1448, 1448, 1));
+    s.skip_all();
+    s.send(data(101 + 2 * 1448, 1448, 1));
+    let a = s.expect(pure_ack(101 + 3 * 1448));
+    assert_eq!(a.window as u32, (64240u32 + 3 * 2 * 1460).div_ceil(128));
 
     // A peer that does not scale limits the DUT to its raw 16-bit window. 20000
     // bytes hold 13 full segments; the 1176 left over are not sent (silly-window

@@ -1,7 +1,8 @@
 //! `[[variant]]` sections: a profile plus independent switches.
 
 use gentle_tcp::{
-    CcAlgorithm, Config, EarlyRetransmit, Profile, RecoveryAlgorithm, TlpDetection, TlpFlavour,
+    CcAlgorithm, Config, EarlyRetransmit, Profile, ReceiverPolicy, RecoveryAlgorithm, TlpDetection,
+    TlpFlavour,
 };
 
 use super::reader::{Result, Table};
@@ -36,6 +37,7 @@ pub const SWITCHES: &[&str] = &[
     "rto_min",
     "rto_initial",
     "rto_max",
+    "receiver",
     "delayed_ack",
     "quickack",
     "recv_buffer",
@@ -90,6 +92,26 @@ pub fn parse_config(t: &Table<'_>) -> Result<Config> {
             }
         },
     };
+    // The receiver policy first: it sets defaults that later switches override.
+    let receivers = || {
+        ReceiverPolicy::ALL
+            .iter()
+            .map(|(n, _)| format!("\"{n}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(v) = t.str("receiver", &receivers())? {
+        match ReceiverPolicy::from_name(v) {
+            Some(p) => c.set_receiver(p),
+            None => {
+                return Err(t.bad(
+                    "receiver",
+                    format!("unknown receiver policy `{v}`"),
+                    &receivers(),
+                ));
+            }
+        }
+    }
     if let Some(v) = t.int("mss", 88, 65495)? {
         c.mss = v as u16;
     }
@@ -198,8 +220,11 @@ pub fn parse_config(t: &Table<'_>) -> Result<Config> {
     if let Some(v) = t.duration("er_delay_min")? {
         c.er_delay_min = v;
     }
-    if let Some(v) = t.duration("er_delay_max")? {
-        c.er_delay_max = v;
+    if t.item("er_delay_max").is_some() {
+        c.er_delay_max = match t.str("er_delay_max", "a duration like \"500ms\", or \"off\"")? {
+            Some("off") => None,
+            _ => Some(t.duration("er_delay_max")?.expect("present")),
+        };
     }
     macro_rules! flag {
         ($($k:literal => $f:ident),*) => { $( if let Some(v) = t.bool($k)? { c.$f = v; } )* };

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use gentle_sim::workload::{ConnectionMode, Size, WorkloadKind, WorkloadSpec};
+use gentle_tcp::ReceiverPolicy;
 
 use super::reader::{Result, Table};
 use super::tables;
@@ -31,7 +32,9 @@ const KEYS: &[&str] = &[
     "jitter",
     "measure",
     "max_window",
+    "client_receiver",
 ];
+const RECEIVERS: &str = "\"linux\", \"windows\" or \"rfc\"";
 const KINDS: &str = "\"exchanges\", \"bulk\", \"onoff\", \"writes\" or \"page\"";
 const SIZE: &str = "a size like \"5000B\", or { dist = \"exponential\", mean = \"7.5KB\" } (dists: uniform min/max, exponential mean, lognormal median/sigma, choice sizes/weights)";
 
@@ -128,6 +131,16 @@ pub fn parse_workloads(top: &Table<'_>, nodes: &[String]) -> Result<Vec<Workload
                 "from 536B to 1GiB",
             ));
         }
+        let client_receiver = match t.str("client_receiver", RECEIVERS)? {
+            None => None,
+            Some(v) => Some(ReceiverPolicy::from_name(v).ok_or_else(|| {
+                t.bad(
+                    "client_receiver",
+                    format!("unknown receiver policy `{v}`"),
+                    RECEIVERS,
+                )
+            })?),
+        };
         out.push(WorkloadSpec {
             name: t
                 .str("name", "a string")?
@@ -141,6 +154,7 @@ pub fn parse_workloads(top: &Table<'_>, nodes: &[String]) -> Result<Vec<Workload
             measure,
             client_config: None,
             max_window: max_window.map(|w| w as u32),
+            client_receiver,
         });
     }
     if !out.iter().any(|w| w.measure) {

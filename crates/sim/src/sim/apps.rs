@@ -191,6 +191,9 @@ impl Sim {
         if let Some(mw) = w.spec.max_window {
             cfg.recv_buffer = mw;
         }
+        if let Some(p) = w.spec.client_receiver {
+            cfg.set_receiver(p);
+        }
         let (start_now, on_est, push, close_after) = match &w.spec.kind {
             WorkloadKind::Exchanges {
                 mode,

@@ -44,6 +44,7 @@ pub fn two_hosts(down: ChannelSpec, up: ChannelSpec, kind: WorkloadKind, cfg: Co
             measure: true,
             client_config: None,
             max_window: None,
+            client_receiver: None,
         }],
         config: cfg,
         time_limit: Duration::from_secs(600),

@@ -75,7 +75,9 @@ impl Cubic {
         };
         let t = ((now_ms - epoch + min_rtt_ms as u64) << HZ_SHIFT) / 1000;
         let offs = t.abs_diff(self.k);
-        let delta = (CUBE_RTT_SCALE * offs * offs * offs) >> (10 + 3 * HZ_SHIFT);
+        // In 128 bits: after a long epoch (t − K of minutes) the cube overflows 64.
+        let cube = (CUBE_RTT_SCALE as u128) * (offs as u128).pow(3);
+        let delta = (cube >> (10 + 3 * HZ_SHIFT)).min(u32::MAX as u128) as u64;
         let target = if t < self.k {
             (self.origin_point as u64).saturating_sub(delta)
         } else {

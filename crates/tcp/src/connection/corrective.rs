@@ -69,7 +69,7 @@ impl Connection {
                 });
         if self.fec.on {
             self.smss = self.smss.saturating_sub(OPTION_BYTES).max(1);
-            self.rcv_mss = self.smss;
+            self.rcv_mss = self.initial_rcv_mss();
             self.fec.enc = Some(Box::new(Encoder::new(self.smss)));
             // The last 16 MSS delivered stay available for decoding.
             self.rcv

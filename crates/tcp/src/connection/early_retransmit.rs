@@ -7,8 +7,11 @@
 //! all but one outstanding segment SACKed; without, that many duplicate ACKs).
 //! Mitigation (1): once reordering has been detected on the connection, ER stays off
 //! (`er_reorder_disable`). Mitigation (2), `er = delayed`: the early retransmission
-//! waits `srtt/4` clamped to `[er_delay_min, er_delay_max]`, and any ACK arriving in
-//! the meantime cancels the wait (and re-evaluates). With the tail loss probe on, the
+//! waits `max(srtt/4, er_delay_min)` (Linux: 2 ms), at most `er_delay_max` when set
+//! (the paper's own implementation clamped the wait to [25 ms, 500 ms]), and any ACK
+//! arriving in the meantime cancels the wait (and re-evaluates). Without an RTT
+//! sample, or when the retransmission timer is due before the wait would end, it
+//! retransmits at once. With the tail loss probe on, the
 //! variant of `gentle-aggression-sigcomm13.txt` footnote 5 also applies: three
 //! segments outstanding and one of them SACKed.
 
@@ -60,20 +63,31 @@ impl Connection {
                 true
             }
             EarlyRetransmit::Delayed => {
+                // Linux `tcp_pause_early_retransmit`: no delay without an RTT sample,
+                // nor when the retransmission timer would fire before the delay ends
+                // ("unless ... RTO is scheduled to fire first"): retransmit now.
                 let Some(srtt) = self.rtt.srtt() else {
-                    // Linux: no RTT sample, no delay.
                     self.counters.early_retrans += 1;
                     return true;
                 };
-                let delay = (srtt / 4).clamp(self.cfg.er_delay_min, self.cfg.er_delay_max);
-                let at = now + delay;
+                let at = now + self.er_delay(srtt);
                 if self.t_rto.is_some_and(|rto| rto <= at) {
-                    return false; // the RTO fires first anyway
+                    self.counters.early_retrans += 1;
+                    return true;
                 }
                 self.t_er = Some(at);
                 false
             }
         }
+    }
+
+    /// The wait before a delayed early retransmission: `max(srtt/4, er_delay_min)`
+    /// (Linux 3.5–3.10 `tcp_pause_early_retransmit`: `max(srtt >> 5, 2 ms)` on its
+    /// ×8 scaled srtt), and at most `er_delay_max` when that is set (the
+    /// `prr-imc11.txt` §6 implementation's upper bound of 500 ms).
+    fn er_delay(&self, srtt: std::time::Duration) -> std::time::Duration {
+        let d = (srtt / 4).max(self.cfg.er_delay_min);
+        self.cfg.er_delay_max.map_or(d, |max| d.min(max))
     }
 
     /// The delayed early retransmission is due (Linux `tcp_resume_early_retransmit`).

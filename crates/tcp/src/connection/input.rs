@@ -212,28 +212,16 @@ impl Connection {
             if a.out_of_order && !a.duplicate {
                 self.counters.ofo_queue += 1;
             }
-            self.rcv_mss = self.rcv_mss.max(len.min(self.smss.max(len)));
-            if a.out_of_order || a.duplicate || a.filled_hole {
-                self.rcv.ack_now = true;
-            } else if a.delivered > 0 {
-                self.rcv.unacked_bytes += a.delivered as u32;
-                if self.quickack_left > 0 {
-                    self.quickack_left -= 1;
-                    self.rcv.ack_now = true;
-                } else if self.rcv.unacked_bytes > self.rcv_mss {
-                    // Linux `__tcp_ack_snd_check`: more than one full segment unacked.
-                    self.rcv.ack_now = true;
-                } else {
-                    match self.cfg.delayed_ack {
-                        None => self.rcv.ack_now = true,
-                        Some(d) => {
-                            if self.t_delack.is_none() {
-                                self.t_delack = Some(now + d);
-                            }
-                        }
-                    }
-                }
+            if a.delivered > 0 {
+                let (mss, buf) = (self.cfg.mss as u32, self.cfg.recv_buffer);
+                self.rwnd.grow(len, mss, buf);
             }
+            self.ack_on_data(
+                now,
+                a,
+                len,
+                seg.flags.contains(crate::wire::Flags::PSH) || seg.flags.fin(),
+            );
         }
         if seg.flags.fin() && can_receive {
             let fin_at = seq + seg.payload.len() as u64;

@@ -4,6 +4,7 @@
 //!
 //! - [`input`]: segment arrival (handshake, acceptability, data, FIN, RST).
 //! - [`ack`]: the sender's ACK processing and Linux's congestion-state machine.
+//! - [`ack_policy`]: when the receiver acknowledges (quick ACKs, delayed ACKs).
 //! - [`output`]: what to send next.
 //! - [`timers`]: retransmission timeout, F-RTO, delayed ACK, TIME-WAIT.
 //! - [`persist`]: silly-window avoidance and zero-window probes.
@@ -12,6 +13,7 @@
 //! - [`corrective`]: Corrective's negotiation, signals and fallback.
 
 mod ack;
+mod ack_policy;
 mod corrective;
 mod early_retransmit;
 mod input;
@@ -28,6 +30,7 @@ use rand_core::RngCore;
 use crate::cc::{Cc, INFINITE_SSTHRESH, Window};
 use crate::config::Config;
 use crate::counters::Counters;
+use crate::receive_window::ReceiveWindow;
 use crate::receiver::Receiver;
 use crate::recovery::Recovery;
 use crate::rtt::RttEstimator;
@@ -104,7 +107,8 @@ pub struct Connection {
     /// Payload bytes per full segment (peer MSS less our per-segment option bytes).
     pub(crate) smss: u32,
     pub(crate) snd_wscale: u8,
-    pub(crate) rcv_wscale: u8,
+    /// The advertised window and our window-scale shift.
+    pub(crate) rwnd: ReceiveWindow,
     pub(crate) sack_ok: bool,
     pub(crate) ts_ok: bool,
     pub(crate) ws_ok: bool,
@@ -145,7 +149,8 @@ pub struct Connection {
     pub(crate) rcv_mss: u32,
     pub(crate) ts_recent: u32,
     pub(crate) ts_offset: u32,
-    pub(crate) quickack_left: u32,
+    /// When to acknowledge (quick ACKs, the delayed-ACK timer).
+    pub(crate) acks: ack_policy::AckPolicy,
     /// The last TSecr seen on an ACK (for Eifel undo checks).
     pub(crate) last_tsecr: Option<u32>,
 
@@ -154,7 +159,6 @@ pub struct Connection {
     pub(crate) rst_pending: bool,
     pub(crate) syn_retries: u32,
     pub(crate) t_rto: Option<Instant>,
-    pub(crate) t_delack: Option<Instant>,
     pub(crate) t_timewait: Option<Instant>,
     pub(crate) t_persist: Option<Instant>,
     /// Delayed early retransmission (`er = delayed`).
@@ -218,7 +222,7 @@ impl Connection {
             snd_wl2: 0,
             smss: 536,
             snd_wscale: 0,
-            rcv_wscale,
+            rwnd: ReceiveWindow::new(rcv_wscale),
             sack_ok: false,
             ts_ok: false,
             ws_ok: false,
@@ -250,13 +254,12 @@ impl Connection {
             rcv_mss: 536,
             ts_recent: 0,
             ts_offset,
-            quickack_left: cfg.quickack,
+            acks: ack_policy::AckPolicy::default(),
             last_tsecr: None,
             syn_pending: false,
             rst_pending: false,
             syn_retries: 0,
             t_rto: None,
-            t_delack: None,
             t_timewait: None,
             t_persist: None,
             t_er: None,
@@ -322,13 +325,13 @@ impl Connection {
             }
             _ => {
                 self.snd_wscale = 0;
-                self.rcv_wscale = 0;
+                self.rwnd.shift = 0;
             }
         }
         let peer_mss = o.mss.unwrap_or(536) as u32; // RFC 9293 §3.7.1 default
         let mss = peer_mss.min(self.cfg.mss as u32);
         self.smss = mss.saturating_sub(if self.ts_ok { 12 } else { 0 }).max(1);
-        self.rcv_mss = self.smss;
+        self.rcv_mss = self.initial_rcv_mss();
         if !self.sack_ok {
             self.fack = false;
         }
@@ -470,7 +473,9 @@ impl Connection {
 
     /// Takes the next chunk of in-order received bytes.
     pub fn read(&mut self) -> Option<Bytes> {
-        self.rcv.read()
+        let b = self.rcv.read()?;
+        self.ack_on_read(b.len());
+        Some(b)
     }
 
     /// Closes the sending direction: a FIN follows the queued data.
@@ -530,7 +535,7 @@ impl Connection {
             self.close_reason = Some(reason);
         }
         self.t_rto = None;
-        self.t_delack = None;
+        self.acks.timer = None;
         self.t_timewait = None;
         self.t_persist = None;
         self.t_er = None;

@@ -3,6 +3,7 @@
 //! window, the FIN, and otherwise a pure ACK when one is due.
 
 use super::Connection;
+use crate::receive_window::ReceiveWindow;
 use crate::scoreboard::TxSeg;
 use crate::time::Instant;
 use crate::trace::{CaState, Event, RetransKind, State};
@@ -20,11 +21,20 @@ impl Connection {
         if self.fec.on && !seg.flags.syn() && self.corrective_sent(&seg) {
             return Some(seg); // a Corrective packet: not data, and its ACK is not read
         }
+        if seg.flags.syn() {
+            self.rwnd.offered = seg.window as u64;
+            self.rwnd.ssthresh = seg.window as u64;
+        } else if seg.flags.ack() && !seg.flags.rst() {
+            self.rwnd.on_sent(seg.window);
+        }
         if seg.flags.ack() {
+            self.ack_on_sent();
             self.rcv.rcv_wup = self.rcv.rcv_nxt;
             self.rcv.ack_now = false;
             self.rcv.unacked_bytes = 0;
-            self.t_delack = None;
+        }
+        if !seg.payload.is_empty() {
+            self.ack_on_data_sent(now);
         }
         if !seg.payload.is_empty() || seg.flags.fin() {
             // Linux `tcp_in_cwnd_reduction`: PRR counts what is sent in CWR too.
@@ -108,14 +118,14 @@ impl Connection {
             });
         }
         if offer(c.window_scale, self.ws_ok) {
-            o.window_scale = Some(self.rcv_wscale);
+            o.window_scale = Some(self.rwnd.shift);
         }
         o.experimental = self
             .corrective_syn_option(synack)
             .map(|c| c.to_experimental());
         s.options = o;
         // RFC 7323 §2.2: the window field of a SYN is never scaled.
-        s.window = self.cfg.recv_buffer.min(65535) as u16;
+        s.window = ReceiveWindow::initial(self.cfg.recv_buffer, self.cfg.mss as u32) as u16;
         if self.syn_retries == 0 {
             self.syn_sent_at = now;
         }
@@ -150,10 +160,19 @@ impl Connection {
         s
     }
 
-    /// Window to advertise, scaled (RFC 7323 §2.3).
+    /// The window field to advertise now (see [`ReceiveWindow`]).
     fn adv_window(&self) -> u16 {
-        let free = (self.cfg.recv_buffer as u64).saturating_sub(self.rcv.buffered() as u64);
-        (free >> self.rcv_wscale).min(65535) as u16
+        self.rwnd.field(self.window_to_offer())
+    }
+
+    /// The window (bytes) a segment sent now would offer from `rcv_nxt`.
+    pub(crate) fn window_to_offer(&self) -> u64 {
+        let buffer = self.cfg.recv_buffer as u64;
+        let free = buffer.saturating_sub(self.rcv.buffered() as u64);
+        let w = self
+            .rwnd
+            .free_space_window(buffer, free, self.rcv_mss as u64);
+        self.rwnd.select(self.rcv.rcv_nxt, self.rcv.rcv_wup, w)
     }
 
     /// A segment with ACK set, carrying SACK blocks when there is out-of-order data

@@ -13,7 +13,7 @@ impl Connection {
         // unset timer as the largest instant.
         let at = |t: Option<Instant>| t.map_or(u64::MAX, |i| i.as_nanos());
         let m = at(self.t_rto)
-            .min(at(self.t_delack))
+            .min(at(self.acks.timer))
             .min(at(self.t_timewait))
             .min(at(self.t_persist))
             .min(at(self.t_er))
@@ -24,18 +24,8 @@ impl Connection {
 
     /// Fires every timer whose deadline is not after `now`. Harmless when nothing is due.
     pub fn handle_timeout(&mut self, now: Instant) {
-        if self.t_delack.is_some_and(|t| t <= now) {
-            self.t_delack = None;
-            if self.rcv.unacked_bytes > 0 || self.rcv.ack_now {
-                self.rcv.ack_now = true;
-                self.counters.delayed_acks += 1;
-                self.trace(
-                    now,
-                    Event::Timer {
-                        timer: TimerKind::DelayedAck,
-                    },
-                );
-            }
+        if self.acks.timer.is_some_and(|t| t <= now) {
+            self.on_delack_timeout(now);
         }
         if self.t_timewait.is_some_and(|t| t <= now) {
             self.t_timewait = None;
