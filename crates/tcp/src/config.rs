@@ -75,6 +75,11 @@ pub enum TlpFlavour {
     Linux310,
     /// RFC 8985 §7.2.
     Rfc8985,
+    /// Linux 4.11+ `tcp_schedule_loss_probe`: 2·SRTT plus 2 ms (`TCP_TIMEOUT_MIN`),
+    /// or plus `rto_min` with one segment in flight; 1 s without an RTT sample;
+    /// allowed in CWR as well as Open.
+    #[serde(rename = "linux-6")]
+    Linux6,
 }
 
 /// How a loss-probe episode decides whether a probe repaired a loss.
@@ -122,7 +127,13 @@ pub struct Config {
     /// Initial congestion window in segments (RFC 6928; Linux 3.x default 10).
     pub initial_window: u32,
     pub cc: CcAlgorithm,
+    /// CUBIC's hybrid slow start (Linux `tcp_cubic` `hystart = 1`, ACK-train and
+    /// delay detection).
+    pub hystart: bool,
     pub recovery: RecoveryAlgorithm,
+    /// RACK time-based loss detection (RFC 8985 §6; Linux `tcp_recovery = 1`, 4.10+)
+    /// in place of duplicate-ACK counting and FACK when SACK is in use.
+    pub rack: bool,
     /// Offer and use SACK (RFC 2018).
     pub sack: bool,
     /// Generate and use DSACK (RFC 2883).
@@ -244,6 +255,12 @@ pub enum Profile {
     /// tail loss probe (`gentle-aggression-sigcomm13.txt` §4).
     #[serde(rename = "linux-3.10")]
     Linux310,
+    /// Today's Linux (6.x, `tcp_recovery = 1`, `tcp_early_retrans = 3`): RACK-TLP
+    /// (RFC 8985), PRR as RFC 9937, CUBIC with HyStart, F-RTO and DSACK undo, byte
+    /// counting; no FACK (removed in 4.15) and no Early Retransmit (replaced by RACK
+    /// in 4.11).
+    #[serde(rename = "linux-6")]
+    Linux6,
 }
 
 impl Profile {
@@ -252,6 +269,7 @@ impl Profile {
         Profile::Rfc,
         Profile::Linux26,
         Profile::Linux310,
+        Profile::Linux6,
     ];
 
     pub fn name(self) -> &'static str {
@@ -260,6 +278,7 @@ impl Profile {
             Profile::Rfc => "rfc",
             Profile::Linux26 => "linux-2.6",
             Profile::Linux310 => "linux-3.10",
+            Profile::Linux6 => "linux-6",
         }
     }
 
@@ -290,6 +309,17 @@ impl Profile {
                 c.tlp_flavour = TlpFlavour::Linux310;
                 c.tlp_detection = TlpDetection::Dsack;
             }
+            Profile::Linux6 => {
+                c.fack = false;
+                c.rack = true;
+                c.recovery = RecoveryAlgorithm::PrrRfc9937;
+                c.hystart = true;
+                c.abc = true;
+                c.er = EarlyRetransmit::Off;
+                c.tlp = true;
+                c.tlp_flavour = TlpFlavour::Linux6;
+                c.tlp_detection = TlpDetection::Dsack;
+            }
         }
         c
     }
@@ -302,7 +332,9 @@ impl Default for Config {
             mss: 1460,
             initial_window: 10,
             cc: CcAlgorithm::Cubic,
+            hystart: false,
             recovery: RecoveryAlgorithm::RateHalving,
+            rack: false,
             sack: true,
             dsack: true,
             fack: true,

@@ -81,6 +81,11 @@ counters! {
     /// Recovery entered because the head had been outstanding longer than the RTO
     /// (FACK's `tcp_head_timedout`).
     head_timeout_recovery => "FACKHeadTimeoutRecovery",
+    /// RACK reorder-timer expiries that marked segments lost (RFC 8985 §6.3).
+    rack_reo_timeouts => "RACKReorderTimeouts",
+    /// HyStart exits from slow start by ACK train and by delay increase.
+    hystart_train => "TCPHystartTrainDetect",
+    hystart_delay => "TCPHystartDelayDetect",
     /// Recovery entered by Early Retransmit (RFC 5827).
     early_retrans => "EarlyRetrans",
     /// ... of which after the delay of `er = delayed`.

@@ -120,6 +120,12 @@ impl Scoreboard {
 
     /// Removes segments with `end <= ack`.
     pub fn ack(&mut self, ack: u64) -> Acked {
+        self.ack_with(ack, |_| {})
+    }
+
+    /// [`Self::ack`], calling `visit` with every removed segment that had not been
+    /// SACKed (delivered by this ACK).
+    pub fn ack_with(&mut self, ack: u64, mut visit: impl FnMut(&TxSeg)) -> Acked {
         let mut r = Acked::default();
         let fack_idx = self.fackets_out();
         let mut idx = 0u32;
@@ -134,6 +140,7 @@ impl Scoreboard {
             if s.sacked {
                 self.sacked_out = self.sacked_out.saturating_sub(1);
             } else {
+                visit(&s);
                 r.newly_delivered += 1;
                 if !s.ever_retrans && idx < fack_idx {
                     r.reord_index.get_or_insert(idx);
@@ -166,6 +173,12 @@ impl Scoreboard {
 
     /// Marks every segment fully inside `[left, right)` as SACKed.
     pub fn sack(&mut self, left: u64, right: u64) -> Sacked {
+        self.sack_with(left, right, |_| {})
+    }
+
+    /// [`Self::sack`], calling `visit` with every newly SACKed segment as it was
+    /// before (its retransmission flag still set).
+    pub fn sack_with(&mut self, left: u64, right: u64, mut visit: impl FnMut(&TxSeg)) -> Sacked {
         let mut r = Sacked::default();
         let prior_high = self.highest_sack_end;
         let first = self.q.partition_point(|s| s.start < left);
@@ -177,6 +190,7 @@ impl Scoreboard {
             if s.sacked {
                 continue;
             }
+            visit(s);
             s.sacked = true;
             self.sacked_out += 1;
             r.newly_sacked += 1;
@@ -228,6 +242,26 @@ impl Scoreboard {
             }
         }
         n
+    }
+
+    /// RACK's `tcp_mark_skb_lost`: segment `i` is lost; a retransmission of it in
+    /// flight is lost too. Returns (newly marked, a retransmission was lost).
+    pub fn mark_lost(&mut self, i: usize) -> (bool, bool) {
+        let s = &mut self.q[i];
+        if s.sacked {
+            return (false, false);
+        }
+        let lost_retrans = s.retrans;
+        if s.retrans {
+            s.retrans = false;
+            self.retrans_out -= 1;
+        }
+        if s.lost {
+            return (false, lost_retrans);
+        }
+        s.lost = true;
+        self.lost_out += 1;
+        (true, lost_retrans)
     }
 
     fn mark_lost_at(&mut self, i: usize) -> bool {

@@ -47,6 +47,8 @@ pub enum TimerKind {
     Persist,
     EarlyRetransmit,
     LossProbe,
+    /// RACK's reorder timer (RFC 8985 §6.3).
+    ReorderTimeout,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -243,3 +243,87 @@ fn footnote5_early_retransmit_after_the_probe() {
     assert_eq!(s.dut.ca_state(), CaState::Recovery);
     assert_eq!(s.dut.counters().early_retrans, 1);
 }
+
+// ------------------------------------------------------------------ Linux 6.x
+
+/// `linux-6` with the handshake's 100 ms SRTT: `n` segments written at 100 ms.
+fn linux6_sent(n: u32) -> Script {
+    let mut s = Script::server(Profile::Linux6.config(), PeerOpts::default());
+    s.write((n * MSS) as usize);
+    s.expect_burst(1, n.min(10), MSS, 100.0);
+    s.expect_quiet();
+    s
+}
+
+#[test]
+fn linux6_pto_is_two_srtt_plus_2ms() {
+    // Linux 4.11+ `tcp_schedule_loss_probe`: 2·SRTT + TCP_TIMEOUT_MIN with more than
+    // one segment out: 100 + 202 ms.
+    let mut s = linux6_sent(3);
+    assert_eq!(s.next_timeout(), Some(302.0));
+    s.at(302.0);
+    s.expect(tx(seg(3), MSS).at(302.0));
+    assert_eq!(s.dut.counters().loss_probes, 1);
+}
+
+#[test]
+fn linux6_pto_adds_rto_min_with_one_segment_out_capped_at_the_rto() {
+    // One segment: 2·SRTT + rto_min = 400 ms after sending at 100 — but the RTO is
+    // due at 100 + 300: the probe goes then.
+    let mut s = linux6_sent(1);
+    assert_eq!(s.next_timeout(), Some(400.0));
+    s.at(400.0);
+    s.expect(tx(1, MSS).at(400.0));
+    assert_eq!(s.dut.counters().loss_probes, 1);
+    // With a 300 ms SRTT the sum, 800 ms, is below the RTO of 300 + 600: not capped.
+    let peer = PeerOpts {
+        rtt: 300.0,
+        ..PeerOpts::default()
+    };
+    let mut s = Script::server(Profile::Linux6.config(), peer);
+    s.write(MSS as usize);
+    s.expect(tx(1, MSS).at(300.0));
+    assert_eq!(s.next_timeout(), Some(300.0 + 600.0 + 200.0));
+}
+
+#[test]
+fn linux6_every_ack_rearms_the_probe() {
+    let mut s = linux6_sent(4);
+    s.at(200.0);
+    s.send(ack(seg(2)));
+    // SRTT moves with the 100 ms sample; the probe is 2·SRTT + 2 ms from this ACK.
+    let srtt = ms(s.dut.srtt().unwrap());
+    assert_eq!(s.next_timeout(), Some(200.0 + 2.0 * srtt + 2.0));
+}
+
+#[test]
+fn linux6_probes_with_new_data_when_the_window_allows() {
+    let mut cfg = Profile::Linux6.config();
+    cfg.initial_window = 2;
+    let mut s = Script::server(cfg, PeerOpts::default());
+    s.write((4 * MSS) as usize);
+    s.expect_burst(1, 2, MSS, 100.0);
+    s.at(302.0);
+    s.expect(tx(seg(3), MSS).at(302.0));
+    let c = *s.dut.counters();
+    assert_eq!((c.loss_probes_new, c.loss_probes_retrans), (1, 0));
+}
+
+#[test]
+fn linux6_one_probe_per_flight_and_dsack_marks_it_unnecessary() {
+    // Three segments all delivered, their ACKs lost: one probe (the last segment),
+    // then no second probe until the flight is acknowledged; the DSACK of the probe
+    // says it was not needed, and cwnd stays.
+    let mut s = linux6_sent(3);
+    s.at(302.0);
+    s.expect(tx(seg(3), MSS).at(302.0));
+    // The probe restarted the RTO (302 + 300); no second probe before it.
+    s.at(601.0);
+    s.expect_quiet();
+    assert_eq!(s.dut.counters().loss_probes, 1, "one probe per flight");
+    let cwnd = s.dut.cwnd();
+    s.send(ack(seg(4)).sack(&[(seg(3), seg(4))]));
+    let c = *s.dut.counters();
+    assert_eq!((c.loss_probes_unnecessary, c.loss_probe_recovery), (1, 0));
+    assert!(s.dut.cwnd() >= cwnd);
+}

@@ -14,7 +14,9 @@ pub const SWITCHES: &[&str] = &[
     "mss",
     "initial_window",
     "cc",
+    "hystart",
     "recovery",
+    "rack",
     "sack",
     "dsack",
     "fack",
@@ -183,17 +185,18 @@ pub fn parse_config(t: &Table<'_>) -> Result<Config> {
     }
     if let Some(v) = t.str(
         "tlp_flavour",
-        "\"draft-2013\", \"linux-3.10\" or \"rfc8985\"",
+        "\"draft-2013\", \"linux-3.10\", \"linux-6\" or \"rfc8985\"",
     )? {
         c.tlp_flavour = match v {
             "draft-2013" => TlpFlavour::Draft2013,
             "linux-3.10" => TlpFlavour::Linux310,
             "rfc8985" => TlpFlavour::Rfc8985,
+            "linux-6" => TlpFlavour::Linux6,
             x => {
                 return Err(t.bad(
                     "tlp_flavour",
                     format!("unknown probe-timeout flavour `{x}`"),
-                    "\"draft-2013\", \"linux-3.10\" or \"rfc8985\"",
+                    "\"draft-2013\", \"linux-3.10\", \"linux-6\" or \"rfc8985\"",
                 ));
             }
         };
@@ -231,7 +234,7 @@ pub fn parse_config(t: &Table<'_>) -> Result<Config> {
     }
     flag!("sack" => sack, "dsack" => dsack, "fack" => fack, "timestamps" => timestamps, "window_scale" => window_scale,
           "abc" => abc, "er_reorder_disable" => er_reorder_disable, "limited_transmit" => limited_transmit, "frto" => frto, "undo" => undo,
-          "slow_start_after_idle" => slow_start_after_idle);
+          "slow_start_after_idle" => slow_start_after_idle, "rack" => rack, "hystart" => hystart);
     if let Some(v) = t.switch("corrective")? {
         c.corrective = v;
     }

@@ -1,8 +1,11 @@
 //! CUBIC congestion control: RFC 9438 as Linux implements it (net/ipv4/tcp_cubic.c,
 //! `bictcp_update`): β = 717/1024 ≈ 0.7, C = 0.4 (`bic_scale` 41), fast convergence,
 //! TCP-friendly region. Integer arithmetic throughout, so results are identical on
-//! every machine. HyStart is not modelled.
+//! every machine. HyStart (Linux's default, `hystart = 1`) is the `hystart` switch.
 
+use std::time::Duration;
+
+use super::hystart::HyStart;
 use super::{CongestionControl, Window, additive_increase, slow_start};
 use crate::time::Instant;
 
@@ -29,6 +32,8 @@ pub struct Cubic {
     epoch_start_ms: Option<u64>,
     ack_cnt: u64,
     tcp_cwnd: u32,
+    /// Hybrid slow start, when on.
+    pub hystart: Option<HyStart>,
 }
 
 fn cube_root(a: u64) -> u64 {
@@ -136,6 +141,20 @@ impl CongestionControl for Cubic {
         self.epoch_start_ms = None;
         self.ack_cnt = 0;
         self.tcp_cwnd = 0;
+        if let Some(h) = &mut self.hystart {
+            h.on_timeout();
+        }
+    }
+
+    fn pkts_acked(&mut self, w: &mut Window, now: Instant, rtt: Duration, una: u64, nxt: u64) {
+        // "Discard delay samples right after fast recovery" (`cubictcp_acked`).
+        let now_ms = now.as_millis();
+        let after_recovery = self
+            .epoch_start_ms
+            .is_some_and(|e| now_ms.saturating_sub(e) < 1000);
+        if let Some(h) = &mut self.hystart {
+            h.on_ack(w, now, rtt, una, nxt, after_recovery);
+        }
     }
 
     fn on_undo(&mut self) {

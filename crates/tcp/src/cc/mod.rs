@@ -5,10 +5,13 @@
 //! A concrete enum dispatches on the hot path; each algorithm is one module.
 
 mod cubic;
+pub mod hystart;
 mod reno;
 
 pub use cubic::Cubic;
 pub use reno::Reno;
+
+use std::time::Duration;
 
 use crate::config::CcAlgorithm;
 use crate::time::Instant;
@@ -40,6 +43,10 @@ pub trait CongestionControl {
     fn on_timeout(&mut self) {}
     /// A reduction was undone; the algorithm may restore its own state.
     fn on_undo(&mut self) {}
+    /// An ACK of new data with an RTT sample (Linux `pkts_acked`), `una` and `nxt`
+    /// after it.
+    fn pkts_acked(&mut self, _w: &mut Window, _now: Instant, _rtt: Duration, _una: u64, _nxt: u64) {
+    }
 }
 
 /// RFC 5681 §3.1 slow start, as Linux `tcp_slow_start`: cwnd grows by the number of
@@ -76,10 +83,15 @@ pub enum Cc {
 }
 
 impl Cc {
-    pub fn new(alg: CcAlgorithm) -> Cc {
+    /// `hystart` turns on CUBIC's hybrid slow start.
+    pub fn new(alg: CcAlgorithm, hystart: bool) -> Cc {
         match alg {
             CcAlgorithm::Reno => Cc::Reno(Reno),
-            CcAlgorithm::Cubic => Cc::Cubic(Cubic::default()),
+            CcAlgorithm::Cubic => {
+                let mut c = Cubic::default();
+                c.hystart = hystart.then(hystart::HyStart::default);
+                Cc::Cubic(c)
+            }
         }
     }
     fn inner(&mut self) -> &mut dyn CongestionControl {
@@ -110,5 +122,17 @@ impl Cc {
     }
     pub fn on_undo(&mut self) {
         self.inner().on_undo()
+    }
+    pub fn pkts_acked(&mut self, w: &mut Window, now: Instant, rtt: Duration, una: u64, nxt: u64) {
+        self.inner().pkts_acked(w, now, rtt, una, nxt)
+    }
+    /// HyStart's exits from slow start (ACK train, delay), when it runs.
+    pub fn hystart_exits(&self) -> (u64, u64) {
+        match self {
+            Cc::Cubic(Cubic {
+                hystart: Some(h), ..
+            }) => (h.train_exits, h.delay_exits),
+            _ => (0, 0),
+        }
     }
 }

@@ -68,7 +68,14 @@ impl Connection {
         let una_advanced = ack > prior_una;
         let mut acked = crate::scoreboard::Acked::default();
         if una_advanced {
-            acked = self.sb.ack(ack);
+            acked = if self.rack_on() {
+                let (min_rtt, tsecr, off) = (self.rtt.min_rtt(), self.last_tsecr, self.ts_offset);
+                let rack = &mut self.rack;
+                self.sb
+                    .ack_with(ack, |s| rack.advance(now, s, min_rtt, tsecr, off))
+            } else {
+                self.sb.ack(ack)
+            };
             self.snd_una = ack;
             self.sendbuf.release(ack.min(self.sendbuf.end()));
             self.retransmits = 0;
@@ -89,6 +96,12 @@ impl Connection {
             if let Some(s) = sample {
                 self.rtt.on_sample(s, self.snd_una, self.snd_nxt);
                 self.backoff = 0;
+                let (una, nxt) = (self.snd_una, self.snd_nxt);
+                let before = self.cc.hystart_exits();
+                self.cc.pkts_acked(&mut self.w, now, s, una, nxt);
+                let after = self.cc.hystart_exits();
+                self.counters.hystart_train += after.0 - before.0;
+                self.counters.hystart_delay += after.1 - before.1;
             }
             if let Some(i) = acked.reord_index
                 && self.sack_ok
@@ -121,6 +134,9 @@ impl Connection {
             self.cc.cong_avoid(&mut self.w, segs, now, min_rtt_ms);
         }
 
+        if self.rack_on() {
+            self.rack_update_reo_wnd(now);
+        }
         self.fastretrans_alert(
             now,
             una_advanced,
@@ -188,6 +204,7 @@ impl Connection {
         if dsack {
             start = 1;
             self.counters.dsack_recv += 1;
+            self.rack_on_dsack();
             if let Some(marker) = self.undo_marker {
                 let undone = if first.1 <= prior_una {
                     (first.1 > marker) as i64
@@ -214,7 +231,15 @@ impl Connection {
             if r <= l || r <= self.snd_una || r > self.snd_nxt {
                 continue; // invalid or stale block (RFC 2018 §5: ignore)
             }
-            let res = self.sb.sack(l.max(self.snd_una), r);
+            let res = if self.rack_on() {
+                let (min_rtt, tsecr, off) = (self.rtt.min_rtt(), self.last_tsecr, self.ts_offset);
+                let rack = &mut self.rack;
+                self.sb.sack_with(l.max(self.snd_una), r, |s| {
+                    rack.advance(now, s, min_rtt, tsecr, off)
+                })
+            } else {
+                self.sb.sack(l.max(self.snd_una), r)
+            };
             newly += res.newly_sacked;
             if let Some(i) = res.reord_index {
                 reord = Some(reord.map_or(i, |x| x.min(i)));
@@ -238,6 +263,9 @@ impl Connection {
     pub(crate) fn update_reordering(&mut self, now: Instant, metric: u32, sack: bool) {
         if metric > 0 && self.cfg.er_reorder_disable {
             self.er_disabled = true;
+        }
+        if metric > 0 {
+            self.rack.reord_seen = true; // Linux `tp->reord_seen++`
         }
         if metric > self.reordering {
             self.reordering = metric.min(self.cfg.max_reordering);
@@ -316,6 +344,19 @@ impl Connection {
                     self.try_undo_partial(now);
                 }
                 let mut newly_lost = false;
+                if self.rack_on() {
+                    // Linux 4.10+: `tcp_identify_packet_loss` → `tcp_rack_mark_lost`.
+                    let before = self.sb.lost_out;
+                    self.rack_mark_lost(now);
+                    let sample = AckSample {
+                        pipe: self.sb.pipe(),
+                        delivered,
+                        snd_una_advanced: una_advanced,
+                        newly_lost: self.sb.lost_out > before,
+                    };
+                    self.rec.on_ack(&mut self.w, &sample);
+                    return;
+                }
                 // Linux `tcp_fastretrans_alert` in Recovery: mark on duplicate ACKs and
                 // new SACKs; on a partial ACK when FACK shows a hole beyond the
                 // reordering window (or without SACK); and, with FACK, when the head
@@ -345,6 +386,9 @@ impl Connection {
                 } else if una_advanced {
                     self.try_undo_loss(now);
                 }
+                if self.rack_on() && self.ca == CaState::Loss {
+                    self.rack_mark_lost(now); // lost retransmissions
+                }
             }
             _ => {
                 if !self.sack_ok && una_advanced {
@@ -352,6 +396,9 @@ impl Connection {
                 }
                 if self.ca == CaState::Disorder {
                     self.try_undo_dsack(now);
+                }
+                if self.rack_on() {
+                    self.rack_mark_lost(now);
                 }
                 if !self.time_to_recover(now) && !self.early_retransmit_due(now) {
                     self.try_to_open(now);
@@ -376,7 +423,9 @@ impl Connection {
                     self.counters.head_timeout_recovery += 1;
                 }
                 self.enter_recovery(now, prior_in_flight);
-                self.update_scoreboard(true);
+                if !self.rack_on() {
+                    self.update_scoreboard(true);
+                }
                 let sample = AckSample {
                     pipe: self.sb.pipe(),
                     delivered,
@@ -406,10 +455,14 @@ impl Connection {
         self.sb.retrans_out == 0
     }
 
-    /// Linux `tcp_time_to_recover` (without early retransmit).
+    /// Linux `tcp_time_to_recover` (without early retransmit). With RACK only a
+    /// segment marked lost starts recovery.
     fn time_to_recover(&self, now: Instant) -> bool {
         if self.sb.lost_out > 0 {
             return true;
+        }
+        if self.rack_on() {
+            return false;
         }
         // "Trick #3": with FACK, a head outstanding longer than the RTO.
         if self.fack
@@ -447,7 +500,7 @@ impl Connection {
         }
     }
 
-    fn enter_recovery(&mut self, now: Instant, prior_in_flight: u32) {
+    pub(crate) fn enter_recovery(&mut self, now: Instant, prior_in_flight: u32) {
         self.counters.recovery_episodes += 1;
         if self.sack_ok {
             self.counters.sack_recovery += 1;
@@ -560,6 +613,7 @@ impl Connection {
     /// At the end of Recovery or Loss. Returns true if the episode was undone.
     fn try_undo_recovery(&mut self, now: Instant) -> bool {
         if !self.may_undo() {
+            self.rack_recovery_done();
             return false;
         }
         let kind = if self.ca == CaState::Loss {
@@ -589,6 +643,7 @@ impl Connection {
             && self.undo_retrans <= 0
             && self.retrans_stamp.is_some()
         {
+            self.rack_dsack_undo();
             self.undo(now, UndoKind::Dsack);
         }
     }

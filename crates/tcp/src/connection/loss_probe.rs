@@ -12,6 +12,9 @@
 //!   probe was unnecessary, an ACK above it reduces cwnd unless it carries a DSACK.
 //! - `rfc8985`: PTO = 2·SRTT, plus WCDelAckT with one segment in flight, 1 s without
 //!   an RTT sample; DSACK-aware detection (§7.4) as in `linux-3.10`.
+//! - `linux-6`: Linux 4.11+ `tcp_schedule_loss_probe`: PTO = 2·SRTT + 2 ms
+//!   (`TCP_TIMEOUT_MIN`), or 2·SRTT + `rto_min` with one segment in flight, 1 s
+//!   without an RTT sample; probes in CWR as well as Open; detection as `linux-3.10`.
 //!
 //! The probe is one new segment if the application and the peer's window allow,
 //! otherwise the last segment sent again; the RTO restarts from the probe. Probes are
@@ -30,6 +33,9 @@ use crate::wire::{Flags, Segment};
 /// Linux `TCP_TIMEOUT_INIT`-based floor of the probe timeout (10 ms).
 const PTO_MIN: Duration = Duration::from_millis(10);
 
+/// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ = 1000), added to 2·SRTT by Linux 4.11+.
+const TIMEOUT_MIN: Duration = Duration::from_millis(2);
+
 /// A loss-probe episode: the probes sent for one tail.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct TlpEpisode {
@@ -47,7 +53,7 @@ impl Connection {
         self.t_pto = None;
         if !self.cfg.tlp
             || !self.sack_ok
-            || self.ca != CaState::Open
+            || !self.probe_state_allows()
             || !matches!(
                 self.state,
                 State::Established
@@ -76,7 +82,10 @@ impl Connection {
         let one = self.sb.packets_out() == 1;
         let wdt = self.cfg.tlp_wdt;
         let pto = match (flavour, srtt) {
-            (TlpFlavour::Rfc8985, None) => Duration::from_secs(1),
+            (TlpFlavour::Rfc8985 | TlpFlavour::Linux6, None) => Duration::from_secs(1),
+            (TlpFlavour::Linux6, Some(s)) => {
+                2 * s + if one { self.cfg.rto_min } else { TIMEOUT_MIN }
+            }
             (_, None) => return, // Linux and the draft need an RTT sample
             (TlpFlavour::Rfc8985, Some(s)) => 2 * s + if one { wdt } else { Duration::ZERO },
             (_, Some(s)) => {
@@ -87,7 +96,7 @@ impl Connection {
                 p
             }
         };
-        let pto = if flavour == TlpFlavour::Rfc8985 {
+        let pto = if matches!(flavour, TlpFlavour::Rfc8985 | TlpFlavour::Linux6) {
             pto
         } else {
             pto.max(PTO_MIN)
@@ -102,6 +111,12 @@ impl Connection {
         self.t_pto = Some(at);
     }
 
+    /// Probes go out in Open; Linux 4.11+ also in CWR.
+    fn probe_state_allows(&self) -> bool {
+        self.ca == CaState::Open
+            || (self.ca == CaState::Cwr && self.cfg.tlp_flavour == TlpFlavour::Linux6)
+    }
+
     /// Algorithm 1 `handle_pto`.
     pub(crate) fn on_pto(&mut self, now: Instant) {
         self.trace(
@@ -110,7 +125,7 @@ impl Connection {
                 timer: TimerKind::LossProbe,
             },
         );
-        if self.ca != CaState::Open || self.sb.is_empty() {
+        if !self.probe_state_allows() || self.sb.is_empty() {
             return;
         }
         self.counters.loss_probes += 1;

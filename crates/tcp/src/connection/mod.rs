@@ -10,6 +10,7 @@
 //! - [`persist`]: silly-window avoidance and zero-window probes.
 //! - [`early_retransmit`]: RFC 5827 with the delay and reordering mitigations.
 //! - [`loss_probe`]: the tail loss probe and its loss detection.
+//! - [`rack`]: RACK time-based loss detection and its reorder timer.
 //! - [`corrective`]: Corrective's negotiation, signals and fallback.
 
 mod ack;
@@ -20,6 +21,7 @@ mod input;
 mod loss_probe;
 mod output;
 mod persist;
+mod rack;
 mod timers;
 
 use std::time::Duration;
@@ -178,6 +180,9 @@ pub struct Connection {
     pub(crate) max_snd_wnd: u64,
     pub(crate) close_reason: Option<CloseReason>,
 
+    /// RACK loss detection (RFC 8985 §6).
+    pub(crate) rack: rack::Rack,
+
     /// Corrective (forward error correction) state.
     pub(crate) fec: corrective::Corrective,
 
@@ -228,7 +233,7 @@ impl Connection {
             ws_ok: false,
             sb: Scoreboard::with_capacity(64),
             w,
-            cc: Cc::new(cfg.cc),
+            cc: Cc::new(cfg.cc, cfg.hystart),
             rec: Recovery::new(cfg.recovery),
             rtt,
             backoff: 0,
@@ -272,6 +277,7 @@ impl Connection {
             probes_out: 0,
             max_snd_wnd: 0,
             close_reason: None,
+            rack: rack::Rack::default(),
             fec: corrective::Corrective::default(),
             counters: Counters::default(),
             events: std::collections::VecDeque::new(),
@@ -435,6 +441,10 @@ impl Connection {
     pub fn reordering(&self) -> u32 {
         self.reordering
     }
+    /// RACK's reordering window now (RFC 8985 §6.2 step 4), when RACK runs.
+    pub fn rack_reo_wnd(&self) -> Option<Duration> {
+        self.rack_on().then(|| self.reo_wnd())
+    }
     pub fn is_established(&self) -> bool {
         !matches!(
             self.state,
@@ -540,6 +550,7 @@ impl Connection {
         self.t_persist = None;
         self.t_er = None;
         self.t_pto = None;
+        self.rack.timer = None;
         self.fec.enc = None;
         self.set_state(now, State::Closed);
     }

@@ -18,6 +18,7 @@ impl Connection {
             .min(at(self.t_persist))
             .min(at(self.t_er))
             .min(at(self.t_pto))
+            .min(at(self.rack.timer))
             .min(at(self.corrective_due()));
         (m != u64::MAX).then_some(Instant::from_nanos(m))
     }
@@ -40,6 +41,9 @@ impl Connection {
         if self.t_pto.is_some_and(|t| t <= now) {
             self.t_pto = None;
             self.on_pto(now);
+        }
+        if self.rack.timer.is_some_and(|t| t <= now) {
+            self.on_rack_timeout(now);
         }
         if self.t_er.is_some_and(|t| t <= now) {
             self.t_er = None;
