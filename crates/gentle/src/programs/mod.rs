@@ -3,6 +3,7 @@
 
 pub mod corrective_pages;
 pub mod corrective_table5;
+pub mod linux_eras;
 pub mod reactive_table1;
 pub mod tlp_study;
 
@@ -99,6 +100,14 @@ fn corrective_pages(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value)
     ))
 }
 
+fn linux_eras(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    let e = linux_eras::run(args.quick);
+    Ok((
+        linux_eras::text(&e),
+        serde_json::json!({ "experiment": "linux-eras", "eras": e }),
+    ))
+}
+
 pub const PROGRAMS: &[Program] = &[
     Program {
         name: "reactive-table1",
@@ -119,6 +128,11 @@ pub const PROGRAMS: &[Program] = &[
         name: "corrective-pages",
         summary: "a 5-object and a 167-object page over cable-like and 3G-like links with correlated loss: Corrective vs Linux 2.6 (gentle-aggression §8.4.2, Figure 10)",
         run: corrective_pages,
+    },
+    Program {
+        name: "linux-eras",
+        summary: "NewReno, Linux 2.6, 3.10 and 6 (RACK-TLP) on Table 1's tail losses, the er-reordering path and demo-tail-loss: how each loss was repaired, and the latency",
+        run: linux_eras,
     },
 ];
 

@@ -47,7 +47,8 @@ pub struct Row {
     pub reactive: Outcome,
 }
 
-fn scenario(drops: &[u32]) -> Scenario {
+/// The scenario of one pattern: the dropped segments of the first response.
+pub fn scenario(drops: &[u32]) -> Scenario {
     let list: Vec<String> = drops.iter().map(|d| d.to_string()).collect();
     let text = format!(
         r#"

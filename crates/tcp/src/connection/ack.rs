@@ -232,10 +232,12 @@ impl Connection {
                 continue; // invalid or stale block (RFC 2018 §5: ignore)
             }
             let res = if self.rack_on() {
-                let (min_rtt, tsecr, off) = (self.rtt.min_rtt(), self.last_tsecr, self.ts_offset);
+                let (min_rtt, off) = (self.rtt.min_rtt(), self.ts_offset);
                 let rack = &mut self.rack;
+                // Linux checks the echoed timestamp only for cumulatively
+                // acknowledged segments (`tcp_clean_rtx_queue`), not SACKed ones.
                 self.sb.sack_with(l.max(self.snd_una), r, |s| {
-                    rack.advance(now, s, min_rtt, tsecr, off)
+                    rack.advance(now, s, min_rtt, None, off)
                 })
             } else {
                 self.sb.sack(l.max(self.snd_una), r)

@@ -6,9 +6,10 @@
 //! - Every delivered segment (cumulatively acknowledged or SACKed) *advances* RACK:
 //!   RACK.rtt becomes its RTT and RACK.xmit_ts its send time, if it was sent after the
 //!   current one. A retransmitted segment whose RTT is below min_rtt is ignored: it is
-//!   ambiguous which transmission was delivered (RFC 8985 §6.2 step 2). So is one
-//!   whose ACK echoes a timestamp older than the retransmission
-//!   (`tcp_skb_spurious_retrans`).
+//!   ambiguous which transmission was delivered (RFC 8985 §6.2 step 2). So is a
+//!   cumulatively acknowledged one whose ACK echoes a timestamp older than the
+//!   retransmission (`tcp_skb_spurious_retrans`, which Linux applies in
+//!   `tcp_clean_rtx_queue` only).
 //! - A segment sent before RACK.xmit_ts is lost once RACK.rtt + reo_wnd has passed
 //!   since it was sent; otherwise the *reorder timer* is armed for the earliest such
 //!   moment (plus `TCP_TIMEOUT_MIN`, 2 ms), and when it fires, segments are marked
