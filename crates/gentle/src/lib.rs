@@ -4,6 +4,8 @@
 
 pub mod bench;
 pub mod catalogue;
+pub mod checks;
+pub mod interrupt;
 pub mod output;
 pub mod plot;
 pub mod programs;

@@ -9,7 +9,7 @@ use gentle::catalogue::{self, CATALOGUE};
 use gentle::programs::{self, PROGRAMS};
 use gentle::runner::{self, RunOptions};
 use gentle::scenario::Scenario;
-use gentle::{bench, output, plot, report, tsg};
+use gentle::{bench, checks, interrupt, output, plot, report, tsg};
 
 /// Trials build and drop many small objects; mimalloc serves them faster than the
 /// system allocator.
@@ -96,6 +96,9 @@ struct RunArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Write into a non-empty --out directory, replacing what gentle wrote there.
+    #[arg(long)]
+    force: bool,
 }
 
 fn main() -> ExitCode {
@@ -116,7 +119,25 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            run_scenarios(&[scn], &opts, false)
+            let scns = [scn];
+            if let Err(e) = checks::run_args(&scns, &to_checked(&opts), false) {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+            let mut staged = match open_staged(&opts) {
+                Ok(s) => s,
+                Err(code) => return code,
+            };
+            interrupt::install();
+            let mut docs = Vec::new();
+            let code = run_scenarios(&scns, &opts, false, staged.as_mut(), &mut docs);
+            if code != ExitCode::SUCCESS {
+                return code;
+            }
+            if let Some(doc) = docs.pop() {
+                print_json(&doc);
+            }
+            finish(staged)
         }
         Cmd::Reproduce {
             names,
@@ -160,15 +181,27 @@ fn main() -> ExitCode {
                         .expect("built-in scenarios are valid")
                 })
                 .collect();
-            let mut code = ExitCode::SUCCESS;
-            if !scns.is_empty() {
-                code = run_scenarios(&scns, &opts, quick);
+            let progs: Vec<&str> = progs.iter().map(|p| p.name).collect();
+            if let Err(e) = checks::program_args(&progs, &to_checked(&opts))
+                .and_then(|()| checks::run_args(&scns, &to_checked(&opts), quick))
+            {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
             }
-            for p in progs {
-                let mut staged = match open_staged(opts.out.as_deref()) {
-                    Ok(s) => s,
-                    Err(code) => return code,
-                };
+            let mut staged = match open_staged(&opts) {
+                Ok(s) => s,
+                Err(code) => return code,
+            };
+            interrupt::install();
+            let mut docs = Vec::new();
+            if !scns.is_empty() {
+                let code = run_scenarios(&scns, &opts, quick, staged.as_mut(), &mut docs);
+                if code != ExitCode::SUCCESS {
+                    return code;
+                }
+            }
+            for name in progs {
+                let p = programs::find(name).expect("checked above");
                 let args = programs::ProgramArgs {
                     quick,
                     out: staged.as_mut(),
@@ -180,31 +213,37 @@ fn main() -> ExitCode {
                         return ExitCode::from(1);
                     }
                 };
-                let mut out = std::io::stdout().lock();
-                if opts.json {
-                    let _ = writeln!(
-                        out,
-                        "{}",
-                        serde_json::to_string_pretty(&json).expect("serialisable")
-                    );
-                } else {
-                    let _ = writeln!(out, "{text}");
+                if interrupt::requested() {
+                    eprintln!("interrupted: {} abandoned; nothing was written", p.name);
+                    return ExitCode::from(interrupt::EXIT_INTERRUPTED);
                 }
-                if let Some(st) = staged {
-                    match st.commit() {
-                        Ok(files) => {
-                            for f in files {
-                                eprintln!("wrote {}", f.display());
-                            }
-                        }
-                        Err(e) => {
-                            eprintln!("error: writing results: {e}");
-                            return ExitCode::from(1);
-                        }
+                if let Some(st) = staged.as_mut() {
+                    let stem = output::file_name(p.name);
+                    let j = serde_json::to_string_pretty(&json).expect("serialisable");
+                    if let Err(e) = st
+                        .write(&format!("{stem}.txt"), text.as_bytes())
+                        .and_then(|()| st.write(&format!("{stem}.json"), j.as_bytes()))
+                    {
+                        eprintln!("error: writing results: {e}");
+                        return ExitCode::from(1);
                     }
                 }
+                if opts.json {
+                    docs.push(json);
+                } else {
+                    let _ = writeln!(std::io::stdout().lock(), "{text}");
+                }
             }
-            code
+            if opts.json {
+                // One document: the experiments in the order they ran.
+                let doc = if docs.len() == 1 {
+                    docs.pop().expect("one")
+                } else {
+                    serde_json::json!({ "experiments": docs })
+                };
+                print_json(&doc);
+            }
+            finish(staged)
         }
         Cmd::Plot { kind, trace, out } => plot_command(&kind, &trace, &out),
         Cmd::Bench { json, full } => {
@@ -222,20 +261,61 @@ fn main() -> ExitCode {
     }
 }
 
-fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
+fn to_checked(a: &RunArgs) -> checks::RunFlags {
+    checks::RunFlags {
+        trials: a.trials,
+        seed: a.seed,
+        pcap: a.pcap,
+        trace: a.trace.is_some(),
+        trial: a.trial,
+        threads: a.threads,
+        out: a.out.is_some(),
+    }
+}
+
+fn print_json(doc: &serde_json::Value) {
+    let _ = writeln!(
+        std::io::stdout().lock(),
+        "{}",
+        serde_json::to_string_pretty(doc).expect("serialisable")
+    );
+}
+
+/// Commits `--out` and lists what was written.
+fn finish(staged: Option<output::Staged>) -> ExitCode {
+    if let Some(st) = staged {
+        match st.commit() {
+            Ok(files) => {
+                for f in files {
+                    eprintln!("wrote {}", f.display());
+                }
+            }
+            Err(e) => {
+                eprintln!("error: writing results: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Runs the scenarios; their JSON documents go to `docs` (with `--json`), their
+/// files to `staged`. Trace and pcap files without `--out` are written here.
+fn run_scenarios(
+    scns: &[Scenario],
+    a: &RunArgs,
+    quick: bool,
+    mut staged: Option<&mut output::Staged>,
+    docs: &mut Vec<serde_json::Value>,
+) -> ExitCode {
     if let Some(t) = a.threads
         && let Err(e) = rayon::ThreadPoolBuilder::new()
-            .num_threads(t.max(1))
+            .num_threads(t)
             .build_global()
     {
         eprintln!("error: cannot start {t} threads: {e}");
         return ExitCode::from(2);
     }
-    let mut staged = match open_staged(a.out.as_deref()) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    let mut jsons = Vec::new();
     let mut trace_lines: Vec<String> = Vec::new();
     let mut failed = false;
     for scn in scns {
@@ -251,11 +331,16 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
         };
         // With --out, every record goes to the CSV as its wave of trials finishes.
         let stem = if scns.len() > 1 {
-            format!("{}-", scn.name)
+            format!("{}-", output::file_name(&scn.name))
         } else {
             String::new()
         };
-        let mut csv = match staged.as_mut() {
+        if let Some(note) = checks::csv_size_note(scn, trials)
+            && staged.is_some()
+        {
+            eprintln!("{note}");
+        }
+        let mut csv = match staged.as_deref_mut() {
             Some(st) => {
                 let path = st.path(&format!("{stem}records.csv"));
                 match std::fs::File::create(&path) {
@@ -281,10 +366,21 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
                 }
             }
         });
-        if let Some(mut w) = csv.take()
-            && let Err(e) = w.flush()
-        {
-            csv_error.get_or_insert(e);
+        drop(csv.take());
+        if interrupt::requested() {
+            let done: u64 = run.variants.iter().map(|v| v.trials_run).sum();
+            let total = trials * scn.variants.len() as u64;
+            let staged_mb = staged.as_deref().map_or(0, |s| s.staged_bytes()) / 1_000_000;
+            eprintln!(
+                "interrupted: {} abandoned after {done} of {total} trials × variants; nothing was written{}",
+                scn.name,
+                if staged_mb > 0 {
+                    format!(" ({staged_mb} MB of staged results removed)")
+                } else {
+                    String::new()
+                }
+            );
+            return ExitCode::from(interrupt::EXIT_INTERRUPTED);
         }
         if let Some(e) = csv_error {
             eprintln!("error: writing records: {e}");
@@ -293,6 +389,7 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
         if run.variants.iter().any(|v| v.corrupt_bytes > 0) {
             failed = true;
         }
+        eprint!("{}", report::unfinished_note(&run));
         // Scenarios with a time-sequence graph: trial 0 of every variant, traced.
         let tsg_flows = scn
             .tsg
@@ -305,7 +402,7 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
                     flows.iter().map(|f| tsg::facts(f, later_ms)).collect();
                 j["trial0"] = serde_json::to_value(facts).expect("serialisable");
             }
-            jsons.push(j);
+            docs.push(j);
         } else {
             let mut out = std::io::stdout().lock();
             // A closed pipe (`| head`) is not an error worth a panic.
@@ -320,7 +417,7 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
                 );
             }
         }
-        if let Some(st) = staged.as_mut() {
+        if let Some(st) = staged.as_deref_mut() {
             let res = (|| -> Result<(), String> {
                 let j = serde_json::to_string_pretty(&report::json(scn, &run, trials, seed))
                     .expect("serialisable");
@@ -349,11 +446,18 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
             for v in &scn.variants {
                 if let Some(k) = a.pcap {
                     let (_, _, frames) = runner::run_trial_observed(scn, v, seed, k);
-                    let name = format!("{}-trial{}-{}.pcap", scn.name, k, v.name);
+                    let name = format!(
+                        "{}-trial{}-{}.pcap",
+                        output::file_name(&scn.name),
+                        k,
+                        output::file_name(&v.name)
+                    );
                     let bytes = output::pcap_bytes(&frames);
-                    let res = match staged.as_mut() {
+                    let res = match staged.as_deref_mut() {
                         Some(st) => st.write(&name, &bytes),
-                        None => std::fs::write(&name, &bytes),
+                        None => std::fs::write(&name, &bytes).map(|()| {
+                            eprintln!("wrote {name}");
+                        }),
                     };
                     if let Err(e) = res {
                         eprintln!("error: writing {name}: {e}");
@@ -368,19 +472,6 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
             }
         }
     }
-    if a.json {
-        let doc = if jsons.len() == 1 {
-            jsons.pop().expect("one")
-        } else {
-            serde_json::Value::Array(jsons)
-        };
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("serialisable")
-        );
-    }
     if let Some(path) = &a.trace {
         let mut body = trace_lines.join("\n");
         body.push('\n');
@@ -388,21 +479,7 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
             eprintln!("error: writing {}: {e}", path.display());
             return ExitCode::from(1);
         }
-    }
-    if let Some(st) = staged {
-        match st.commit() {
-            Ok(files) => {
-                if !a.json {
-                    for f in files {
-                        eprintln!("wrote {}", f.display());
-                    }
-                }
-            }
-            Err(e) => {
-                eprintln!("error: writing results: {e}");
-                return ExitCode::from(1);
-            }
-        }
+        eprintln!("wrote {}", path.display());
     }
     if failed {
         return ExitCode::from(1);
@@ -411,11 +488,13 @@ fn run_scenarios(scns: &[Scenario], a: &RunArgs, quick: bool) -> ExitCode {
 }
 
 /// The staging area of `--out DIR`, if one was asked for; a directory that cannot
-/// be created is bad input.
-fn open_staged(dir: Option<&std::path::Path>) -> Result<Option<output::Staged>, ExitCode> {
-    let Some(dir) = dir else { return Ok(None) };
-    output::Staged::new(dir).map(Some).map_err(|e| {
-        eprintln!("error: cannot create {}: {e}", dir.display());
+/// be used is bad input.
+fn open_staged(a: &RunArgs) -> Result<Option<output::Staged>, ExitCode> {
+    let Some(dir) = a.out.as_deref() else {
+        return Ok(None);
+    };
+    output::Staged::new(dir, a.force).map(Some).map_err(|e| {
+        eprintln!("error: {e}");
         ExitCode::from(2)
     })
 }
@@ -447,9 +526,12 @@ fn plot_command(kind: &str, trace: &std::path::Path, out: &std::path::Path) -> E
         );
         return ExitCode::from(2);
     }
-    let mut staged = match open_staged(Some(out)) {
-        Ok(s) => s.expect("a directory was given"),
-        Err(code) => return code,
+    let mut staged = match output::Staged::new(out, true) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     };
     let p = staged.path("tsg.png");
     staged.path("tsg.svg");

@@ -8,18 +8,49 @@ pub struct Staged {
     dir: PathBuf,
     stage: PathBuf,
     files: Vec<String>,
+    /// The directory did not exist before this run.
+    created: bool,
+    committed: bool,
 }
 
+/// Lists the files the last run wrote into an `--out` directory, so that `--force`
+/// can clear them before writing new ones.
+const MANIFEST: &str = ".gentle-manifest";
+
 impl Staged {
-    pub fn new(dir: &Path) -> std::io::Result<Staged> {
-        fs::create_dir_all(dir)?;
+    /// Opens `dir` for results. A directory holding anything is refused unless
+    /// `force`: then the files a previous gentle run wrote there (its manifest) are
+    /// removed when the new results are committed, so old and new never mix.
+    pub fn new(dir: &Path, force: bool) -> Result<Staged, String> {
+        let created = !dir.exists();
+        if !created {
+            let entries = fs::read_dir(dir)
+                .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+                .filter_map(|e| e.ok())
+                .filter(|e| {
+                    !e.file_name()
+                        .to_string_lossy()
+                        .starts_with(".gentle-staging-")
+                })
+                .count();
+            if entries > 0 && !force {
+                return Err(format!(
+                    "{} is not empty; choose a new directory, or add --force to replace the results gentle wrote there",
+                    dir.display()
+                ));
+            }
+        }
+        fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let stage = dir.join(format!(".gentle-staging-{}", std::process::id()));
         let _ = fs::remove_dir_all(&stage);
-        fs::create_dir_all(&stage)?;
+        fs::create_dir_all(&stage)
+            .map_err(|e| format!("cannot create {}: {e}", stage.display()))?;
         Ok(Staged {
             dir: dir.to_path_buf(),
             stage,
             files: Vec::new(),
+            created,
+            committed: false,
         })
     }
     /// Path to write `name` to while staging.
@@ -31,26 +62,77 @@ impl Staged {
         let p = self.path(name);
         fs::write(p, data)
     }
-    /// Moves every staged file into the directory.
-    pub fn commit(self) -> std::io::Result<Vec<PathBuf>> {
+    /// Bytes staged so far.
+    pub fn staged_bytes(&self) -> u64 {
+        self.files
+            .iter()
+            .filter_map(|f| fs::metadata(self.stage.join(f)).ok())
+            .map(|m| m.len())
+            .sum()
+    }
+    /// Moves every staged file into the directory, after removing the files of the
+    /// previous run listed in its manifest.
+    pub fn commit(mut self) -> std::io::Result<Vec<PathBuf>> {
+        if let Ok(old) = fs::read_to_string(self.dir.join(MANIFEST)) {
+            for f in old.lines().filter(|l| !l.is_empty() && !l.contains('/')) {
+                let _ = fs::remove_file(self.dir.join(f));
+            }
+        }
         let mut out = Vec::new();
+        let mut names = String::new();
         for f in &self.files {
             let from = self.stage.join(f);
             if from.exists() {
                 let to = self.dir.join(f);
                 fs::rename(&from, &to)?;
                 out.push(to);
+                names.push_str(f);
+                names.push('\n');
             }
         }
+        fs::write(self.dir.join(MANIFEST), names)?;
         fs::remove_dir_all(&self.stage)?;
+        self.committed = true;
         Ok(out)
     }
 }
 
 impl Drop for Staged {
+    /// Without a commit nothing is left behind: not the staging area, and not the
+    /// directory if this run created it.
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.stage);
+        if !self.committed && self.created {
+            let _ = fs::remove_dir(&self.dir); // only if empty
+        }
     }
+}
+
+/// A file name from a scenario, variant or experiment name: ASCII letters, digits,
+/// `_` and `-` are kept, and `.` between two letters or digits (`linux-2.6`);
+/// anything else — spaces, `/`, other dots — becomes `_`, as does a leading `-`.
+/// So the name stays inside the output directory and needs no quoting in a shell.
+pub fn file_name(name: &str) -> String {
+    let c: Vec<char> = name.chars().collect();
+    let alnum = |i: usize| c.get(i).is_some_and(|x| x.is_ascii_alphanumeric());
+    let mut s: String = (0..c.len())
+        .map(|i| {
+            let x = c[i];
+            let dot_ok = x == '.' && i > 0 && alnum(i - 1) && alnum(i + 1);
+            if x.is_ascii_alphanumeric() || x == '_' || x == '-' || dot_ok {
+                x
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.starts_with('-') {
+        s.replace_range(0..1, "_");
+    }
+    if s.is_empty() {
+        s.push('_');
+    }
+    s
 }
 
 /// A pcap file (LINKTYPE_RAW: IPv4 frames) from captured `(ns, frame)` pairs.

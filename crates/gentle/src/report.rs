@@ -48,10 +48,11 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} — {} (ms), {} trials",
+        "{} — {} (ms), {} trial{}",
         scn.name,
         metric_name(scn.metric),
-        trials
+        trials,
+        if trials == 1 { "" } else { "s" }
     );
     if !scn.description.is_empty() {
         let _ = writeln!(out, "{}", scn.description);
@@ -76,14 +77,35 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
         .collect();
     for (label, f) in rows {
         let b = f(&bs);
-        let mut line = format!("{:<10}{:>12}", label, fmt_ms(b));
+        let base_cell = if bs.n == 0 {
+            "-".to_string()
+        } else {
+            fmt_ms(b)
+        };
+        let mut line = format!("{:<10}{:>12}", label, base_cell);
         for s in &others {
             let x = f(s);
-            let d = x - b;
-            let pct = if b > 0.0 { 100.0 * d / b } else { f64::NAN };
-            line += &format!("{:>24}", format!("{:+} ({:+.1}%)", fmt_ms(d), pct));
+            let cell = if s.n == 0 {
+                "-".to_string()
+            } else if bs.n == 0 {
+                fmt_ms(x)
+            } else {
+                // No negative zero in the table ("−0.0%").
+                let zero = |v: f64, eps: f64| if v.abs() < eps { 0.0 } else { v };
+                let d = zero(x - b, 5e3);
+                let pct = zero(if b > 0.0 { 100.0 * d / b } else { 0.0 }, 0.05);
+                format!("{:+} ({:+.1}%)", fmt_ms(d), pct)
+            };
+            line += &format!("{:>24}", cell);
         }
         let _ = writeln!(out, "{line}");
+    }
+    for v in run.variants.iter().filter(|v| v.latencies.len() == 0) {
+        let _ = writeln!(
+            out,
+            "{}: no finished exchange to rank ({} exchanges, {} unfinished)",
+            v.name, v.exchanges, v.incomplete
+        );
     }
     let mut line = format!("{:<10}{:>12}", "samples", bs.n);
     for s in &others {
@@ -196,21 +218,6 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
         out += &recovery_tables(run);
     }
     for v in &run.variants {
-        if !v.timed_out_trials.is_empty() {
-            let ids: Vec<String> = v
-                .timed_out_trials
-                .iter()
-                .take(10)
-                .map(|t| t.to_string())
-                .collect();
-            let _ = writeln!(
-                out,
-                "warning: {}: {} trial(s) hit the time limit; replay with --trial: {}",
-                v.name,
-                v.timed_out_trials.len(),
-                ids.join(", ")
-            );
-        }
         if v.corrupt_bytes > 0 {
             let _ = writeln!(
                 out,
@@ -387,7 +394,51 @@ pub fn json(scn: &Scenario, run: &RunResult, trials: u64, seed: u64) -> Value {
 
 /// CSV of every exchange record of every variant.
 /// The header of the records CSV.
-pub const CSV_HEADER: &str = "variant,trial,workload,index,request_bytes,response_bytes,complete,metric_ms,server_ms,client_ms,fin_ms,fast_retrans,timeouts,slow_start_retrans,syn_retrans,recoveries,undos,retrans_segs,bytes_sent,packets_dropped\n";
+/// Why exchanges did not finish, per variant, for stderr; empty when all did.
+pub fn unfinished_note(run: &RunResult) -> String {
+    let mut out = String::new();
+    for v in &run.variants {
+        if v.incomplete > 0 {
+            let reasons: Vec<String> = gentle_sim::record::Unfinished::ALL
+                .iter()
+                .zip(v.unfinished)
+                .filter(|(_, n)| *n > 0)
+                .map(|(r, n)| format!("{n} {}", r.describe()))
+                .collect();
+            let _ = writeln!(
+                out,
+                "note: {}: {} unfinished exchange{}: {}",
+                v.name,
+                v.incomplete,
+                if v.incomplete == 1 { "" } else { "s" },
+                reasons.join(", ")
+            );
+        }
+        if !v.timed_out_trials.is_empty() {
+            let ids: Vec<String> = v
+                .timed_out_trials
+                .iter()
+                .take(10)
+                .map(|t| t.to_string())
+                .collect();
+            let _ = writeln!(
+                out,
+                "note: {}: {} trial{} hit the time limit; replay one with --trace FILE --trial K: {}",
+                v.name,
+                v.timed_out_trials.len(),
+                if v.timed_out_trials.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                ids.join(", ")
+            );
+        }
+    }
+    out
+}
+
+pub const CSV_HEADER: &str = "variant,trial,workload,index,request_bytes,response_bytes,complete,metric_ms,server_ms,client_ms,fin_ms,fast_retrans,timeouts,slow_start_retrans,syn_retrans,recoveries,undos,retrans_segs,bytes_sent,packets_dropped,unfinished\n";
 
 /// CSV rows of `records` of the variant named `variant`.
 pub fn csv_rows(
@@ -404,7 +455,7 @@ pub fn csv_rows(
             .map_or("?", |w| w.name.as_str());
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             variant,
             r.trial,
             wl,
@@ -424,7 +475,9 @@ pub fn csv_rows(
             r.undos,
             r.retrans_segs,
             r.bytes_sent,
-            r.packets_dropped
+            r.packets_dropped,
+            r.unfinished
+                .map_or(String::new(), |u| format!("{u:?}").to_lowercase())
         );
     }
     s

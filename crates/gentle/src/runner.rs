@@ -49,6 +49,10 @@ pub struct VariantResult {
     pub corrupt_bytes: u64,
     pub exchanges: u64,
     pub incomplete: u64,
+    /// Unfinished exchanges by reason, in the order of `Unfinished::ALL`.
+    pub unfinished: [u64; 4],
+    /// Trials run (fewer than asked for when interrupted).
+    pub trials_run: u64,
     pub timed_out_trials: Vec<u64>,
     pub with_retransmission: u64,
     pub with_loss: u64,
@@ -89,6 +93,13 @@ fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep: bool) {
         v.exchanges += 1;
         if !r.complete {
             v.incomplete += 1;
+            if let Some(u) = r.unfinished {
+                let i = gentle_sim::record::Unfinished::ALL
+                    .iter()
+                    .position(|x| *x == u)
+                    .expect("listed");
+                v.unfinished[i] += 1;
+            }
         }
         if r.had_retransmission() {
             v.with_retransmission += 1;
@@ -118,6 +129,7 @@ fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep: bool) {
         }
     }
     v.counters.add(&t.counters);
+    v.trials_run += 1;
     v.links.add(&t.links);
     v.episodes.extend_from_slice(&t.episodes);
     v.events += t.events;
@@ -225,16 +237,27 @@ pub fn run_streaming(
     } else {
         ProgressBar::hidden()
     };
-    let blocks: Vec<(u64, u64)> = (0..opts.trials.div_ceil(BLOCK))
-        .map(|b| (b * BLOCK, ((b + 1) * BLOCK).min(opts.trials)))
-        .collect();
+    // Blocks of trials are made a wave at a time: memory does not grow with the
+    // number of trials.
+    let nblocks = opts.trials.div_ceil(BLOCK);
+    let waves = nblocks.div_ceil(WAVE as u64);
+    let wave_blocks = |w: u64| -> Vec<(u64, u64)> {
+        let first = w * WAVE as u64;
+        (first..(first + WAVE as u64).min(nblocks))
+            .map(|b| (b * BLOCK, ((b + 1) * BLOCK).min(opts.trials)))
+            .collect()
+    };
     let mut variants = Vec::new();
     for (vi, variant) in scn.variants.iter().enumerate() {
         let mut v = VariantResult {
             name: variant.name.clone(),
             ..Default::default()
         };
-        for wave in blocks.chunks(WAVE) {
+        for w in 0..waves {
+            if crate::interrupt::requested() {
+                break;
+            }
+            let wave = wave_blocks(w);
             let parts: Vec<VariantResult> = wave
                 .par_iter()
                 .map(|&(lo, hi)| {
@@ -276,6 +299,10 @@ fn merge(v: &mut VariantResult, p: VariantResult) {
     v.corrupt_bytes += p.corrupt_bytes;
     v.exchanges += p.exchanges;
     v.incomplete += p.incomplete;
+    for (a, b) in v.unfinished.iter_mut().zip(p.unfinished) {
+        *a += b;
+    }
+    v.trials_run += p.trials_run;
     v.timed_out_trials.extend(p.timed_out_trials);
     v.with_retransmission += p.with_retransmission;
     v.with_loss += p.with_loss;

@@ -42,6 +42,40 @@ pub struct ExchangeRecord {
     pub t_recover_ns: Option<u64>,
     /// ... and the first response segment sent to the FIN's delivery (`t_total`).
     pub t_total_ns: Option<u64>,
+    /// Why the exchange did not finish, when it did not.
+    pub unfinished: Option<Unfinished>,
+}
+
+/// Why an exchange did not finish.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unfinished {
+    /// The client's SYN (or the server's SYN-ACK) went unanswered `syn_retries` times.
+    SynRetries,
+    /// Data went unacknowledged through every retransmission (`max_retries`): the
+    /// connection was aborted.
+    Retries,
+    /// A reset closed the connection.
+    Reset,
+    /// The trial reached its time limit with the exchange still under way.
+    TimeLimit,
+}
+
+impl Unfinished {
+    pub const ALL: [Unfinished; 4] = [
+        Unfinished::SynRetries,
+        Unfinished::Retries,
+        Unfinished::Reset,
+        Unfinished::TimeLimit,
+    ];
+    pub fn describe(self) -> &'static str {
+        match self {
+            Unfinished::SynRetries => "SYN retries exhausted",
+            Unfinished::Retries => "retransmissions exhausted (aborted)",
+            Unfinished::Reset => "reset",
+            Unfinished::TimeLimit => "time limit reached",
+        }
+    }
 }
 
 impl ExchangeRecord {

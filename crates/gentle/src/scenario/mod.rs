@@ -164,6 +164,13 @@ fn parse_doc(src: Source<'_>, doc: &toml_edit::Document<String>) -> Result<Scena
     let time_limit = top
         .duration("time_limit")?
         .unwrap_or(Duration::from_secs(600));
+    if time_limit.is_zero() {
+        return Err(top.bad(
+            "time_limit",
+            "a trial cannot run for no time",
+            "a positive duration like \"600s\"",
+        ));
+    }
     let capture = top.str("capture", "a node name")?.map(str::to_string);
     let filter = match top.str("filter", "\"retransmitted\" or \"lost\"")? {
         None => Filter::All,
@@ -191,7 +198,8 @@ fn parse_doc(src: Source<'_>, doc: &toml_edit::Document<String>) -> Result<Scena
         .iter()
         .flat_map(|l| [l.a.clone(), l.b.clone()])
         .collect();
-    let workloads = workload::parse_workloads(&top, &nodes)?;
+    let pairs: Vec<(String, String)> = links.iter().map(|l| (l.a.clone(), l.b.clone())).collect();
+    let workloads = workload::parse_workloads(&top, &nodes, &pairs, time_limit)?;
     let variants = variant::parse_variants(&top)?;
     if let Some(c) = &capture
         && !nodes.contains(c)

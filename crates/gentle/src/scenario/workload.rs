@@ -34,11 +34,37 @@ const KEYS: &[&str] = &[
     "max_window",
     "client_receiver",
 ];
+/// Whether `a` and `b` are joined by a chain of links.
+fn connected(links: &[(String, String)], a: &str, b: &str) -> bool {
+    let mut seen = vec![a];
+    let mut i = 0;
+    while i < seen.len() {
+        let n = seen[i];
+        for (x, y) in links {
+            for (from, to) in [(x, y), (y, x)] {
+                if from == n && !seen.contains(&to.as_str()) {
+                    seen.push(to);
+                }
+            }
+        }
+        i += 1;
+    }
+    seen.contains(&b)
+}
+
 const RECEIVERS: &str = "\"linux\", \"windows\" or \"rfc\"";
 const KINDS: &str = "\"exchanges\", \"bulk\", \"onoff\", \"writes\" or \"page\"";
 const SIZE: &str = "a size like \"5000B\", or { dist = \"exponential\", mean = \"7.5KB\" } (dists: uniform min/max, exponential mean, lognormal median/sigma, choice sizes/weights)";
 
-pub fn parse_workloads(top: &Table<'_>, nodes: &[String]) -> Result<Vec<WorkloadSpec>> {
+/// Parses the `[[workload]]` tables. `links` are the `(a, b)` node pairs of the
+/// links, to check that each client reaches its server; `time_limit` bounds the
+/// start times.
+pub fn parse_workloads(
+    top: &Table<'_>,
+    nodes: &[String],
+    links: &[(String, String)],
+    time_limit: Duration,
+) -> Result<Vec<WorkloadSpec>> {
     let ts = tables(top, "workload")?;
     if ts.is_empty() {
         return Err(top.missing("workload", "at least one [[workload]]"));
@@ -70,6 +96,28 @@ pub fn parse_workloads(top: &Table<'_>, nodes: &[String]) -> Result<Vec<Workload
                 "client and server are the same node",
                 "two different nodes",
             ));
+        }
+        if !connected(links, &client, &server) {
+            return Err(t.bad(
+                "server",
+                format!("node `{server}` cannot be reached from `{client}`: no chain of links joins them"),
+                "a server connected to the client by [[link]]s",
+            ));
+        }
+        for key in ["start", "jitter"] {
+            if let Some(d) = t.duration(key)?
+                && d >= time_limit
+            {
+                return Err(t.bad(
+                    key,
+                    format!(
+                        "{} ms is not before the time limit of {} ms",
+                        d.as_millis(),
+                        time_limit.as_millis()
+                    ),
+                    "a time shorter than `time_limit`",
+                ));
+            }
         }
         let kind_s = t.str("kind", KINDS)?.unwrap_or("exchanges");
         let kind = match kind_s {

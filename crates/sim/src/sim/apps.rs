@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-use gentle_tcp::{Counters, Instant};
+use gentle_tcp::{CloseReason, Counters, Instant};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::Sim;
 use crate::pattern;
-use crate::record::{ExchangeRecord, PageRecord};
+use crate::record::{ExchangeRecord, PageRecord, Unfinished};
 use crate::workload::{ConnectionMode, Size, WorkloadKind, WorkloadSpec};
 
 /// Bytes an endless bulk sender keeps queued ahead of what was acknowledged.
@@ -500,6 +500,7 @@ impl Sim {
                 (Some(a), Some(b)) if b.as_nanos() >= a => Some(b.as_nanos() - a),
                 _ => None,
             },
+            unfinished: None,
         };
         let wl = s.wl;
         self.result.exchanges.push(rec);
@@ -603,9 +604,32 @@ impl Sim {
     }
 
     fn finish_exchange_incomplete(&mut self, sid: u32) {
+        let reason = {
+            let s = &self.sessions[sid as usize];
+            let c = &self.conns[s.cconn as usize].conn;
+            match c.close_reason() {
+                Some(CloseReason::TimedOut) if !c.was_established() => Unfinished::SynRetries,
+                Some(CloseReason::TimedOut) => Unfinished::Retries,
+                Some(CloseReason::Reset) => Unfinished::Reset,
+                _ => Unfinished::TimeLimit,
+            }
+        };
+        // The counters of the exchange so far, as for a finished one.
+        let n = self.result.exchanges.len();
+        self.finish_exchange_record_only(sid);
+        if let Some(r) = self.result.exchanges.get_mut(n) {
+            r.unfinished = Some(reason);
+        }
+    }
+
+    /// Records the exchange in progress as unfinished, with its counters, and
+    /// schedules nothing after it.
+    fn finish_exchange_record_only(&mut self, sid: u32) {
+        let d = self.session_counters(sid);
         let trial = self.result.trial;
         let s = &mut self.sessions[sid as usize];
         let Some(a) = s.cur.take() else { return };
+        let sub = |x: u64, y: u64| (x - y.min(x)) as u32;
         self.result.exchanges.push(ExchangeRecord {
             trial,
             workload: s.wl,
@@ -613,6 +637,15 @@ impl Sim {
             request_bytes: a.request,
             response_bytes: a.response,
             complete: false,
+            fast_retrans: sub(d.fast_retrans, a.snap.fast_retrans),
+            timeout_retrans: sub(d.timeouts, a.snap.timeouts),
+            slow_start_retrans: sub(d.slow_start_retrans, a.snap.slow_start_retrans),
+            syn_retrans: sub(d.syn_retrans, a.snap.syn_retrans),
+            timeouts: sub(d.timeouts, a.snap.timeouts),
+            recoveries: sub(d.recovery_episodes, a.snap.recovery_episodes),
+            undos: sub(d.undos(), a.snap.undos()),
+            retrans_segs: sub(d.retrans_segs, a.snap.retrans_segs),
+            bytes_sent: d.bytes_sent.saturating_sub(a.snap.bytes_sent),
             packets_dropped: s.drops - a.snap_drops,
             ..Default::default()
         });

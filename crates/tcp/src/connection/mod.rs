@@ -454,6 +454,10 @@ impl Connection {
     pub fn is_closed(&self) -> bool {
         self.state == State::Closed
     }
+    /// The handshake completed at some point (our SYN was acknowledged).
+    pub fn was_established(&self) -> bool {
+        self.snd_una > 0
+    }
     pub fn close_reason(&self) -> Option<CloseReason> {
         self.close_reason
     }

@@ -1,0 +1,123 @@
+//! Checks of command-line flags against the scenarios they apply to, made before
+//! anything runs: a bad flag is bad input (exit status 2), never a crash or a
+//! report of nothing.
+
+use gentle_sim::workload::WorkloadKind;
+
+use crate::scenario::Scenario;
+
+/// The largest trial count, for the file's `trials` and for `--trials` alike.
+pub const MAX_TRIALS: u64 = 1_000_000_000;
+
+/// Bytes a CSV row takes, about.
+const CSV_ROW_BYTES: u64 = 110;
+/// Above this much CSV, say so before running.
+const CSV_NOTE_BYTES: u64 = 1_000_000_000;
+
+/// The flags of `run` and `reproduce` that the checks look at.
+#[derive(Clone, Debug, Default)]
+pub struct RunFlags {
+    pub trials: Option<u64>,
+    pub seed: Option<u64>,
+    pub pcap: Option<u64>,
+    pub trace: bool,
+    pub trial: u64,
+    pub threads: Option<usize>,
+    pub out: bool,
+}
+
+/// Checks the flags against every scenario to be run.
+pub fn run_args(scns: &[Scenario], f: &RunFlags, quick: bool) -> Result<(), String> {
+    if f.threads == Some(0) {
+        return Err("--threads 0: at least one worker thread is needed".into());
+    }
+    if let Some(t) = f.trials
+        && !(1..=MAX_TRIALS).contains(&t)
+    {
+        return Err(format!("--trials {t}: expected 1 to {MAX_TRIALS}"));
+    }
+    if f.trial != 0 && !f.trace {
+        return Err("--trial chooses the trial that --trace records; give --trace FILE too".into());
+    }
+    for scn in scns {
+        let trials = f
+            .trials
+            .unwrap_or(if quick { scn.quick_trials } else { scn.trials });
+        let range = |flag: &str, k: u64| -> Result<(), String> {
+            if k >= trials {
+                Err(format!(
+                    "{flag} {k}: `{}` runs {trials} trial{} (numbered 0 to {})",
+                    scn.name,
+                    if trials == 1 { "" } else { "s" },
+                    trials - 1
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        if let Some(k) = f.pcap {
+            range("--pcap", k)?;
+        }
+        if f.trace {
+            range("--trial", f.trial)?;
+        }
+    }
+    Ok(())
+}
+
+/// Program experiments build their own scenarios: the flags that choose trials,
+/// seeds and traces do not reach them, so they are refused rather than ignored.
+pub fn program_args(progs: &[&str], f: &RunFlags) -> Result<(), String> {
+    if progs.is_empty() {
+        return Ok(());
+    }
+    let given: Vec<&str> = [
+        ("--trials", f.trials.is_some()),
+        ("--seed", f.seed.is_some()),
+        ("--pcap", f.pcap.is_some()),
+        ("--trace", f.trace),
+    ]
+    .into_iter()
+    .filter(|(_, on)| *on)
+    .map(|(n, _)| n)
+    .collect();
+    if given.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{} cannot be applied to {}: program experiments run many scenarios with their own trial counts and seeds (--quick chooses the smaller counts); name the scenario experiments to use {}",
+        given.join(", "),
+        progs.join(", "),
+        if given.len() == 1 { "it" } else { "them" }
+    ))
+}
+
+/// Exchanges (CSV rows) one trial of `scn` records per variant.
+fn rows_per_trial(scn: &Scenario) -> u64 {
+    scn.workloads
+        .iter()
+        .filter(|w| w.measure)
+        .map(|w| match &w.kind {
+            WorkloadKind::Exchanges { exchanges, .. } => *exchanges as u64,
+            WorkloadKind::Page { objects, .. } => *objects as u64,
+            _ => 1,
+        })
+        .sum()
+}
+
+/// A note for stderr when `--out` will hold a CSV of a gigabyte or more.
+pub fn csv_size_note(scn: &Scenario, trials: u64) -> Option<String> {
+    let rows = trials
+        .saturating_mul(scn.variants.len() as u64)
+        .saturating_mul(rows_per_trial(scn));
+    let bytes = rows.saturating_mul(CSV_ROW_BYTES);
+    (bytes >= CSV_NOTE_BYTES).then(|| {
+        format!(
+            "note: `{}` will write about {:.1} GB of records.csv ({rows} rows: {trials} trials × {} variants × {} exchanges); Ctrl-C stops it and removes the partial files",
+            scn.name,
+            bytes as f64 / 1e9,
+            scn.variants.len(),
+            rows_per_trial(scn)
+        )
+    })
+}

@@ -1,0 +1,26 @@
+//! Ctrl-C and SIGTERM. The first signal asks the run to stop: trials stop between
+//! waves, the command removes its staging area, says what was abandoned and exits
+//! with status 130. A second signal exits at once.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// Exit status after an interruption (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Installs the handler; harmless to call more than once.
+pub fn install() {
+    let _ = ctrlc::set_handler(|| {
+        if REQUESTED.swap(true, Ordering::SeqCst) {
+            eprintln!("\ninterrupted again: exiting at once");
+            std::process::exit(EXIT_INTERRUPTED as i32);
+        }
+        eprintln!("\ninterrupted: stopping after the trials in progress");
+    });
+}
+
+/// A stop was asked for.
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::Relaxed)
+}
