@@ -125,7 +125,7 @@ fn ctrl_c_removes_the_staging_area_and_exits_130() {
     let text = scenario("name = \"big\"\ntrials = 50000000", "", ONE_VARIANT);
     let d = tmp("sigint");
     std::fs::write(d.join("s.toml"), &text).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gentle"))
+    let child = Command::new(env!("CARGO_BIN_EXE_gentle"))
         .current_dir(&d)
         .args(["run", "s.toml", "--out", "res"])
         .stdout(Stdio::piped())
