@@ -59,44 +59,71 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
     }
     let base = &run.variants[0];
     let bs = stats(&base.latencies);
-    let mut header = format!("{:<10}{:>12}", "quantile", base.name);
-    for v in &run.variants[1..] {
-        header += &format!("{:>24}", format!("{} Δms (Δ%)", v.name));
-    }
-    let _ = writeln!(out, "{header}");
-    let rows: [(&str, fn(&Stats) -> f64); 5] = [
-        ("25", |s| s.p25),
-        ("50", |s| s.p50),
-        ("90", |s| s.p90),
-        ("99", |s| s.p99),
-        ("mean", |s| s.mean),
-    ];
     let others: Vec<Stats> = run.variants[1..]
         .iter()
         .map(|v| stats(&v.latencies))
         .collect();
-    for (label, f) in rows {
-        let b = f(&bs);
-        let base_cell = if bs.n == 0 {
-            "-".to_string()
-        } else {
-            fmt_ms(b)
-        };
-        let mut line = format!("{:<10}{:>12}", label, base_cell);
-        for s in &others {
-            let x = f(s);
-            let cell = if s.n == 0 {
+    // Columns wide enough for the longest name; as many as fit in 100 columns,
+    // further variants in stacked tables under the same baseline.
+    let qw = run.variants[1..]
+        .iter()
+        .map(|v| v.name.chars().count() + 13)
+        .max()
+        .unwrap_or(24)
+        .max(24);
+    let bw = (base.name.chars().count() + 2).max(12);
+    let per = ((100 - 10 - bw) / qw).max(1);
+    let idx: Vec<usize> = (0..others.len()).collect();
+    let groups: Vec<&[usize]> = if idx.is_empty() {
+        vec![&idx[..]]
+    } else {
+        idx.chunks(per).collect()
+    };
+    for (gi, group) in groups.iter().enumerate() {
+        if gi > 0 {
+            let _ = writeln!(out);
+        }
+        let mut header = format!("{:<10}{:>bw$}", "quantile", base.name);
+        for &i in *group {
+            header += &format!("{:>qw$}", format!("{} Δms (Δ%)", run.variants[i + 1].name));
+        }
+        let _ = writeln!(out, "{header}");
+        let rows: [(&str, fn(&Stats) -> f64); 5] = [
+            ("25", |s| s.p25),
+            ("50", |s| s.p50),
+            ("90", |s| s.p90),
+            ("99", |s| s.p99),
+            ("mean", |s| s.mean),
+        ];
+        for (label, f) in rows {
+            let b = f(&bs);
+            let base_cell = if bs.n == 0 {
                 "-".to_string()
-            } else if bs.n == 0 {
-                fmt_ms(x)
             } else {
-                // No negative zero in the table ("−0.0%").
-                let zero = |v: f64, eps: f64| if v.abs() < eps { 0.0 } else { v };
-                let d = zero(x - b, 5e3);
-                let pct = zero(if b > 0.0 { 100.0 * d / b } else { 0.0 }, 0.05);
-                format!("{:+} ({:+.1}%)", fmt_ms(d), pct)
+                fmt_ms(b)
             };
-            line += &format!("{:>24}", cell);
+            let mut line = format!("{:<10}{:>bw$}", label, base_cell);
+            for &i in *group {
+                let s = &others[i];
+                let x = f(s);
+                let cell = if s.n == 0 {
+                    "-".to_string()
+                } else if bs.n == 0 {
+                    fmt_ms(x)
+                } else {
+                    // No negative zero in the table ("−0.0%").
+                    let zero = |v: f64, eps: f64| if v.abs() < eps { 0.0 } else { v };
+                    let d = zero(x - b, 5e3);
+                    let pct = zero(if b > 0.0 { 100.0 * d / b } else { 0.0 }, 0.05);
+                    format!("{:+} ({:+.1}%)", fmt_ms(d), pct)
+                };
+                line += &format!("{:>qw$}", cell);
+            }
+            let _ = writeln!(out, "{line}");
+        }
+        let mut line = format!("{:<10}{:>bw$}", "samples", bs.n);
+        for &i in *group {
+            line += &format!("{:>qw$}", others[i].n);
         }
         let _ = writeln!(out, "{line}");
     }
@@ -107,113 +134,119 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
             v.name, v.exchanges, v.incomplete
         );
     }
-    let mut line = format!("{:<10}{:>12}", "samples", bs.n);
-    for s in &others {
-        line += &format!("{:>24}", s.n);
-    }
-    let _ = writeln!(out, "{line}");
-    let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "{:<28}{}",
-        "",
-        run.variants
-            .iter()
-            .map(|v| format!("{:>14}", v.name))
-            .collect::<String>()
-    );
-    let row = |label: &str, f: &dyn Fn(&VariantResult) -> String| {
-        format!(
-            "{:<28}{}\n",
-            label,
-            run.variants
-                .iter()
-                .map(|v| format!("{:>14}", f(v)))
-                .collect::<String>()
-        )
-    };
-    out += &row("exchanges", &|v| v.exchanges.to_string());
-    out += &row("  with a retransmission", &|v| {
-        v.with_retransmission.to_string()
-    });
-    out += &row("  with a packet lost", &|v| v.with_loss.to_string());
-    out += &row("  unfinished", &|v| v.incomplete.to_string());
-    out += &row("retransmitted segments", &|v| {
-        v.counters.retrans_segs.to_string()
-    });
-    out += &row("fast recovery events", &|v| {
-        v.counters.recovery_episodes.to_string()
-    });
-    out += &row("fast retransmits", &|v| v.counters.fast_retrans.to_string());
-    out += &row("  lost retransmits", &|v| {
-        v.counters.lost_retransmit.to_string()
-    });
-    out += &row("  early retransmits", &|v| {
-        v.counters.early_retrans.to_string()
-    });
-    out += &row("timeouts", &|v| v.counters.timeouts.to_string());
-    out += &row("  in Open", &|v| v.counters.timeouts_open.to_string());
-    out += &row("  in Disorder", &|v| {
-        v.counters.timeouts_disorder.to_string()
-    });
-    out += &row("  in Recovery", &|v| {
-        v.counters.timeouts_recovery.to_string()
-    });
-    out += &row("  exp. back-off (in Loss)", &|v| {
-        v.counters.timeouts_loss.to_string()
-    });
-    out += &row("slow-start retransmits", &|v| {
-        v.counters.slow_start_retrans.to_string()
-    });
-    out += &row("SYN retransmits", &|v| v.counters.syn_retrans.to_string());
-    out += &row("undo events", &|v| v.counters.undos().to_string());
-    if run.variants.iter().any(|v| v.counters.loss_probes > 0) {
-        let pct = |n: u64, d: u64| {
-            if d == 0 {
-                "-".to_string()
-            } else {
-                format!("{:.2}%", 100.0 * n as f64 / d as f64)
-            }
-        };
-        out += &row("loss probes", &|v| v.counters.loss_probes.to_string());
-        out += &row("  of data segments sent", &|v| {
-            pct(v.counters.loss_probes, v.counters.segs_out)
-        });
-        out += &row("  new data", &|v| {
-            pct(v.counters.loss_probes_new, v.counters.loss_probes)
-        });
-        out += &row("  plugged the only hole", &|v| {
-            pct(v.counters.loss_probe_recovery, v.counters.loss_probes)
-        });
-        out += &row("  unnecessary", &|v| {
-            pct(v.counters.loss_probes_unnecessary, v.counters.loss_probes)
-        });
-    }
-    if run
+    let cw = run
         .variants
         .iter()
-        .any(|v| v.counters.corrective_sent + v.counters.corrective_fallback > 0)
-    {
-        let c = |v: &VariantResult| v.counters;
-        out += &row("Corrective packets", &|v| c(v).corrective_sent.to_string());
-        out += &row("  overhead (bytes)", &|v| {
-            c(v).corrective_overhead_pct()
-                .map_or("-".to_string(), |p| format!("{p:.1}%"))
+        .map(|v| v.name.chars().count() + 2)
+        .max()
+        .unwrap_or(14)
+        .max(14);
+    let per = ((100 - 28) / cw).max(1);
+    let all: Vec<&VariantResult> = run.variants.iter().collect();
+    for group in all.chunks(per) {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{:<28}{}",
+            "",
+            group
+                .iter()
+                .map(|v| format!("{:>cw$}", v.name))
+                .collect::<String>()
+        );
+        let row = |label: &str, f: &dyn Fn(&VariantResult) -> String| {
+            format!(
+                "{:<28}{}\n",
+                label,
+                group
+                    .iter()
+                    .map(|v| format!("{:>cw$}", f(v)))
+                    .collect::<String>()
+            )
+        };
+        out += &row("exchanges", &|v| v.exchanges.to_string());
+        out += &row("  with a retransmission", &|v| {
+            v.with_retransmission.to_string()
         });
-        out += &row("  losses rebuilt", &|v| {
-            c(v).corrective_recovered.to_string()
+        out += &row("  with a packet lost", &|v| v.with_loss.to_string());
+        out += &row("  unfinished", &|v| v.incomplete.to_string());
+        out += &row("retransmitted segments", &|v| {
+            v.counters.retrans_segs.to_string()
         });
-        out += &row("  R_FAIL reports", &|v| c(v).corrective_failed.to_string());
-        out += &row("  cwnd reductions (R_SUCC)", &|v| {
-            c(v).corrective_cwr.to_string()
+        out += &row("fast recovery events", &|v| {
+            v.counters.recovery_episodes.to_string()
         });
-        out += &row("  fallbacks (middlebox)", &|v| {
-            c(v).corrective_fallback.to_string()
+        out += &row("fast retransmits", &|v| v.counters.fast_retrans.to_string());
+        out += &row("  lost retransmits", &|v| {
+            v.counters.lost_retransmit.to_string()
+        });
+        out += &row("  early retransmits", &|v| {
+            v.counters.early_retrans.to_string()
+        });
+        out += &row("timeouts", &|v| v.counters.timeouts.to_string());
+        out += &row("  in Open", &|v| v.counters.timeouts_open.to_string());
+        out += &row("  in Disorder", &|v| {
+            v.counters.timeouts_disorder.to_string()
+        });
+        out += &row("  in Recovery", &|v| {
+            v.counters.timeouts_recovery.to_string()
+        });
+        out += &row("  exp. back-off (in Loss)", &|v| {
+            v.counters.timeouts_loss.to_string()
+        });
+        out += &row("slow-start retransmits", &|v| {
+            v.counters.slow_start_retrans.to_string()
+        });
+        out += &row("SYN retransmits", &|v| v.counters.syn_retrans.to_string());
+        out += &row("undo events", &|v| v.counters.undos().to_string());
+        if run.variants.iter().any(|v| v.counters.loss_probes > 0) {
+            let pct = |n: u64, d: u64| {
+                if d == 0 {
+                    "-".to_string()
+                } else {
+                    format!("{:.2}%", 100.0 * n as f64 / d as f64)
+                }
+            };
+            out += &row("loss probes", &|v| v.counters.loss_probes.to_string());
+            out += &row("  of data segments sent", &|v| {
+                pct(v.counters.loss_probes, v.counters.segs_out)
+            });
+            out += &row("  new data", &|v| {
+                pct(v.counters.loss_probes_new, v.counters.loss_probes)
+            });
+            out += &row("  plugged the only hole", &|v| {
+                pct(v.counters.loss_probe_recovery, v.counters.loss_probes)
+            });
+            out += &row("  unnecessary", &|v| {
+                pct(v.counters.loss_probes_unnecessary, v.counters.loss_probes)
+            });
+        }
+        if run
+            .variants
+            .iter()
+            .any(|v| v.counters.corrective_sent + v.counters.corrective_fallback > 0)
+        {
+            let c = |v: &VariantResult| v.counters;
+            out += &row("Corrective packets", &|v| c(v).corrective_sent.to_string());
+            out += &row("  overhead (bytes)", &|v| {
+                c(v).corrective_overhead_pct()
+                    .map_or("-".to_string(), |p| format!("{p:.1}%"))
+            });
+            out += &row("  losses rebuilt", &|v| {
+                c(v).corrective_recovered.to_string()
+            });
+            out += &row("  R_FAIL reports", &|v| c(v).corrective_failed.to_string());
+            out += &row("  cwnd reductions (R_SUCC)", &|v| {
+                c(v).corrective_cwr.to_string()
+            });
+            out += &row("  fallbacks (middlebox)", &|v| {
+                c(v).corrective_fallback.to_string()
+            });
+        }
+        out += &row("packets dropped", &|v| {
+            (v.links.dropped_loss + v.links.dropped_queue).to_string()
         });
     }
-    out += &row("packets dropped", &|v| {
-        (v.links.dropped_loss + v.links.dropped_queue).to_string()
-    });
     if scn.recovery_stats {
         out += &recovery_tables(run);
     }

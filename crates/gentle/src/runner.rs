@@ -225,14 +225,28 @@ pub fn run_streaming(
     let total = opts.trials * scn.variants.len() as u64;
     let bar = if opts.progress && std::io::stderr().is_terminal() {
         let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        // At most 80 columns: a short name, a 12-column bar, the count of trial runs
+        // (trials × variants, labelled so) and a whole-number rate.
+        let unit = if scn.variants.len() == 1 {
+            "trials"
+        } else {
+            "trials×variants"
+        };
         b.set_style(
-            ProgressStyle::with_template(
-                "{prefix:.bold} [{bar:40}] {pos}/{len} trials ({per_sec}, eta {eta})",
-            )
+            ProgressStyle::with_template(&format!(
+                "{{prefix:.bold}} [{{bar:12}}] {{pos}}/{{len}} {unit} {{rate}} eta {{eta}}"
+            ))
             .expect("valid template")
+            .with_key(
+                "rate",
+                |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.0}/s", s.per_sec());
+                },
+            )
             .progress_chars("=> "),
         );
-        b.set_prefix(scn.name.clone());
+        let name: String = scn.name.chars().take(12).collect();
+        b.set_prefix(name);
         b
     } else {
         ProgressBar::hidden()

@@ -15,7 +15,9 @@ fn readme() -> String {
 
 /// `(experiment, block)` for every fenced block after a `**`name`**` heading.
 fn blocks(text: &str) -> Vec<(String, Vec<String>)> {
-    let section = &text[text.find("## Reproductions").expect("a Reproductions section")..];
+    let section = &text[text
+        .find("## Reproductions")
+        .expect("a Reproductions section")..];
     let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
     let mut out = Vec::new();
     let mut current: Option<String> = None;
@@ -66,7 +68,11 @@ fn the_readme_shows_what_the_reproductions_print() {
     let mut stale = Vec::new();
     for (name, lines) in bs {
         let out = output(&name);
-        for l in lines.iter().map(|l| l.trim_end()).filter(|l| !l.trim().is_empty()) {
+        for l in lines
+            .iter()
+            .map(|l| l.trim_end())
+            .filter(|l| !l.trim().is_empty())
+        {
             if !out.lines().any(|o| o.contains(l)) {
                 stale.push(format!("{name}: `{l}`"));
             }

@@ -351,3 +351,41 @@ fn one_trial_is_singular_and_no_negative_zero() {
     assert!(out.contains(", 1 trial\n"), "{out}");
     assert!(!out.contains("-0.0%") && !out.contains("−0.0%"), "{out}");
 }
+
+#[test]
+fn tables_fit_100_columns_and_long_names_stay_apart() {
+    let mut variants = String::new();
+    for (i, p) in [
+        "linux-2.6",
+        "plain",
+        "rfc",
+        "linux-3.10",
+        "linux-6",
+        "plain",
+    ]
+    .iter()
+    .enumerate()
+    {
+        variants += &format!("[[variant]]\nname = \"a-rather-long-name-{i}\"\nprofile = \"{p}\"\n");
+    }
+    let text = scenario("name = \"t\"\ntrials = 20", "", &variants);
+    let (_, o) = run("wide", &text, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for l in out.lines() {
+        assert!(
+            l.chars().count() <= 100,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    for i in 0..6 {
+        let name = format!("a-rather-long-name-{i}");
+        // Every name appears as a whole word in a header, in both tables.
+        let headers = out
+            .lines()
+            .filter(|l| l.split_whitespace().any(|w| w == name))
+            .count();
+        assert!(headers >= 2, "{name} in {headers} headers:\n{out}");
+    }
+}
