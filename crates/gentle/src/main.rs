@@ -425,7 +425,7 @@ fn run_scenarios(
                     .map_err(|e| e.to_string())?;
                 let p = st.path(&format!("{stem}cdf.png"));
                 st.path(&format!("{stem}cdf.svg"));
-                plot::cdf(&p, &format!("{} — CDF of response time", scn.name), &run)?;
+                plot::cdf(&p, &report::cdf_title(scn), &run)?;
                 if let Some(flows) = &tsg_flows {
                     let p = st.path(&format!("{stem}tsg.png"));
                     st.path(&format!("{stem}tsg.svg"));
@@ -535,7 +535,17 @@ fn plot_command(kind: &str, trace: &std::path::Path, out: &std::path::Path) -> E
     };
     let p = staged.path("tsg.png");
     staged.path("tsg.svg");
-    let title = format!("{} — time-sequence graph", flows[0].scenario);
+    let mut scenarios: Vec<&str> = flows.iter().map(|f| f.scenario.as_str()).collect();
+    scenarios.dedup();
+    let title = if scenarios.len() > 1 {
+        format!(
+            "{} scenarios ({}) — time-sequence graphs",
+            scenarios.len(),
+            scenarios.join(", ")
+        )
+    } else {
+        format!("{} — time-sequence graph", flows[0].scenario)
+    };
     if let Err(e) = tsg::draw(&p, &title, &flows) {
         eprintln!("error: drawing: {e}");
         return ExitCode::from(1);

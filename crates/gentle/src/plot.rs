@@ -28,6 +28,17 @@ pub const PALETTE: [RGBColor; 6] = [
     RGBColor(230, 130, 0),
 ];
 
+/// Tick labels without a needless ".0": whole numbers print as integers.
+pub(crate) fn tick(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{:.0}", v)
+    } else if v.abs() >= 10.0 {
+        format!("{:.0}", v)
+    } else {
+        format!("{:.1}", v)
+    }
+}
+
 fn draw_cdf<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
@@ -37,33 +48,48 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let max_ms = run
+    let root = root
+        .titled(title, ("sans-serif", 20))
+        .map_err(|e| e.to_string())?;
+    // The legend gets its own strip to the right, so it never covers a curve.
+    let (w, _) = root.dim_in_pixel();
+    let (area, legend) = root.split_horizontally(w.saturating_sub(190));
+    let drawn: Vec<_> = run
         .variants
         .iter()
-        .filter(|v| !v.latencies.is_empty())
-        .map(|v| v.latencies.quantile(0.995))
+        .enumerate()
+        .filter(|(_, v)| !v.latencies.is_empty())
+        .collect();
+    // The x axis ends at the 99.5th percentile; a longer tail is stated on the plot.
+    let cut_ms = drawn
+        .iter()
+        .map(|(_, v)| v.latencies.quantile(0.995))
         .fold(1e6, f64::max)
         / 1e6
         * 1.05;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
+    let longest_ms = drawn
+        .iter()
+        .map(|(_, v)| v.latencies.quantile(1.0))
+        .fold(0.0, f64::max)
+        / 1e6;
+    let mut chart = ChartBuilder::on(&area)
         .margin(15)
+        .margin_right(25)
         .x_label_area_size(45)
         .y_label_area_size(55)
-        .build_cartesian_2d(0f64..max_ms, 0f64..1f64)
+        .build_cartesian_2d(0f64..cut_ms, 0f64..1.02f64)
         .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
         .x_desc("time (ms)")
         .y_desc("CDF")
+        .x_label_formatter(&tick)
+        .y_label_formatter(&|v| format!("{:.1}", v))
         .label_style(("sans-serif", 15))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(|e| e.to_string())?;
-    for (i, v) in run.variants.iter().enumerate() {
-        if v.latencies.is_empty() {
-            continue;
-        }
+    for &(i, v) in &drawn {
         let color = PALETTE[i % PALETTE.len()];
         let pts: Vec<(f64, f64)> = v
             .latencies
@@ -71,22 +97,72 @@ where
             .into_iter()
             .map(|(x, f)| (x as f64 / 1e6, f))
             .collect();
-        chart
-            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-            .map_err(|e| e.to_string())?
-            .label(v.name.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+        if v.latencies.len() == 1 {
+            // One sample: a single step, marked, rather than an invisible line.
+            let x = pts.first().map_or(0.0, |p| p.0);
+            chart
+                .draw_series([PathElement::new(
+                    vec![(x, 0.0), (x, 1.0)],
+                    color.stroke_width(2),
+                )])
+                .map_err(|e| e.to_string())?;
+            chart
+                .draw_series([Circle::new((x, 1.0), 5, color.filled())])
+                .map_err(|e| e.to_string())?;
+        } else {
+            chart
+                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                .map_err(|e| e.to_string())?;
+        }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 15))
-        .draw()
-        .map_err(|e| e.to_string())?;
+    // The legend: one line per variant, with its sample size.
+    for (row, &(i, v)) in drawn.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let y = 40 + 26 * row as i32;
+        legend
+            .draw(&PathElement::new(
+                vec![(5, y), (30, y)],
+                color.stroke_width(3),
+            ))
+            .map_err(|e| e.to_string())?;
+        legend
+            .draw(&Text::new(
+                format!("{} (n = {})", v.name, v.latencies.len()),
+                (36, y - 8),
+                ("sans-serif", 14),
+            ))
+            .map_err(|e| e.to_string())?;
+    }
+    if longest_ms > cut_ms {
+        // Beside the plot, under the legend: the x axis stops short of the tail.
+        let style = ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90));
+        let y = 40 + 26 * drawn.len() as i32 + 10;
+        for (k, line) in [
+            format!("tail cut at {} ms", tick(&cut_ms.round())),
+            "(99.5th percentile);".to_string(),
+            format!("longest {} ms", tick(&longest_ms.round())),
+        ]
+        .iter()
+        .enumerate()
+        {
+            legend
+                .draw(&Text::new(
+                    line.clone(),
+                    (5, y + 18 * k as i32),
+                    style.clone(),
+                ))
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    if drawn.is_empty() {
+        legend
+            .draw(&Text::new(
+                "no finished exchange",
+                (5, 40),
+                ("sans-serif", 14),
+            ))
+            .map_err(|e| e.to_string())?;
+    }
     root.present().map_err(|e| e.to_string())
 }
 

@@ -34,7 +34,22 @@ pub fn stats(sample: &Sample) -> Stats {
     }
 }
 
-fn metric_name(m: Metric) -> &'static str {
+/// The title of a CDF: the scenario, the metric and which exchanges it ranks.
+pub fn cdf_title(scn: &Scenario) -> String {
+    let which = match scn.filter {
+        crate::scenario::Filter::All => "",
+        crate::scenario::Filter::Retransmitted => ", responses with a retransmission",
+        crate::scenario::Filter::Lost => ", responses that lost a packet",
+    };
+    format!(
+        "{} — CDF of the {}{which}",
+        scn.name,
+        metric_name(scn.metric)
+    )
+}
+
+/// What the metric measures, for titles.
+pub fn metric_name(m: Metric) -> &'static str {
     match m {
         Metric::Server => "server-side response time",
         Metric::Client => "client-side response time",

@@ -207,19 +207,54 @@ where
     let max_t = flows.iter().map(Flow::max_t).fold(1.0, f64::max) * 1.03;
     // Sequence in kB.
     let max_kb = flows.iter().map(Flow::max_seq).max().unwrap_or(1) as f64 / 1e3 * 1.05;
+    // One legend for every panel, in a strip of its own above them: it never
+    // covers data.
+    let (legend, root) = root.split_vertically(30);
+    let (w, _) = legend.dim_in_pixel();
+    let entries = [
+        ("transmissions", BLACK_TX),
+        ("retransmissions", RED_TX),
+        ("snd.una", GREEN_UNA),
+        ("SACK blocks", PURPLE_SACK),
+    ];
+    let step = (w as i32 - 40) / entries.len() as i32;
+    for (k, (label, colour)) in entries.iter().enumerate() {
+        let x = 60 + step * k as i32;
+        legend
+            .draw(&PathElement::new(
+                vec![(x, 15), (x + 22, 15)],
+                colour.stroke_width(3),
+            ))
+            .map_err(|e| e.to_string())?;
+        legend
+            .draw(&Text::new(*label, (x + 28, 7), ("sans-serif", 14)))
+            .map_err(|e| e.to_string())?;
+    }
     let panels = root.split_evenly((flows.len().max(1), 1));
+    let multi = flows.iter().any(|f| f.scenario != flows[0].scenario);
     for (area, f) in panels.iter().zip(flows) {
+        // The axes start a little before zero, so the first flight (sent at t = 0,
+        // from sequence 0) is not hidden under them; the right margin keeps the last
+        // tick label whole.
+        let caption = if multi {
+            format!("{} — {}", f.scenario, f.variant)
+        } else {
+            f.variant.clone()
+        };
         let mut chart = ChartBuilder::on(area)
-            .caption(&f.variant, ("sans-serif", 18))
+            .caption(&caption, ("sans-serif", 18))
             .margin(10)
+            .margin_right(30)
             .x_label_area_size(35)
             .y_label_area_size(55)
-            .build_cartesian_2d(0f64..max_t, 0f64..max_kb)
+            .build_cartesian_2d(-0.02 * max_t..max_t, -0.02 * max_kb..max_kb)
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
             .x_desc("time since the first data segment (ms)")
             .y_desc("sequence (kB)")
+            .x_label_formatter(&crate::plot::tick)
+            .y_label_formatter(&crate::plot::tick)
             .light_line_style(WHITE.mix(0.0))
             .label_style(("sans-serif", 13))
             .draw()
@@ -262,9 +297,10 @@ where
             .legend(|(x, y)| {
                 PathElement::new(vec![(x, y), (x + 18, y)], GREEN_UNA.stroke_width(2))
             });
-        for (retrans, colour, label) in [
-            (false, BLACK_TX, "transmissions"),
-            (true, RED_TX, "retransmissions"),
+        // Retransmissions last and thicker, over snd.una and the transmissions.
+        for (retrans, colour, label, width) in [
+            (false, BLACK_TX, "transmissions", 2),
+            (true, RED_TX, "retransmissions", 3),
         ] {
             chart
                 .draw_series(
@@ -274,24 +310,16 @@ where
                         .map(|s| {
                             PathElement::new(
                                 vec![(s.t_ms, kb(s.start)), (s.t_ms, kb(s.end))],
-                                colour.stroke_width(2),
+                                colour.stroke_width(width),
                             )
                         }),
                 )
                 .map_err(|e| e.to_string())?
                 .label(label)
                 .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2))
+                    PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(width))
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font(("sans-serif", 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(|e| e.to_string())?;
     }
     root.present().map_err(|e| e.to_string())
 }
@@ -299,7 +327,7 @@ where
 /// Draws `flows` stacked, to `stem.png` and `stem.svg`.
 pub fn draw(stem: &Path, title: &str, flows: &[Flow]) -> Result<(), String> {
     register_font();
-    let h = 80 + 300 * flows.len().max(1) as u32;
+    let h = 110 + 300 * flows.len().max(1) as u32;
     let png = stem.with_extension("png");
     draw_panels(
         BitMapBackend::new(&png, (1000, h)).into_drawing_area(),
