@@ -21,7 +21,8 @@ pub struct RunFlags {
     pub seed: Option<u64>,
     pub pcap: Option<u64>,
     pub trace: bool,
-    pub trial: u64,
+    /// `--trial`, if given.
+    pub trial: Option<u64>,
     pub threads: Option<usize>,
     pub out: bool,
 }
@@ -36,10 +37,32 @@ pub fn run_args(scns: &[Scenario], f: &RunFlags, quick: bool) -> Result<(), Stri
     {
         return Err(format!("--trials {t}: expected 1 to {MAX_TRIALS}"));
     }
-    if f.trial != 0 && !f.trace {
+    if f.trial.is_some() && !f.trace {
         return Err("--trial chooses the trial that --trace records; give --trace FILE too".into());
     }
     for scn in scns {
+        if scn.name.trim().is_empty() {
+            return Err("the scenario's `name` is empty; output files are named after it".into());
+        }
+        if scn.variants.iter().any(|v| v.name.trim().is_empty()) {
+            return Err(format!("`{}`: a variant's `name` is empty", scn.name));
+        }
+        if f.pcap.is_some() {
+            // One pcap per variant, named after it: the names must stay apart.
+            for (i, a) in scn.variants.iter().enumerate() {
+                for b in &scn.variants[..i] {
+                    if crate::output::file_name(&a.name) == crate::output::file_name(&b.name) {
+                        return Err(format!(
+                            "--pcap: variants `{}` and `{}` of `{}` would both write `{}`; rename one",
+                            b.name,
+                            a.name,
+                            scn.name,
+                            crate::output::file_name(&a.name)
+                        ));
+                    }
+                }
+            }
+        }
         let trials = f
             .trials
             .unwrap_or(if quick { scn.quick_trials } else { scn.trials });
@@ -59,7 +82,7 @@ pub fn run_args(scns: &[Scenario], f: &RunFlags, quick: bool) -> Result<(), Stri
             range("--pcap", k)?;
         }
         if f.trace {
-            range("--trial", f.trial)?;
+            range("--trial", f.trial.unwrap_or(0))?;
         }
     }
     Ok(())

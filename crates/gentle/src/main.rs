@@ -35,14 +35,21 @@ enum Cmd {
         kind: String,
         /// A JSON-lines trace written by `--trace`.
         trace: PathBuf,
-        /// Directory for tsg.png and tsg.svg (created if needed).
+        /// Directory for tsg.png and tsg.svg (created if needed; other files there
+        /// are left alone).
         #[arg(long, default_value = ".")]
         out: PathBuf,
+        /// Replace an existing tsg.png / tsg.svg.
+        #[arg(long)]
+        force: bool,
     },
     /// Run a scenario file.
     Run {
         /// The scenario (TOML).
         scenario: PathBuf,
+        /// Run the scenario's `quick_trials` instead of its `trials`.
+        #[arg(long)]
+        quick: bool,
         #[command(flatten)]
         opts: RunArgs,
     },
@@ -91,8 +98,8 @@ struct RunArgs {
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// The trial that --trace records (default 0).
-    #[arg(long, value_name = "K", default_value_t = 0)]
-    trial: u64,
+    #[arg(long, value_name = "K")]
+    trial: Option<u64>,
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -104,7 +111,11 @@ struct RunArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Run { scenario, opts } => {
+        Cmd::Run {
+            scenario,
+            quick,
+            opts,
+        } => {
             let text = match std::fs::read_to_string(&scenario) {
                 Ok(t) => t,
                 Err(e) => {
@@ -120,7 +131,7 @@ fn main() -> ExitCode {
                 }
             };
             let scns = [scn];
-            if let Err(e) = checks::run_args(&scns, &to_checked(&opts), false) {
+            if let Err(e) = checks::run_args(&scns, &to_checked(&opts), quick) {
                 eprintln!("error: {e}");
                 return ExitCode::from(2);
             }
@@ -130,7 +141,7 @@ fn main() -> ExitCode {
             };
             interrupt::install();
             let mut docs = Vec::new();
-            let code = run_scenarios(&scns, &opts, false, staged.as_mut(), &mut docs);
+            let code = run_scenarios(&scns, &opts, quick, staged.as_mut(), &mut docs);
             if code != ExitCode::SUCCESS {
                 return code;
             }
@@ -245,7 +256,12 @@ fn main() -> ExitCode {
             }
             finish(staged)
         }
-        Cmd::Plot { kind, trace, out } => plot_command(&kind, &trace, &out),
+        Cmd::Plot {
+            kind,
+            trace,
+            out,
+            force,
+        } => plot_command(&kind, &trace, &out, force),
         Cmd::Bench { json, full } => {
             let r = bench::run(full);
             if json {
@@ -465,7 +481,7 @@ fn run_scenarios(
                     }
                 }
                 if a.trace.is_some() {
-                    for val in runner::observed_variant_trace(scn, v, seed, a.trial) {
+                    for val in runner::observed_variant_trace(scn, v, seed, a.trial.unwrap_or(0)) {
                         trace_lines.push(val.to_string());
                     }
                 }
@@ -499,7 +515,12 @@ fn open_staged(a: &RunArgs) -> Result<Option<output::Staged>, ExitCode> {
     })
 }
 
-fn plot_command(kind: &str, trace: &std::path::Path, out: &std::path::Path) -> ExitCode {
+fn plot_command(
+    kind: &str,
+    trace: &std::path::Path,
+    out: &std::path::Path,
+    force: bool,
+) -> ExitCode {
     if kind != "tsg" {
         eprintln!("error: unknown plot `{kind}`; expected `tsg`");
         return ExitCode::from(2);
@@ -526,7 +547,7 @@ fn plot_command(kind: &str, trace: &std::path::Path, out: &std::path::Path) -> E
         );
         return ExitCode::from(2);
     }
-    let mut staged = match output::Staged::new(out, true) {
+    let mut staged = match output::Staged::adding(out, force) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -535,6 +556,13 @@ fn plot_command(kind: &str, trace: &std::path::Path, out: &std::path::Path) -> E
     };
     let p = staged.path("tsg.png");
     staged.path("tsg.svg");
+    if !force && let Some(c) = staged.clashes().first() {
+        eprintln!(
+            "error: {} already exists; add --force to replace it",
+            c.display()
+        );
+        return ExitCode::from(2);
+    }
     let mut scenarios: Vec<&str> = flows.iter().map(|f| f.scenario.as_str()).collect();
     scenarios.dedup();
     let title = if scenarios.len() > 1 {

@@ -11,6 +11,9 @@ pub struct Staged {
     /// The directory did not exist before this run.
     created: bool,
     committed: bool,
+    /// Adds files to a directory that may hold others (`plot`): no manifest, and an
+    /// existing file of the same name is refused unless forced.
+    adding: Option<bool>,
 }
 
 /// Lists the files the last run wrote into an `--out` directory, so that `--force`
@@ -51,7 +54,37 @@ impl Staged {
             files: Vec::new(),
             created,
             committed: false,
+            adding: None,
         })
+    }
+
+    /// Opens `dir` (which may hold other files) to add a few files to it. Nothing
+    /// there is removed; a file of the same name is replaced only if `force`.
+    pub fn adding(dir: &Path, force: bool) -> Result<Staged, String> {
+        let created = !dir.exists();
+        fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let stage = dir.join(format!(".gentle-staging-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&stage);
+        fs::create_dir_all(&stage)
+            .map_err(|e| format!("cannot create {}: {e}", stage.display()))?;
+        Ok(Staged {
+            dir: dir.to_path_buf(),
+            stage,
+            files: Vec::new(),
+            created,
+            committed: false,
+            adding: Some(force),
+        })
+    }
+
+    /// Files of this run that already exist in the directory (refused when adding
+    /// without force).
+    pub fn clashes(&self) -> Vec<PathBuf> {
+        self.files
+            .iter()
+            .map(|f| self.dir.join(f))
+            .filter(|p| p.exists())
+            .collect()
     }
     /// Path to write `name` to while staging.
     pub fn path(&mut self, name: &str) -> PathBuf {
@@ -73,6 +106,29 @@ impl Staged {
     /// Moves every staged file into the directory, after removing the files of the
     /// previous run listed in its manifest.
     pub fn commit(mut self) -> std::io::Result<Vec<PathBuf>> {
+        if let Some(force) = self.adding {
+            let clashes = self.clashes();
+            if !force && !clashes.is_empty() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    format!(
+                        "{} already exists; add --force to replace it",
+                        clashes[0].display()
+                    ),
+                ));
+            }
+            let mut out = Vec::new();
+            for f in &self.files {
+                let (from, to) = (self.stage.join(f), self.dir.join(f));
+                if from.exists() {
+                    fs::rename(&from, &to)?;
+                    out.push(to);
+                }
+            }
+            fs::remove_dir_all(&self.stage)?;
+            self.committed = true;
+            return Ok(out);
+        }
         if let Ok(old) = fs::read_to_string(self.dir.join(MANIFEST)) {
             for f in old.lines().filter(|l| !l.is_empty() && !l.contains('/')) {
                 let _ = fs::remove_file(self.dir.join(f));

@@ -83,6 +83,7 @@ fn out_of_range_flags_are_bad_input() {
         (vec!["--pcap", "10"], "--pcap 10"),
         (vec!["--trace", "t.jsonl", "--trial", "12"], "--trial 12"),
         (vec!["--trial", "3"], "--trace"),
+        (vec!["--trial", "0"], "--trace"),
     ] {
         let (d, o) = run("flags", &text, &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
@@ -388,4 +389,88 @@ fn tables_fit_100_columns_and_long_names_stay_apart() {
             .count();
         assert!(headers >= 2, "{name} in {headers} headers:\n{out}");
     }
+}
+
+#[test]
+fn exchanges_that_never_started_are_counted_as_unfinished() {
+    // Persistent connections whose handshake never completes, and a path too long
+    // for the time limit: every exchange of every trial has a record and a reason.
+    let lossy = r#"
+[[link]]
+a = "server"
+b = "client"
+rate = "10Mbit/s"
+delay = "20ms"
+b_to_a = { loss = { model = "bernoulli", p = 1.0 } }
+"#;
+    let slow = "\n[[link]]\na = \"server\"\nb = \"client\"\ndelay = \"1000000s\"\n";
+    for (link, limit, why) in [
+        (lossy, "600s", "SYN retries exhausted"),
+        (slow, "3s", "time limit reached"),
+    ] {
+        let text = format!(
+            "name = \"t\"\ntrials = 4\ntime_limit = \"{limit}\"\n{link}\n[[workload]]\nclient = \"client\"\nserver = \"server\"\nresponse = \"3000B\"\nexchanges = 3\nconnection = \"persistent\"\n{ONE_VARIANT}"
+        );
+        let (d, o) = run("never", &text, &["--out", "res"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("12 unfinished exchanges: 12 {why}")),
+            "{}",
+            stderr(&o)
+        );
+        let csv = std::fs::read_to_string(d.join("res/records.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 1 + 12, "{csv}");
+    }
+}
+
+#[test]
+fn colliding_or_empty_names_are_refused() {
+    let text = scenario(
+        "name = \"t\"\ntrials = 2",
+        "",
+        "[[variant]]\nname = \"a/b\"\nprofile = \"plain\"\n[[variant]]\nname = \"a b\"\nprofile = \"rfc\"\n",
+    );
+    let (_, o) = run("collide", &text, &["--pcap", "0", "--out", "res"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("`a/b` and `a b`"), "{}", stderr(&o));
+    let text = scenario("name = \"\"\ntrials = 2", "", ONE_VARIANT);
+    let (_, o) = run("empty", &text, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn run_quick_uses_the_quick_trials() {
+    let text = scenario(
+        "name = \"t\"\ntrials = 500\nquick_trials = 7",
+        "",
+        ONE_VARIANT,
+    );
+    let (_, o) = run("quick", &text, &["--quick"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains(", 7 trials"));
+}
+
+#[test]
+fn plot_adds_its_files_and_never_removes_others() {
+    let text = scenario("name = \"t\"\ntrials = 2", "", ONE_VARIANT);
+    let (d, o) = run("plot", &text, &["--out", "res", "--trace", "t.jsonl"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gentle_in(&d, &["plot", "tsg", "t.jsonl", "--out", "res"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in [
+        "records.csv",
+        "summary.json",
+        "cdf.png",
+        "tsg.png",
+        "tsg.svg",
+    ] {
+        assert!(d.join("res").join(f).exists(), "{f}");
+    }
+    // A second plot into the same place needs --force.
+    let o = gentle_in(&d, &["plot", "tsg", "t.jsonl", "--out", "res"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--force"));
+    let o = gentle_in(&d, &["plot", "tsg", "t.jsonl", "--out", "res", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(d.join("res/records.csv").exists());
 }

@@ -585,6 +585,35 @@ impl Sim {
                 self.finish_exchange_incomplete(sid);
             }
         }
+        // Exchanges that never started (the handshake never completed, or the time
+        // ran out first) are unfinished too: every exchange has a record.
+        for w in 0..self.workloads.len() {
+            let wr = &self.workloads[w];
+            if !wr.spec.measure || wr.created >= wr.total {
+                continue;
+            }
+            let syn_failed = self.sessions.iter().any(|s| {
+                s.wl as usize == w && {
+                    let c = &self.conns[s.cconn as usize].conn;
+                    c.close_reason() == Some(CloseReason::TimedOut) && !c.was_established()
+                }
+            });
+            let reason = if syn_failed {
+                Unfinished::SynRetries
+            } else {
+                Unfinished::TimeLimit
+            };
+            for index in wr.created..wr.total {
+                self.result.exchanges.push(ExchangeRecord {
+                    trial: self.result.trial,
+                    workload: w as u16,
+                    index,
+                    complete: false,
+                    unfinished: Some(reason),
+                    ..Default::default()
+                });
+            }
+        }
         for w in 0..self.workloads.len() {
             let wr = &self.workloads[w];
             if wr.spec.measure
