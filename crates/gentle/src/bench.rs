@@ -207,7 +207,7 @@ pub fn run(full: bool) -> BenchResult {
 
 pub fn text(r: &BenchResult) -> String {
     let mut s = format!(
-        "bulk transfer, 100 Mbit/s, 10 ms RTT: {} data packets in {:.3} s = {:.0} packets/s (one core, median of 5 runs)\n",
+        "bulk transfer, 100 Mbit/s, 10 ms RTT, one core, median of 5 runs:\n  {} data packets in {:.3} s = {:.0} packets/s\n",
         r.bulk_data_packets, r.bulk_seconds, r.packets_per_second
     );
     s += &format!(

@@ -158,11 +158,13 @@ fn main() -> ExitCode {
         } => {
             if list {
                 let mut out = std::io::stdout().lock();
-                for e in CATALOGUE {
-                    let _ = writeln!(out, "{:<20} {}", e.name, e.summary);
-                }
-                for p in PROGRAMS {
-                    let _ = writeln!(out, "{:<20} {}", p.name, p.summary);
+                let names = CATALOGUE
+                    .iter()
+                    .map(|e| (e.name, e.summary))
+                    .chain(PROGRAMS.iter().map(|p| (p.name, p.summary)));
+                for (name, summary) in names {
+                    let line = format!("{name:<20} {summary}");
+                    let _ = writeln!(out, "{}", gentle::units::wrap(&line, 100, 21));
                 }
                 return ExitCode::SUCCESS;
             }

@@ -70,7 +70,7 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
         if trials == 1 { "" } else { "s" }
     );
     if !scn.description.is_empty() {
-        let _ = writeln!(out, "{}", scn.description);
+        let _ = writeln!(out, "{}", crate::units::wrap(&scn.description, 100, 0));
     }
     let base = &run.variants[0];
     let bs = stats(&base.latencies);

@@ -439,15 +439,16 @@ pub fn facts_text(all: &[Facts], after_ms: f64) -> String {
             .iter()
             .map(|t| format!("{t:.0}"))
             .collect();
-        s += &format!("  retransmissions at {} ms", r.join(", "));
+        let mut line = format!("  retransmissions at {} ms", r.join(", "));
         if !x.acks_between_retransmissions.is_empty() {
             let b: Vec<String> = x
                 .acks_between_retransmissions
                 .iter()
                 .map(|n| n.to_string())
                 .collect();
-            s += &format!(" (ACKs between them: {})", b.join(", "));
+            line += &format!(" (ACKs between them: {})", b.join(", "));
         }
+        s += &crate::units::wrap(&line, 100, 4);
         s += "\n";
         if let (Some(a), Some(b)) = (x.recovery_start_ms, x.recovery_end_ms) {
             s += &format!(

@@ -94,3 +94,43 @@ pub fn fmt_ms(ns: f64) -> String {
         format!("{ms:.2}")
     }
 }
+
+/// `x` for printing with `decimals` decimals, with a value that would print as
+/// "-0.0" turned into 0 (tables never show a negative zero).
+pub fn no_neg_zero(x: f64, decimals: i32) -> f64 {
+    if x.abs() < 0.5 * 10f64.powi(-decimals) {
+        0.0
+    } else {
+        x
+    }
+}
+
+/// `text` wrapped at `width` columns (at spaces), every line after the first
+/// indented by `indent` spaces.
+pub fn wrap(text: &str, width: usize, indent: usize) -> String {
+    // The text's own leading spaces are kept.
+    let lead = text.len() - text.trim_start().len();
+    let mut out = text[..lead].to_string();
+    let mut col = lead;
+    let mut first = true;
+    for word in text.split_whitespace() {
+        if first {
+            first = false;
+            out.push_str(word);
+            col += word.chars().count();
+            continue;
+        }
+        let w = word.chars().count();
+        if col > 0 && col + 1 + w > width {
+            out.push('\n');
+            out.push_str(&" ".repeat(indent));
+            col = indent;
+        } else if col > 0 {
+            out.push(' ');
+            col += 1;
+        }
+        out.push_str(word);
+        col += w;
+    }
+    out
+}

@@ -18,6 +18,8 @@
 
 use serde::Serialize;
 
+use crate::units::no_neg_zero;
+
 use crate::runner::RunResult;
 use crate::scenario::Scenario;
 
@@ -141,10 +143,10 @@ pub fn run(quick: bool, mut plots: impl FnMut(&str, &RunResult)) -> Vec<Load> {
 /// Medians and 90th percentiles side by side, with the paper's where it gives them.
 pub fn text(loads: &[Load]) -> String {
     let mut s = String::from(
-        "corrective-pages — page load time, Linux 2.6 vs Corrective, correlated loss (gentle-aggression §8.4.2, Figure 10)\n",
+        "corrective-pages — page load time, Linux 2.6 vs Corrective, correlated loss\n(gentle-aggression §8.4.2, Figure 10)\n",
     );
     s += &format!(
-        "{:<7}{:<7}{:>7}{:>11}{:>11}{:>9}{:>11}{:>11}{:>9}{:>9}{:>10}   {}\n",
+        "{:<6}{:<6}{:>6}{:>10}{:>10}{:>8}{:>10}{:>10}{:>8}{:>9}{:>10}{}\n",
         "page",
         "link",
         "loads",
@@ -158,6 +160,7 @@ pub fn text(loads: &[Load]) -> String {
         "overhead",
         ""
     );
+    let mut notes = Vec::new();
     for l in loads {
         let (b, c) = (&l.baseline, &l.corrective);
         let pct = |x: f64, y: f64| 100.0 * (y - x) / x;
@@ -174,20 +177,27 @@ pub fn text(loads: &[Load]) -> String {
             String::new()
         };
         s += &format!(
-            "{:<7}{:<7}{:>7}{:>11.0}{:>11.0}{:>8.1}%{:>11.0}{:>11.0}{:>8.1}%{:>9}{:>9.1}%   {}\n",
+            "{:<6}{:<6}{:>6}{:>10.0}{:>10.0}{:>7.1}%{:>10.0}{:>10.0}{:>7.1}%{:>9}{:>9.1}%{}\n",
             l.page,
             l.link,
             c.n,
             b.p50,
             c.p50,
-            pct(b.p50, c.p50),
+            no_neg_zero(pct(b.p50, c.p50), 1),
             b.p90,
             c.p90,
-            pct(b.p90, c.p90),
+            no_neg_zero(pct(b.p90, c.p90), 1),
             c.recovered,
             c.overhead_pct,
-            paper
+            if paper.is_empty() { "" } else { " *" }
         );
+        if !paper.is_empty() {
+            notes.push(format!("* {} {}: {paper}", l.page, l.link));
+        }
+    }
+    for n in notes {
+        s += &n;
+        s += "\n";
     }
     s
 }

@@ -19,6 +19,8 @@
 
 use serde::Serialize;
 
+use crate::units::no_neg_zero;
+
 use crate::scenario::Scenario;
 
 /// The loss models: (column name, TOML of the loss table).
@@ -219,8 +221,8 @@ pub fn text(cells: &[Cell]) -> String {
             "quantile", "random", "correlated", "paper random", "correlated"
         );
         for (row, name) in ["50", "90", "99", "mean"].iter().enumerate() {
-            let r = find(cells, label, "random").delta("corrective", row);
-            let c = find(cells, label, "correlated").delta("corrective", row);
+            let r = no_neg_zero(find(cells, label, "random").delta("corrective", row), 1);
+            let c = no_neg_zero(find(cells, label, "correlated").delta("corrective", row), 1);
             let (pr, pc) = PAPER[ti][row];
             s += &format!(
                 "{:<10}{:>11.1}%{:>11.1}%{:>15.0}%{:>11.0}%\n",
@@ -230,7 +232,7 @@ pub fn text(cells: &[Cell]) -> String {
     }
     s += "\nabsolute latency (ms) and Corrective's work:\n";
     s += &format!(
-        "{:<4}{:<12}{:<26}{:>8}{:>9}{:>9}{:>9}{:>9}{:>10}{:>10}{:>8}{:>10}\n",
+        "{:<2}{:<11}{:<25}{:>6}{:>6}{:>6}{:>6}{:>7}{:>8}{:>7}{:>6}{:>9}\n",
         "",
         "loss",
         "configuration",
@@ -247,7 +249,7 @@ pub fn text(cells: &[Cell]) -> String {
     for c in cells {
         for st in &c.configs {
             s += &format!(
-                "{:<4}{:<12}{:<26}{:>8}{:>9.0}{:>9.0}{:>9.0}{:>9.1}{:>10}{:>10}{:>8}{:>9.1}%\n",
+                "{:<2}{:<11}{:<25}{:>6}{:>6.0}{:>6.0}{:>6.0}{:>7.1}{:>8}{:>7}{:>6}{:>8.1}%\n",
                 c.table,
                 c.loss,
                 st.config,
@@ -280,13 +282,15 @@ pub fn text(cells: &[Cell]) -> String {
                 _ => String::new(),
             };
             s += &format!(
-                "{:<12}{:<26}{:>9.1}%{:>9.1}%{:>14}\n",
+                "{:<12}{:<26}{:>9.1}%{:>9.1}%{:>14}",
                 loss,
                 cfg,
-                a.delta(cfg, 2),
-                a.delta(cfg, 3),
+                no_neg_zero(a.delta(cfg, 2), 1),
+                no_neg_zero(a.delta(cfg, 3), 1),
                 paper
-            );
+            )
+            .trim_end();
+            s += "\n";
         }
     }
     let over = |t: &str| {
@@ -294,7 +298,7 @@ pub fn text(cells: &[Cell]) -> String {
         c.overhead_pct
     };
     s += &format!(
-        "\noverhead of Corrective packets (payload bytes over all other payload): {:.1}% on 5000 B responses, {:.1}% on 50000 B (paper: about 10%)\n",
+        "\noverhead of Corrective packets (payload bytes over all other payload):\n{:.1}% on 5000 B responses, {:.1}% on 50000 B (paper: about 10%)\n",
         over("b"),
         over("c")
     );

@@ -171,10 +171,10 @@ fn find<'a>(pts: &'a [Point], net: &str, cfg: &str, drops: u32) -> Option<&'a Po
 /// Figures 4 and 5.
 pub fn text(pts: &[Point]) -> String {
     let mut s = String::from(
-        "tlp-study — 100-segment response, last n segments dropped once (tlp-measurement Table 4: n = 5, ER baseline)\n",
+        "tlp-study — 100-segment response, last n segments dropped once\n(tlp-measurement Table 4: n = 5, ER baseline)\n",
     );
     s += &format!(
-        "{:<24}{:>16}{:>10}{:>16}     paper: plain / ER / TLP\n",
+        "{:<16}{:>16}{:>8}{:>15}   paper: plain / ER / TLP\n",
         "", "plain (Δ%)", "ER", "TLP (Δ%)"
     );
     for &(net, tot, rec) in PAPER_TABLE4 {
@@ -196,7 +196,7 @@ pub fn text(pts: &[Point]) -> String {
             let (p, e, t) = (v("plain"), v("ER"), v("TLP"));
             let pct = |x: f64| 100.0 * (x - e) / e;
             s += &format!(
-                "{:<24}{:>16}{:>10.4}{:>16}     {:.4} ({:+.1}%) / {:.4} / {:.4} ({:+.0}%)\n",
+                "{:<16}{:>16}{:>8.4}{:>15}   {:.4} ({:+.1}%) / {:.4} / {:.4} ({:+.0}%)\n",
                 label,
                 format!("{p:.4} ({:+.1}%)", pct(p)),
                 e,
@@ -210,31 +210,29 @@ pub fn text(pts: &[Point]) -> String {
         }
     }
     s += "\nmean ± standard deviation (s) by number of tail drops (Figures 4 and 5):\n";
+    type Get = fn(&Point) -> Cell;
+    let measures: [(&str, Get); 2] = [
+        ("t_recover", |p: &Point| p.t_recover),
+        ("t_total", |p: &Point| p.t_total),
+    ];
     for &(net, _, _, _) in NETWORKS {
-        s += &format!("{net}\n{:>3}", "n");
-        for c in CONFIGS {
-            s += &format!(
-                "{:>22}{:>22}",
-                format!("{c} t_recover"),
-                format!("{c} t_total")
-            );
-        }
-        s += "\n";
-        for drops in 0..=MAX_DROPS {
-            s += &format!("{drops:>3}");
+        for (what, get) in measures {
+            s += &format!("{net}, {what}\n{:>3}", "n");
             for c in CONFIGS {
-                let p = find(pts, net, c, drops);
-                let f = |x: Option<Cell>| {
-                    x.filter(|c| c.n > 0)
-                        .map_or("-".to_string(), |c| format!("{:.4} ± {:.4}", c.mean, c.sd))
-                };
-                s += &format!(
-                    "{:>22}{:>22}",
-                    f(p.map(|p| p.t_recover)),
-                    f(p.map(|p| p.t_total))
-                );
+                s += &format!("{:>22}", c);
             }
             s += "\n";
+            for drops in 0..=MAX_DROPS {
+                s += &format!("{drops:>3}");
+                for c in CONFIGS {
+                    let cell = find(pts, net, c, drops)
+                        .map(get)
+                        .filter(|c| c.n > 0)
+                        .map_or("-".to_string(), |c| format!("{:.4} ± {:.4}", c.mean, c.sd));
+                    s += &format!("{cell:>22}");
+                }
+                s += "\n";
+            }
         }
     }
     s += "\nThe paper measured Linux arming the probe later than 2·SRTT (0.045 s instead of\n\
@@ -279,7 +277,8 @@ where
             .map(|p| get(p).mean + get(p).sd)
             .filter(|x| x.is_finite())
             .fold(0.0, f64::max)
-            * 1.1;
+            // Headroom above the data for the legend, so it covers none.
+            * 1.45;
         let mut chart = ChartBuilder::on(area)
             .caption(net, ("sans-serif", 16))
             .margin(10)
@@ -291,6 +290,18 @@ where
             .configure_mesh()
             .x_desc("tail segments dropped")
             .y_desc(format!("{which} (s)"))
+            .x_label_formatter(&crate::plot::tick)
+            .y_label_formatter(&|v| {
+                // Seconds, every tick of a panel to the same precision.
+                let decimals = if ymax >= 5.0 {
+                    0
+                } else if ymax >= 1.0 {
+                    1
+                } else {
+                    2
+                };
+                format!("{v:.decimals$}")
+            })
             .label_style(("sans-serif", 13))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
