@@ -226,7 +226,7 @@ pub fn text(r: &BenchResult) -> String {
         );
     }
     s += &format!(
-        "  all {} cores: {:.0} trials/s\n",
+        "  all {} cores: {:.0} trials/s (less than one core's when other work shares the machine)\n",
         r.cores, r.trials_per_second_all_cores
     );
     s += &format!(

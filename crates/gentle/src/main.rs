@@ -174,7 +174,12 @@ fn main() -> ExitCode {
                 scns.extend(CATALOGUE.iter());
                 progs.extend(PROGRAMS.iter());
             } else {
+                let mut seen = Vec::new();
                 for n in &names {
+                    if seen.contains(n) {
+                        continue; // named twice: run once
+                    }
+                    seen.push(n.clone());
                     if let Some(e) = catalogue::find(n) {
                         scns.push(e);
                     } else if let Some(p) = programs::find(n) {
@@ -389,9 +394,16 @@ fn run_scenarios(
             let done: u64 = run.variants.iter().map(|v| v.trials_run).sum();
             let total = trials * scn.variants.len() as u64;
             let staged_mb = staged.as_deref().map_or(0, |s| s.staged_bytes()) / 1_000_000;
+            let what = if done < total {
+                format!(
+                    "{} abandoned after {done} of {total} trials × variants",
+                    scn.name
+                )
+            } else {
+                format!("stopped after {} finished", scn.name)
+            };
             eprintln!(
-                "interrupted: {} abandoned after {done} of {total} trials × variants; nothing was written{}",
-                scn.name,
+                "interrupted: {what}; nothing was written{}",
                 if staged_mb > 0 {
                     format!(" ({staged_mb} MB of staged results removed)")
                 } else {
@@ -415,6 +427,7 @@ fn run_scenarios(
         let later_ms = tsg::later_write_ms(scn);
         if a.json {
             let mut j = report::json(scn, &run, trials, seed);
+            j["experiment"] = serde_json::Value::String(scn.name.clone());
             if let Some(flows) = &tsg_flows {
                 let facts: Vec<tsg::Facts> =
                     flows.iter().map(|f| tsg::facts(f, later_ms)).collect();

@@ -206,7 +206,8 @@ where
         .map_err(|e| e.to_string())?;
     let max_t = flows.iter().map(Flow::max_t).fold(1.0, f64::max) * 1.03;
     // Sequence in kB.
-    let max_kb = flows.iter().map(Flow::max_seq).max().unwrap_or(1) as f64 / 1e3 * 1.05;
+    // Each panel scales to its own flow: scenarios of different sizes stay legible.
+    let all_max_kb = flows.iter().map(Flow::max_seq).max().unwrap_or(1) as f64 / 1e3 * 1.05;
     // One legend for every panel, in a strip of its own above them: it never
     // covers data.
     let (legend, root) = root.split_vertically(30);
@@ -233,6 +234,11 @@ where
     let panels = root.split_evenly((flows.len().max(1), 1));
     let multi = flows.iter().any(|f| f.scenario != flows[0].scenario);
     for (area, f) in panels.iter().zip(flows) {
+        let max_kb = if multi {
+            (f.max_seq().max(1) as f64 / 1e3 * 1.05).max(0.1)
+        } else {
+            all_max_kb
+        };
         // The axes start a little before zero, so the first flight (sent at t = 0,
         // from sequence 0) is not hidden under them; the right margin keeps the last
         // tick label whole.
