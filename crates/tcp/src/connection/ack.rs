@@ -16,6 +16,7 @@
 
 use std::time::Duration;
 
+use super::timer_table::Timer;
 use super::{CloseReason, Connection, Frto};
 use crate::recovery::{AckSample, RecoveryStart};
 use crate::time::Instant;
@@ -41,7 +42,7 @@ impl Connection {
         let prior_in_flight = self.sb.pipe();
         // An ACK cancels a pending delayed early retransmission; this ACK's
         // processing decides afresh (Linux `tcp_rearm_rto`).
-        self.t_er = None;
+        self.timers.put(Timer::EarlyRetransmit, None);
         let prior_wnd = self.snd_wnd;
         let prior_ca = self.ca;
         self.last_tsecr = match (self.ts_ok, seg.options.timestamps) {
@@ -149,9 +150,12 @@ impl Connection {
         // RFC 6298 §5.2/5.3: restart the timer on new data acknowledged; stop it
         // when nothing is outstanding.
         if self.sb.is_empty() {
-            self.t_rto = None;
-        } else if una_advanced || self.t_rto.is_none() {
-            self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
+            self.timers.put(Timer::Rto, None);
+        } else if una_advanced || !self.timers.is_set(Timer::Rto) {
+            self.timers.put(
+                Timer::Rto,
+                Some(now + self.rtt.rto_backed_off(self.backoff)),
+            );
         }
         if self.cfg.tlp {
             if una_advanced {

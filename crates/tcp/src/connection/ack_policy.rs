@@ -36,6 +36,7 @@
 use std::time::Duration;
 
 use super::Connection;
+use super::timer_table::Timer;
 use crate::config::ReceiverPolicy;
 use crate::receiver::Arrival;
 use crate::time::Instant;
@@ -54,8 +55,6 @@ const MIN_MSS: u32 = 88;
 /// The receiver's delayed-ACK state (Linux `icsk_ack`).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct AckPolicy {
-    /// The delayed-ACK timer.
-    pub(crate) timer: Option<Instant>,
     /// Quick ACKs left.
     quick: u32,
     /// Interactive ("pingpong") mode.
@@ -97,8 +96,9 @@ impl Connection {
             let full = 2 * self.smss;
             if ofo || a.filled_hole || self.rcv.unacked_bytes >= full {
                 self.rcv.ack_now = true;
-            } else if a.delivered > 0 && self.acks.timer.is_none() {
-                self.acks.timer = Some(now + self.ato_min());
+            } else if a.delivered > 0 && !self.timers.is_set(Timer::DelayedAck) {
+                self.timers
+                    .put(Timer::DelayedAck, Some(now + self.ato_min()));
             }
             return;
         }
@@ -202,7 +202,7 @@ impl Connection {
             ato = ato.min(max_ato);
         }
         let mut at = now + ato;
-        if let Some(t) = self.acks.timer {
+        if let Some(t) = self.timers.get(Timer::DelayedAck) {
             // "If delack timer was blocked or is about to expire, send ACK now."
             if t <= now + ato / 4 {
                 self.rcv.ack_now = true;
@@ -210,7 +210,7 @@ impl Connection {
             }
             at = at.min(t);
         }
-        self.acks.timer = Some(at);
+        self.timers.put(Timer::DelayedAck, Some(at));
     }
 
     /// An ACK-bearing segment went out (Linux `tcp_event_ack_sent`,
@@ -224,7 +224,7 @@ impl Connection {
             }
         }
         self.acks.pushed = 0;
-        self.acks.timer = None;
+        self.timers.put(Timer::DelayedAck, None);
     }
 
     /// A data segment went out (Linux `tcp_event_data_sent`): a reply within `ato`
@@ -239,7 +239,7 @@ impl Connection {
 
     /// The delayed-ACK timer fired (Linux `tcp_delack_timer_handler`).
     pub(crate) fn on_delack_timeout(&mut self, now: Instant) {
-        self.acks.timer = None;
+        self.timers.put(Timer::DelayedAck, None);
         if self.rcv.unacked_bytes == 0 && !self.rcv.ack_now {
             return;
         }

@@ -16,6 +16,7 @@
 //! segments outstanding and one of them SACKed.
 
 use super::Connection;
+use super::timer_table::Timer;
 use crate::config::EarlyRetransmit;
 use crate::time::Instant;
 use crate::trace::{Event, TimerKind};
@@ -71,11 +72,11 @@ impl Connection {
                     return true;
                 };
                 let at = now + self.er_delay(srtt);
-                if self.t_rto.is_some_and(|rto| rto <= at) {
+                if self.timers.get(Timer::Rto).is_some_and(|rto| rto <= at) {
                     self.counters.early_retrans += 1;
                     return true;
                 }
-                self.t_er = Some(at);
+                self.timers.put(Timer::EarlyRetransmit, Some(at));
                 false
             }
         }

@@ -2,6 +2,7 @@
 //! handshake states, acceptability, RST, SYN, ACK, data, FIN — with RFC 7323 §4.3
 //! timestamp recording.
 
+use super::timer_table::Timer;
 use super::{CloseReason, Connection};
 use crate::time::Instant;
 use crate::trace::{Event, State};
@@ -59,7 +60,7 @@ impl Connection {
         }
         self.snd_una = 1;
         self.snd_nxt = 1;
-        self.t_rto = None;
+        self.timers.put(Timer::Rto, None);
         // RTT sample from the handshake (Karn: only if the SYN was not retransmitted,
         // unless timestamps identify the transmission).
         self.handshake_rtt_sample(now, seg);
@@ -97,7 +98,7 @@ impl Connection {
         }
         self.snd_una = 1;
         self.snd_nxt = 1;
-        self.t_rto = None;
+        self.timers.put(Timer::Rto, None);
         self.handshake_rtt_sample(now, seg);
         self.backoff = 0;
         self.syn_pending = false;
@@ -234,7 +235,8 @@ impl Connection {
             // in TIME-WAIT restart the 2·MSL timeout (RFC 9293 §3.10.7.4, "eighth").
             self.rcv.ack_now = true;
             if self.state == State::TimeWait {
-                self.t_timewait = Some(now + self.cfg.time_wait);
+                self.timers
+                    .put(Timer::TimeWait, Some(now + self.cfg.time_wait));
             }
         }
         if let Some(fin_at) = self.rcv.fin_at
@@ -263,9 +265,10 @@ impl Connection {
 
     pub(crate) fn enter_time_wait(&mut self, now: Instant) {
         self.set_state(now, State::TimeWait);
-        self.t_rto = None;
+        self.timers.put(Timer::Rto, None);
         self.fec.enc = None; // everything is acknowledged: nothing left to encode
-        self.t_timewait = Some(now + self.cfg.time_wait);
+        self.timers
+            .put(Timer::TimeWait, Some(now + self.cfg.time_wait));
         self.close_reason.get_or_insert(CloseReason::Normal);
     }
 

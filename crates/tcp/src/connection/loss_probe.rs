@@ -24,6 +24,7 @@
 use std::time::Duration;
 
 use super::Connection;
+use super::timer_table::Timer;
 use crate::config::{TlpDetection, TlpFlavour};
 use crate::scoreboard::TxSeg;
 use crate::time::Instant;
@@ -50,7 +51,7 @@ pub(crate) struct TlpEpisode {
 impl Connection {
     /// Algorithm 1 `schedule_pto`: arms the probe timer when the conditions hold.
     pub(crate) fn schedule_pto(&mut self, now: Instant) {
-        self.t_pto = None;
+        self.timers.put(Timer::LossProbe, None);
         if !self.cfg.tlp
             || !self.sack_ok
             || !self.probe_state_allows()
@@ -103,12 +104,12 @@ impl Connection {
         };
         let mut at = now + pto;
         // Never later than the RTO would fire.
-        if let Some(rto) = self.t_rto {
+        if let Some(rto) = self.timers.get(Timer::Rto) {
             if at > rto {
                 at = rto.max(now);
             }
         }
-        self.t_pto = Some(at);
+        self.timers.put(Timer::LossProbe, Some(at));
     }
 
     /// Probes go out in Open; Linux 4.11+ also in CWR.
@@ -132,7 +133,10 @@ impl Connection {
         self.tlp_consecutive += 1;
         self.tlp_pending = true;
         // The RTO restarts from the probe (Linux `tcp_send_loss_probe` rearm).
-        self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
+        self.timers.put(
+            Timer::Rto,
+            Some(now + self.rtt.rto_backed_off(self.backoff)),
+        );
     }
 
     /// The probe segment: new data if the application and the peer's window allow

@@ -22,6 +22,7 @@ mod loss_probe;
 mod output;
 mod persist;
 mod rack;
+mod timer_table;
 mod timers;
 
 use std::time::Duration;
@@ -41,6 +42,7 @@ use crate::sendbuf::SendBuffer;
 use crate::time::Instant;
 use crate::trace::{CaState, Event, State, Traced};
 use crate::wire::Segment;
+use timer_table::TimerTable;
 
 /// F-RTO progress (RFC 5682 §2.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,7 +153,7 @@ pub struct Connection {
     pub(crate) rcv_mss: u32,
     pub(crate) ts_recent: u32,
     pub(crate) ts_offset: u32,
-    /// When to acknowledge (quick ACKs, the delayed-ACK timer).
+    /// When to acknowledge (quick ACKs, the adaptive timeout).
     pub(crate) acks: ack_policy::AckPolicy,
     /// The last TSecr seen on an ACK (for Eifel undo checks).
     pub(crate) last_tsecr: Option<u32>,
@@ -160,15 +162,11 @@ pub struct Connection {
     pub(crate) syn_pending: bool,
     pub(crate) rst_pending: bool,
     pub(crate) syn_retries: u32,
-    pub(crate) t_rto: Option<Instant>,
-    pub(crate) t_timewait: Option<Instant>,
-    pub(crate) t_persist: Option<Instant>,
-    /// Delayed early retransmission (`er = delayed`).
-    pub(crate) t_er: Option<Instant>,
+    /// Every timer of the connection.
+    pub(crate) timers: TimerTable,
     /// Early Retransmit turned off after reordering was seen.
     pub(crate) er_disabled: bool,
-    /// Tail-loss probe timer, the probe due, probes in a row, and the episode.
-    pub(crate) t_pto: Option<Instant>,
+    /// The tail-loss probe due, probes in a row, and the episode.
     pub(crate) tlp_pending: bool,
     pub(crate) tlp_consecutive: u32,
     pub(crate) tlp_episode: Option<loss_probe::TlpEpisode>,
@@ -264,12 +262,8 @@ impl Connection {
             syn_pending: false,
             rst_pending: false,
             syn_retries: 0,
-            t_rto: None,
-            t_timewait: None,
-            t_persist: None,
-            t_er: None,
+            timers: TimerTable::default(),
             er_disabled: false,
-            t_pto: None,
             tlp_pending: false,
             tlp_consecutive: 0,
             tlp_episode: None,
@@ -548,13 +542,7 @@ impl Connection {
         if self.close_reason.is_none() {
             self.close_reason = Some(reason);
         }
-        self.t_rto = None;
-        self.acks.timer = None;
-        self.t_timewait = None;
-        self.t_persist = None;
-        self.t_er = None;
-        self.t_pto = None;
-        self.rack.timer = None;
+        self.timers.clear();
         self.fec.enc = None;
         self.set_state(now, State::Closed);
     }

@@ -3,6 +3,7 @@
 //! window, the FIN, and otherwise a pure ACK when one is due.
 
 use super::Connection;
+use super::timer_table::Timer;
 use crate::receive_window::ReceiveWindow;
 use crate::scoreboard::TxSeg;
 use crate::time::Instant;
@@ -129,8 +130,11 @@ impl Connection {
         if self.syn_retries == 0 {
             self.syn_sent_at = now;
         }
-        if self.t_rto.is_none() {
-            self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
+        if !self.timers.is_set(Timer::Rto) {
+            self.timers.put(
+                Timer::Rto,
+                Some(now + self.rtt.rto_backed_off(self.backoff)),
+            );
         }
         s
     }
@@ -259,8 +263,11 @@ impl Connection {
         if self.undo_marker.is_some() {
             self.undo_retrans += 1;
         }
-        if self.t_rto.is_none() {
-            self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
+        if !self.timers.is_set(Timer::Rto) {
+            self.timers.put(
+                Timer::Rto,
+                Some(now + self.rtt.rto_backed_off(self.backoff)),
+            );
         }
         self.trace(
             now,
@@ -354,8 +361,11 @@ impl Connection {
         });
         self.snd_nxt = end;
         self.last_data_sent = now;
-        if self.t_rto.is_none() {
-            self.t_rto = Some(now + self.rtt.rto_backed_off(self.backoff));
+        if !self.timers.is_set(Timer::Rto) {
+            self.timers.put(
+                Timer::Rto,
+                Some(now + self.rtt.rto_backed_off(self.backoff)),
+            );
         }
     }
 

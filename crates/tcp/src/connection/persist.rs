@@ -15,6 +15,7 @@
 //!   clears the back-off. Unanswered probes count toward `max_retries`; any ACK
 //!   resets that count, so a live receiver may keep its window closed indefinitely.
 
+use super::timer_table::Timer;
 use super::{CloseReason, Connection};
 use crate::time::Instant;
 use crate::trace::{Event, State, TimerKind};
@@ -40,21 +41,24 @@ impl Connection {
             && self.sb.is_empty()
             && !self.sws_allows(self.window_room().min(self.smss as u64), unsent);
         if blocked {
-            if self.t_persist.is_none() {
-                self.t_persist = Some(now + self.rtt.rto_backed_off(self.backoff));
+            if !self.timers.is_set(Timer::Persist) {
+                self.timers.put(
+                    Timer::Persist,
+                    Some(now + self.rtt.rto_backed_off(self.backoff)),
+                );
             }
         } else {
-            self.t_persist = None;
+            self.timers.put(Timer::Persist, None);
         }
     }
 
     /// On every acceptable ACK, after the window update (Linux `tcp_ack_probe`):
     /// a window that admits the next segment stops probing and clears the back-off.
     pub(crate) fn persist_on_ack(&mut self) {
-        if self.t_persist.is_some() || self.probes_out > 0 {
+        if self.timers.is_set(Timer::Persist) || self.probes_out > 0 {
             let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
             if self.sws_allows(self.window_room().min(self.smss as u64), unsent) {
-                self.t_persist = None;
+                self.timers.put(Timer::Persist, None);
                 self.backoff = 0;
             }
         }

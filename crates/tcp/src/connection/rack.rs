@@ -23,6 +23,7 @@
 use std::time::Duration;
 
 use super::Connection;
+use super::timer_table::Timer;
 use crate::recovery::AckSample;
 use crate::scoreboard::TxSeg;
 use crate::time::Instant;
@@ -51,8 +52,6 @@ pub(crate) struct Rack {
     dsack_seen: bool,
     /// When the steps were last raised (an RTT must pass before the next raise).
     last_raise: Option<Instant>,
-    /// The reorder timer.
-    pub(crate) timer: Option<Instant>,
     /// Send time of the most recently sent segment the current ACK delivered.
     pub(crate) newest_delivered: Option<Instant>,
 }
@@ -69,7 +68,6 @@ impl Default for Rack {
             reo_wnd_persist: 0,
             dsack_seen: false,
             last_raise: None,
-            timer: None,
             newest_delivered: None,
         }
     }
@@ -208,14 +206,15 @@ impl Connection {
             return;
         }
         self.rack.advanced = false;
-        self.rack.timer = self
+        let at = self
             .rack_detect_loss(now)
             .map(|w| now + round_up_ms(w) + TIMEOUT_MIN);
+        self.timers.put(Timer::Reorder, at);
     }
 
     /// The reorder timer fired (`tcp_rack_reo_timeout`).
     pub(crate) fn on_rack_timeout(&mut self, now: Instant) {
-        self.rack.timer = None;
+        self.timers.put(Timer::Reorder, None);
         self.trace(
             now,
             Event::Timer {
@@ -223,9 +222,10 @@ impl Connection {
             },
         );
         let prior_pipe = self.sb.pipe();
-        self.rack.timer = self
+        let at = self
             .rack_detect_loss(now)
             .map(|w| now + round_up_ms(w) + TIMEOUT_MIN);
+        self.timers.put(Timer::Reorder, at);
         if self.sb.pipe() == prior_pipe {
             return;
         }

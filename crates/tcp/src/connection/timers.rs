@@ -2,6 +2,7 @@
 //! and F-RTO, RFC 5682), SYN retransmission with back-off from the 1 s initial RTO
 //! (RFC 6298 §2.1, §5.5), the delayed-ACK timer, and TIME-WAIT.
 
+use super::timer_table::Timer;
 use super::{CloseReason, Connection, Frto};
 use crate::time::Instant;
 use crate::trace::{CaState, Event, State, TimerKind};
@@ -9,27 +10,18 @@ use crate::trace::{CaState, Event, State, TimerKind};
 impl Connection {
     /// The earliest pending deadline, if any.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        // Called after every input: a plain minimum over the timer slots, with an
-        // unset timer as the largest instant.
-        let at = |t: Option<Instant>| t.map_or(u64::MAX, |i| i.as_nanos());
-        let m = at(self.t_rto)
-            .min(at(self.acks.timer))
-            .min(at(self.t_timewait))
-            .min(at(self.t_persist))
-            .min(at(self.t_er))
-            .min(at(self.t_pto))
-            .min(at(self.rack.timer))
-            .min(at(self.corrective_due()));
-        (m != u64::MAX).then_some(Instant::from_nanos(m))
+        match (self.timers.next(), self.corrective_due()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Fires every timer whose deadline is not after `now`. Harmless when nothing is due.
     pub fn handle_timeout(&mut self, now: Instant) {
-        if self.acks.timer.is_some_and(|t| t <= now) {
+        if self.timers.get(Timer::DelayedAck).is_some_and(|t| t <= now) {
             self.on_delack_timeout(now);
         }
-        if self.t_timewait.is_some_and(|t| t <= now) {
-            self.t_timewait = None;
+        if self.timers.take_due(Timer::TimeWait, now) {
             self.trace(
                 now,
                 Event::Timer {
@@ -38,23 +30,19 @@ impl Connection {
             );
             self.enter_closed(now, CloseReason::Normal);
         }
-        if self.t_pto.is_some_and(|t| t <= now) {
-            self.t_pto = None;
+        if self.timers.take_due(Timer::LossProbe, now) {
             self.on_pto(now);
         }
-        if self.rack.timer.is_some_and(|t| t <= now) {
+        if self.timers.get(Timer::Reorder).is_some_and(|t| t <= now) {
             self.on_rack_timeout(now);
         }
-        if self.t_er.is_some_and(|t| t <= now) {
-            self.t_er = None;
+        if self.timers.take_due(Timer::EarlyRetransmit, now) {
             self.on_er_timeout(now);
         }
-        if self.t_persist.is_some_and(|t| t <= now) {
-            self.t_persist = None;
+        if self.timers.take_due(Timer::Persist, now) {
             self.on_persist_timeout(now);
         }
-        if self.t_rto.is_some_and(|t| t <= now) {
-            self.t_rto = None;
+        if self.timers.take_due(Timer::Rto, now) {
             self.trace(
                 now,
                 Event::Timer {
@@ -104,7 +92,7 @@ impl Connection {
 
     fn arm_rto(&mut self, now: Instant) {
         let rto = self.rtt.rto_backed_off(self.backoff);
-        self.t_rto = Some(now + rto);
+        self.timers.put(Timer::Rto, Some(now + rto));
         self.trace(
             now,
             Event::Rto {
@@ -118,7 +106,7 @@ impl Connection {
     fn enter_loss(&mut self, now: Instant) {
         self.counters.timeouts += 1;
         self.tlp_episode = None;
-        self.t_pto = None;
+        self.timers.put(Timer::LossProbe, None);
         match self.ca {
             CaState::Open => self.counters.timeouts_open += 1,
             CaState::Disorder => self.counters.timeouts_disorder += 1,

@@ -1,0 +1,63 @@
+//! The connection's timers in one table keyed by kind, in the manner of quinn-proto's
+//! `timer.rs`: each mechanism sets and stops its own entry, and
+//! [`Connection::poll_timeout`](super::Connection::poll_timeout) is the earliest of
+//! them (with Corrective's send time, which is derived from its encoder).
+
+use crate::time::Instant;
+
+/// The timers of a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Timer {
+    /// Retransmission timeout (RFC 6298), also SYN retransmission.
+    Rto,
+    /// The receiver's delayed ACK.
+    DelayedAck,
+    /// TIME-WAIT's 2·MSL.
+    TimeWait,
+    /// Zero-window probes.
+    Persist,
+    /// Delayed Early Retransmit.
+    EarlyRetransmit,
+    /// Tail loss probe.
+    LossProbe,
+    /// RACK's reorder timer.
+    Reorder,
+}
+
+const COUNT: usize = 7;
+
+/// When each timer fires, if it is set.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TimerTable {
+    at: [Option<Instant>; COUNT],
+}
+
+impl TimerTable {
+    pub fn get(&self, t: Timer) -> Option<Instant> {
+        self.at[t as usize]
+    }
+    /// Sets (`Some`) or stops (`None`) timer `t`.
+    pub fn put(&mut self, t: Timer, at: Option<Instant>) {
+        self.at[t as usize] = at;
+    }
+    pub fn is_set(&self, t: Timer) -> bool {
+        self.at[t as usize].is_some()
+    }
+    /// Timer `t` is due at `now`: it is stopped and true is returned.
+    pub fn take_due(&mut self, t: Timer, now: Instant) -> bool {
+        if self.at[t as usize].is_some_and(|at| at <= now) {
+            self.at[t as usize] = None;
+            true
+        } else {
+            false
+        }
+    }
+    /// The earliest deadline.
+    pub fn next(&self) -> Option<Instant> {
+        self.at.iter().flatten().min().copied()
+    }
+    /// Stops every timer.
+    pub fn clear(&mut self) {
+        self.at = [None; COUNT];
+    }
+}
