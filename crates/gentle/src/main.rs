@@ -158,11 +158,21 @@ fn main() -> ExitCode {
         } => {
             if list {
                 let mut out = std::io::stdout().lock();
-                let names = CATALOGUE
+                let all = CATALOGUE
                     .iter()
                     .map(|e| (e.name, e.summary))
                     .chain(PROGRAMS.iter().map(|p| (p.name, p.summary)));
-                for (name, summary) in names {
+                // With names, only those (and an unknown one is bad input).
+                if let Some(n) = names
+                    .iter()
+                    .find(|n| catalogue::find(n).is_none() && programs::find(n).is_none())
+                {
+                    eprintln!("error: no experiment named `{n}` (see `gentle reproduce --list`)");
+                    return ExitCode::from(2);
+                }
+                for (name, summary) in
+                    all.filter(|(n, _)| names.is_empty() || names.iter().any(|x| x == n))
+                {
                     let line = format!("{name:<20} {summary}");
                     let _ = writeln!(out, "{}", gentle::units::wrap(&line, 100, 21));
                 }

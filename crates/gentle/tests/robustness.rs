@@ -474,3 +474,19 @@ fn plot_adds_its_files_and_never_removes_others() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(d.join("res/records.csv").exists());
 }
+
+#[test]
+fn list_with_names_lists_those() {
+    let d = tmp("list");
+    let o = gentle_in(&d, &["reproduce", "--list", "linux-eras"]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("linux-eras"), "{out}");
+    assert_eq!(
+        out.lines().filter(|l| !l.starts_with(' ')).count(),
+        1,
+        "{out}"
+    );
+    let o = gentle_in(&d, &["reproduce", "--list", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+}
