@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod catalogue;
 pub mod checks;
+pub mod episodes;
 pub mod interrupt;
 pub mod output;
 pub mod plot;

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
+use crate::episodes::Counts;
 use crate::runner::{RunResult, VariantResult, metric_of};
 use crate::sample::Sample;
 use crate::scenario::{Metric, Scenario};
@@ -277,44 +278,10 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
     out
 }
 
-/// Nearest-rank quantile of a sorted sample of integers.
-fn iquantile(sorted: &[i64], q: f64) -> Option<i64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    Some(sorted[rank - 1])
-}
-
-/// Sorted samples of one variant's recovery episodes: pipe − ssthresh at the start,
-/// cwnd − ssthresh before the end, cwnd after (episodes not ended by a timeout).
-fn episode_samples(v: &VariantResult) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
-    let mut start: Vec<i64> = v
-        .episodes
-        .iter()
-        .map(|e| e.start_pipe_minus_ssthresh as i64)
-        .collect();
-    let mut last: Vec<i64> = v
-        .episodes
-        .iter()
-        .filter(|e| e.cwnd_after.is_some())
-        .map(|e| e.last_cwnd_minus_ssthresh as i64)
-        .collect();
-    let mut after: Vec<i64> = v
-        .episodes
-        .iter()
-        .filter_map(|e| e.cwnd_after.map(|c| c as i64))
-        .collect();
-    start.sort_unstable();
-    last.sort_unstable();
-    after.sort_unstable();
-    (start, last, after)
-}
-
 /// The recovery-episode tables of `prr-imc11.txt` (Tables 5, 6 and 7), per variant.
 pub fn recovery_tables(run: &RunResult) -> String {
     let mut out = String::new();
-    let q = |xs: &[i64], p: f64| iquantile(xs, p).map_or("-".to_string(), |x| x.to_string());
+    let q = |xs: &Counts, p: f64| xs.quantile(p).map_or("-".to_string(), |x| x.to_string());
     let _ = writeln!(
         out,
         "\nrecovery episodes (segments)      {}",
@@ -323,8 +290,15 @@ pub fn recovery_tables(run: &RunResult) -> String {
             .map(|v| format!("{:>14}", v.name))
             .collect::<String>()
     );
-    let samples: Vec<_> = run.variants.iter().map(episode_samples).collect();
-    let row = |label: &str, f: &dyn Fn(&(Vec<i64>, Vec<i64>, Vec<i64>)) -> String| {
+    let samples: Vec<(&Counts, &Counts, &Counts)> = run
+        .variants
+        .iter()
+        .map(|v| {
+            let e = &v.episodes;
+            (&e.start, &e.last_completed, &e.cwnd_after)
+        })
+        .collect();
+    let row = |label: &str, f: &dyn Fn(&(&Counts, &Counts, &Counts)) -> String| {
         format!(
             "{:<34}{}\n",
             label,
@@ -335,20 +309,14 @@ pub fn recovery_tables(run: &RunResult) -> String {
         )
     };
     out += &row("episodes", &|s| s.0.len().to_string());
-    let share = |s: &Vec<i64>, f: fn(i64) -> bool| {
-        if s.is_empty() {
-            "-".to_string()
-        } else {
-            format!(
-                "{:.0}%",
-                100.0 * s.iter().filter(|&&x| f(x)).count() as f64 / s.len() as f64
-            )
-        }
+    let share = |s: &Counts, f: fn(i64) -> bool| {
+        s.share(f)
+            .map_or("-".to_string(), |x| format!("{:.0}%", 100.0 * x))
     };
     out += "pipe − ssthresh at the start (Table 5)\n";
-    out += &row("  pipe < ssthresh", &|s| share(&s.0, |x| x < 0));
-    out += &row("  pipe = ssthresh", &|s| share(&s.0, |x| x == 0));
-    out += &row("  pipe > ssthresh", &|s| share(&s.0, |x| x > 0));
+    out += &row("  pipe < ssthresh", &|s| share(s.0, |x| x < 0));
+    out += &row("  pipe = ssthresh", &|s| share(s.0, |x| x == 0));
+    out += &row("  pipe > ssthresh", &|s| share(s.0, |x| x > 0));
     for (label, p) in [
         ("  min", 0.0),
         ("  1%", 0.01),
@@ -356,34 +324,35 @@ pub fn recovery_tables(run: &RunResult) -> String {
         ("  99%", 0.99),
         ("  max", 1.0),
     ] {
-        out += &row(label, &|s| q(&s.0, p));
+        out += &row(label, &|s| q(s.0, p));
     }
     out += "cwnd − ssthresh before the exit (Table 6)\n";
     for p in [5, 10, 25, 50, 75, 90, 95, 99] {
-        out += &row(&format!("  {p}%"), &|s| q(&s.1, p as f64 / 100.0));
+        out += &row(&format!("  {p}%"), &|s| q(s.1, p as f64 / 100.0));
     }
     out += "cwnd after recovery (Table 7)\n";
     for p in [10, 25, 50, 75, 90, 95, 99] {
-        out += &row(&format!("  {p}%"), &|s| q(&s.2, p as f64 / 100.0));
+        out += &row(&format!("  {p}%"), &|s| q(s.2, p as f64 / 100.0));
     }
-    out += &row("  share below 3 segments", &|s| share(&s.2, |x| x < 3));
+    out += &row("  share below 3 segments", &|s| share(s.2, |x| x < 3));
     out
 }
 
 /// The recovery-episode statistics of one variant, for the JSON summary.
 fn recovery_json(v: &VariantResult) -> Value {
-    let (start, last, after) = episode_samples(v);
-    let qs = |xs: &[i64], ps: &[u32]| -> Value {
+    let e = &v.episodes;
+    let (start, last, after) = (&e.start, &e.last_completed, &e.cwnd_after);
+    let qs = |xs: &Counts, ps: &[u32]| -> Value {
         ps.iter()
-            .map(|&p| (format!("p{p}"), json!(iquantile(xs, p as f64 / 100.0))))
+            .map(|&p| (format!("p{p}"), json!(xs.quantile(p as f64 / 100.0))))
             .collect::<serde_json::Map<String, Value>>()
             .into()
     };
     json!({
         "episodes": start.len(),
-        "start_pipe_minus_ssthresh": qs(&start, &[0, 1, 50, 99, 100]),
-        "exit_cwnd_minus_ssthresh": qs(&last, &[5, 10, 25, 50, 75, 90, 95, 99]),
-        "cwnd_after": qs(&after, &[10, 25, 50, 75, 90, 95, 99]),
+        "start_pipe_minus_ssthresh": qs(start, &[0, 1, 50, 99, 100]),
+        "exit_cwnd_minus_ssthresh": qs(last, &[5, 10, 25, 50, 75, 90, 95, 99]),
+        "cwnd_after": qs(after, &[10, 25, 50, 75, 90, 95, 99]),
     })
 }
 
@@ -440,8 +409,6 @@ pub fn json(scn: &Scenario, run: &RunResult, trials: u64, seed: u64) -> Value {
     })
 }
 
-/// CSV of every exchange record of every variant.
-/// The header of the records CSV.
 /// Why exchanges did not finish, per variant, for stderr; empty when all did.
 pub fn unfinished_note(run: &RunResult) -> String {
     let mut out = String::new();
@@ -473,12 +440,8 @@ pub fn unfinished_note(run: &RunResult) -> String {
                 out,
                 "note: {}: {} trial{} hit the time limit; replay one with --trace FILE --trial K: {}",
                 v.name,
-                v.timed_out_trials.len(),
-                if v.timed_out_trials.len() == 1 {
-                    ""
-                } else {
-                    "s"
-                },
+                v.timed_out,
+                if v.timed_out == 1 { "" } else { "s" },
                 ids.join(", ")
             );
         }

@@ -14,11 +14,14 @@ use gentle_tcp::Counters;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
+use crate::episodes::Episodes;
 use crate::sample::Sample;
 use crate::scenario::{Filter, Metric, Scenario, Variant};
 
 /// Trials per block of work.
 const BLOCK: u64 = 64;
+/// Trials that hit the time limit named in reports, at most.
+pub const TIMED_OUT_NAMED: usize = 100;
 /// Blocks run in parallel before their results are merged: bounds the memory of
 /// partial results however many trials a run has.
 const WAVE: usize = 512;
@@ -53,11 +56,14 @@ pub struct VariantResult {
     pub unfinished: [u64; 4],
     /// Trials run (fewer than asked for when interrupted).
     pub trials_run: u64,
+    /// Trials that hit the time limit: how many, and the first
+    /// `TIMED_OUT_NAMED` of them by number (memory stays bounded).
+    pub timed_out: u64,
     pub timed_out_trials: Vec<u64>,
     pub with_retransmission: u64,
     pub with_loss: u64,
-    /// Fast-recovery episodes of every sender.
-    pub episodes: Vec<gentle_sim::record::Episode>,
+    /// Fast-recovery episodes of every sender, counted by value.
+    pub episodes: Episodes,
 }
 
 #[derive(Clone, Debug)]
@@ -131,13 +137,18 @@ fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep: bool) {
     v.counters.add(&t.counters);
     v.trials_run += 1;
     v.links.add(&t.links);
-    v.episodes.extend_from_slice(&t.episodes);
+    for e in &t.episodes {
+        v.episodes.push(e);
+    }
     v.events += t.events;
     v.packets += t.packets;
     v.data_packets += t.data_packets;
     v.corrupt_bytes += t.corrupt_bytes;
     if t.timed_out {
-        v.timed_out_trials.push(t.trial);
+        v.timed_out += 1;
+        if v.timed_out_trials.len() < TIMED_OUT_NAMED {
+            v.timed_out_trials.push(t.trial);
+        }
     }
     if keep {
         v.records.extend(t.exchanges);
@@ -317,8 +328,11 @@ fn merge(v: &mut VariantResult, p: VariantResult) {
         *a += b;
     }
     v.trials_run += p.trials_run;
-    v.timed_out_trials.extend(p.timed_out_trials);
+    v.timed_out += p.timed_out;
+    let room = TIMED_OUT_NAMED.saturating_sub(v.timed_out_trials.len());
+    v.timed_out_trials
+        .extend(p.timed_out_trials.into_iter().take(room));
     v.with_retransmission += p.with_retransmission;
     v.with_loss += p.with_loss;
-    v.episodes.extend(p.episodes);
+    v.episodes.merge(&p.episodes);
 }

@@ -490,3 +490,33 @@ fn list_with_names_lists_those() {
     let o = gentle_in(&d, &["reproduce", "--list", "nope"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn a_billion_trials_start_at_once_in_little_memory() {
+    // Trial blocks are made a wave at a time and results are counted by value:
+    // resident memory stays small however many trials are asked for.
+    let text = scenario("name = \"t\"\ntrials = 1000000000", "", ONE_VARIANT);
+    let d = tmp("billion");
+    std::fs::write(d.join("s.toml"), &text).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_gentle"))
+        .current_dir(&d)
+        .args(["run", "s.toml"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let rss_kb: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(rss_kb < 100_000, "{rss_kb} kB resident after 3 s");
+}
