@@ -43,25 +43,17 @@ impl Staged {
                 ));
             }
         }
-        fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let stage = dir.join(format!(".gentle-staging-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&stage);
-        fs::create_dir_all(&stage)
-            .map_err(|e| format!("cannot create {}: {e}", stage.display()))?;
-        Ok(Staged {
-            dir: dir.to_path_buf(),
-            stage,
-            files: Vec::new(),
-            created,
-            committed: false,
-            adding: None,
-        })
+        Self::open(dir, created, None)
     }
 
     /// Opens `dir` (which may hold other files) to add a few files to it. Nothing
     /// there is removed; a file of the same name is replaced only if `force`.
     pub fn adding(dir: &Path, force: bool) -> Result<Staged, String> {
-        let created = !dir.exists();
+        Self::open(dir, !dir.exists(), Some(force))
+    }
+
+    /// Creates `dir` and a fresh staging area inside it.
+    fn open(dir: &Path, created: bool, adding: Option<bool>) -> Result<Staged, String> {
         fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let stage = dir.join(format!(".gentle-staging-{}", std::process::id()));
         let _ = fs::remove_dir_all(&stage);
@@ -73,7 +65,7 @@ impl Staged {
             files: Vec::new(),
             created,
             committed: false,
-            adding: Some(force),
+            adding,
         })
     }
 

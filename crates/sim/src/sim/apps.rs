@@ -467,8 +467,6 @@ impl Sim {
         let Some(a) = s.cur.take() else { return };
         s.exchanges_done += 1;
         let d = now_counters;
-        // Counter deltas over the exchange.
-        let sub = |x: u64, y: u64| (x - y.min(x)) as u32;
         let rec = ExchangeRecord {
             trial,
             workload: s.wl,
@@ -485,15 +483,6 @@ impl Sim {
                 .fin_delivered
                 .filter(|_| s.server_close_after)
                 .map(|e| (e - a.client_start).as_nanos() as u64),
-            fast_retrans: sub(d.fast_retrans, a.snap.fast_retrans),
-            timeout_retrans: sub(d.timeouts, a.snap.timeouts),
-            slow_start_retrans: sub(d.slow_start_retrans, a.snap.slow_start_retrans),
-            syn_retrans: sub(d.syn_retrans, a.snap.syn_retrans),
-            timeouts: sub(d.timeouts, a.snap.timeouts),
-            recoveries: sub(d.recovery_episodes, a.snap.recovery_episodes),
-            undos: sub(d.undos(), a.snap.undos()),
-            retrans_segs: sub(d.retrans_segs, a.snap.retrans_segs),
-            bytes_sent: d.bytes_sent.saturating_sub(a.snap.bytes_sent),
             packets_dropped: s.drops - a.snap_drops,
             t_recover_ns: s.tail.recover,
             t_total_ns: match (s.tail.start, s.fin_delivered) {
@@ -501,6 +490,7 @@ impl Sim {
                 _ => None,
             },
             unfinished: None,
+            ..counter_deltas(&d, &a.snap)
         };
         let wl = s.wl;
         self.result.exchanges.push(rec);
@@ -644,21 +634,10 @@ impl Sim {
             }
         };
         // The counters of the exchange so far, as for a finished one.
-        let n = self.result.exchanges.len();
-        self.finish_exchange_record_only(sid);
-        if let Some(r) = self.result.exchanges.get_mut(n) {
-            r.unfinished = Some(reason);
-        }
-    }
-
-    /// Records the exchange in progress as unfinished, with its counters, and
-    /// schedules nothing after it.
-    fn finish_exchange_record_only(&mut self, sid: u32) {
         let d = self.session_counters(sid);
         let trial = self.result.trial;
         let s = &mut self.sessions[sid as usize];
         let Some(a) = s.cur.take() else { return };
-        let sub = |x: u64, y: u64| (x - y.min(x)) as u32;
         self.result.exchanges.push(ExchangeRecord {
             trial,
             workload: s.wl,
@@ -666,17 +645,27 @@ impl Sim {
             request_bytes: a.request,
             response_bytes: a.response,
             complete: false,
-            fast_retrans: sub(d.fast_retrans, a.snap.fast_retrans),
-            timeout_retrans: sub(d.timeouts, a.snap.timeouts),
-            slow_start_retrans: sub(d.slow_start_retrans, a.snap.slow_start_retrans),
-            syn_retrans: sub(d.syn_retrans, a.snap.syn_retrans),
-            timeouts: sub(d.timeouts, a.snap.timeouts),
-            recoveries: sub(d.recovery_episodes, a.snap.recovery_episodes),
-            undos: sub(d.undos(), a.snap.undos()),
-            retrans_segs: sub(d.retrans_segs, a.snap.retrans_segs),
-            bytes_sent: d.bytes_sent.saturating_sub(a.snap.bytes_sent),
             packets_dropped: s.drops - a.snap_drops,
-            ..Default::default()
+            unfinished: Some(reason),
+            ..counter_deltas(&d, &a.snap)
         });
+    }
+}
+
+/// The retransmission and timeout counters of a record: `now − snap` of the
+/// connection counters over the exchange.
+fn counter_deltas(now: &Counters, snap: &Counters) -> ExchangeRecord {
+    let sub = |x: u64, y: u64| (x - y.min(x)) as u32;
+    ExchangeRecord {
+        fast_retrans: sub(now.fast_retrans, snap.fast_retrans),
+        timeout_retrans: sub(now.timeouts, snap.timeouts),
+        slow_start_retrans: sub(now.slow_start_retrans, snap.slow_start_retrans),
+        syn_retrans: sub(now.syn_retrans, snap.syn_retrans),
+        timeouts: sub(now.timeouts, snap.timeouts),
+        recoveries: sub(now.recovery_episodes, snap.recovery_episodes),
+        undos: sub(now.undos(), snap.undos()),
+        retrans_segs: sub(now.retrans_segs, snap.retrans_segs),
+        bytes_sent: now.bytes_sent.saturating_sub(snap.bytes_sent),
+        ..Default::default()
     }
 }
