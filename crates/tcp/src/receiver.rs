@@ -19,6 +19,8 @@ const MAX_REPORTED: usize = 4;
 
 #[derive(Clone, Debug, Default)]
 pub struct Receiver {
+    /// The peer's initial sequence number: every offset here counts from it.
+    pub irs: u32,
     /// Next expected sequence offset (relative to the peer's ISN).
     pub rcv_nxt: u64,
     /// Out-of-order segments, sorted by start, non-overlapping.

@@ -29,6 +29,12 @@ pub struct RttEstimator {
     /// Minimum RTT seen.
     min_rtt: u64,
     latest: u64,
+    /// Doublings of the RTO since the last valid sample or progress (RFC 6298 §5.5;
+    /// Linux `icsk_backoff`).
+    pub backoff: u32,
+    /// Consecutive timeouts without progress, toward the abort threshold (RFC 9293
+    /// §3.8.3 R2; Linux `icsk_retransmits`).
+    pub retransmits: u32,
 }
 
 impl RttEstimator {
@@ -45,6 +51,8 @@ impl RttEstimator {
             rto: initial_rto.as_nanos() as u64,
             min_rtt: u64::MAX,
             latest: 0,
+            backoff: 0,
+            retransmits: 0,
         }
     }
 
@@ -94,9 +102,10 @@ impl RttEstimator {
     pub fn rto(&self) -> Duration {
         Duration::from_nanos(self.rto)
     }
-    /// RTO after `backoff` doublings, capped at the maximum (RFC 6298 §5.5).
-    pub fn rto_backed_off(&self, backoff: u32) -> Duration {
-        let r = self.rto.saturating_mul(1u64 << backoff.min(32));
+    /// The RTO after the current back-off's doublings, capped at the maximum
+    /// (RFC 6298 §5.5).
+    pub fn rto_backed_off(&self) -> Duration {
+        let r = self.rto.saturating_mul(1u64 << self.backoff.min(32));
         Duration::from_nanos(r.min(self.rto_max))
     }
     /// Smoothed RTT, if any sample was taken.

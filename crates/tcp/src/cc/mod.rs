@@ -2,7 +2,10 @@
 //! algorithms (Linux's `tcp_congestion_ops`). The window is counted in segments,
 //! as Linux counts it.
 //!
-//! A concrete enum dispatches on the hot path; each algorithm is one module.
+//! A concrete enum ([`Cc`]) dispatches on the hot path with `match`; each algorithm
+//! is one module. [`Congestion`] is a sender's whole congestion state — the window
+//! and the algorithm — and holds nothing of any one connection, so several
+//! connections can share one (TCP sessions, `fast-start-and-sessions.txt` §6).
 
 mod cubic;
 pub mod hystart;
@@ -43,6 +46,11 @@ pub trait CongestionControl {
     fn on_timeout(&mut self) {}
     /// A reduction was undone; the algorithm may restore its own state.
     fn on_undo(&mut self) {}
+    /// The floor for cwnd during a rate-halving reduction (Linux `tcp_cwnd_min`:
+    /// ssthresh unless the algorithm has a `min_cwnd` of its own).
+    fn min_cwnd(&self, w: &Window) -> u32 {
+        w.ssthresh
+    }
     /// An ACK of new data with an RTT sample (Linux `pkts_acked`), `una` and `nxt`
     /// after it.
     fn pkts_acked(&mut self, _w: &mut Window, _now: Instant, _rtt: Duration, _una: u64, _nxt: u64) {
@@ -94,12 +102,6 @@ impl Cc {
             }
         }
     }
-    fn inner(&mut self) -> &mut dyn CongestionControl {
-        match self {
-            Cc::Reno(r) => r,
-            Cc::Cubic(c) => c,
-        }
-    }
     pub fn cong_avoid(&mut self, w: &mut Window, acked: u32, now: Instant, min_rtt_ms: u32) {
         match self {
             Cc::Reno(r) => r.cong_avoid(w, acked, now, min_rtt_ms),
@@ -107,24 +109,34 @@ impl Cc {
         }
     }
     pub fn ssthresh(&mut self, w: &Window) -> u32 {
-        self.inner().ssthresh(w)
+        match self {
+            Cc::Reno(r) => r.ssthresh(w),
+            Cc::Cubic(c) => c.ssthresh(w),
+        }
     }
     pub fn on_timeout(&mut self) {
-        self.inner().on_timeout()
+        match self {
+            Cc::Reno(r) => r.on_timeout(),
+            Cc::Cubic(c) => c.on_timeout(),
+        }
     }
-    /// The floor for cwnd during a rate-halving reduction (Linux `tcp_cwnd_min`:
-    /// Reno's `min_cwnd` is ssthresh/2; algorithms without one use ssthresh).
     pub fn min_cwnd(&self, w: &Window) -> u32 {
         match self {
-            Cc::Reno(_) => (w.ssthresh / 2).max(1),
-            Cc::Cubic(_) => w.ssthresh,
+            Cc::Reno(r) => r.min_cwnd(w),
+            Cc::Cubic(c) => c.min_cwnd(w),
         }
     }
     pub fn on_undo(&mut self) {
-        self.inner().on_undo()
+        match self {
+            Cc::Reno(r) => r.on_undo(),
+            Cc::Cubic(c) => c.on_undo(),
+        }
     }
     pub fn pkts_acked(&mut self, w: &mut Window, now: Instant, rtt: Duration, una: u64, nxt: u64) {
-        self.inner().pkts_acked(w, now, rtt, una, nxt)
+        match self {
+            Cc::Reno(r) => r.pkts_acked(w, now, rtt, una, nxt),
+            Cc::Cubic(c) => c.pkts_acked(w, now, rtt, una, nxt),
+        }
     }
     /// HyStart's exits from slow start (ACK train, delay), when it runs.
     pub fn hystart_exits(&self) -> (u64, u64) {
@@ -134,5 +146,56 @@ impl Cc {
             }) => (h.train_exits, h.delay_exits),
             _ => (0, 0),
         }
+    }
+}
+
+/// A sender's congestion state: the window and its algorithm. Nothing in it belongs
+/// to one connection, so one can serve several.
+#[derive(Clone, Debug)]
+pub struct Congestion {
+    /// cwnd, ssthresh and the linear-increase counter.
+    pub w: Window,
+    alg: Cc,
+}
+
+impl Congestion {
+    /// Starts with `initial_window` segments (at least one) and no ssthresh.
+    pub fn new(alg: CcAlgorithm, hystart: bool, initial_window: u32) -> Congestion {
+        Congestion {
+            w: Window {
+                cwnd: initial_window.max(1),
+                ssthresh: INFINITE_SSTHRESH,
+                cwnd_cnt: 0,
+            },
+            alg: Cc::new(alg, hystart),
+        }
+    }
+    /// The algorithm's ssthresh for a reduction from the current window.
+    pub fn reduction_target(&mut self) -> u32 {
+        self.alg.ssthresh(&self.w)
+    }
+    /// The floor for cwnd during a rate-halving reduction.
+    pub fn min_cwnd(&self) -> u32 {
+        self.alg.min_cwnd(&self.w)
+    }
+    /// Window growth for `acked` segments (see [`CongestionControl::cong_avoid`]).
+    pub fn cong_avoid(&mut self, acked: u32, now: Instant, min_rtt_ms: u32) {
+        self.alg.cong_avoid(&mut self.w, acked, now, min_rtt_ms);
+    }
+    /// An RTT sample from an ACK of new data; returns HyStart's exits it caused
+    /// (ACK train, delay).
+    pub fn pkts_acked(&mut self, now: Instant, rtt: Duration, una: u64, nxt: u64) -> (u64, u64) {
+        let before = self.alg.hystart_exits();
+        self.alg.pkts_acked(&mut self.w, now, rtt, una, nxt);
+        let after = self.alg.hystart_exits();
+        (after.0 - before.0, after.1 - before.1)
+    }
+    /// A retransmission timeout: the algorithm is told; the window is the caller's.
+    pub fn on_timeout(&mut self) {
+        self.alg.on_timeout();
+    }
+    /// A reduction was undone.
+    pub fn on_undo(&mut self) {
+        self.alg.on_undo();
     }
 }

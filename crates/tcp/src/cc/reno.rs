@@ -23,4 +23,9 @@ impl CongestionControl for Reno {
     fn ssthresh(&mut self, w: &Window) -> u32 {
         (w.cwnd / 2).max(2)
     }
+
+    /// Linux `tcp_reno_min_cwnd` (2.6/3.x): rate halving may go down to ssthresh/2.
+    fn min_cwnd(&self, w: &Window) -> u32 {
+        (w.ssthresh / 2).max(1)
+    }
 }

@@ -73,7 +73,7 @@ pub(crate) struct AckPolicy {
 impl Connection {
     /// The initial estimate of the peer's segment size (`tcp_initialize_rcv_mss`).
     pub(crate) fn initial_rcv_mss(&self) -> u32 {
-        self.smss.clamp(MIN_MSS, MSS_DEFAULT)
+        self.opts.smss.clamp(MIN_MSS, MSS_DEFAULT)
     }
 
     fn ato_min(&self) -> Duration {
@@ -93,7 +93,7 @@ impl Connection {
             return;
         }
         if self.cfg.receiver != ReceiverPolicy::Linux {
-            let full = 2 * self.smss;
+            let full = 2 * self.opts.smss;
             if ofo || a.filled_hole || self.rcv.unacked_bytes >= full {
                 self.rcv.ack_now = true;
             } else if a.delivered > 0 && !self.timers.is_set(Timer::DelayedAck) {
@@ -142,15 +142,15 @@ impl Connection {
     /// Linux `tcp_measure_rcv_mss`.
     fn measure_rcv_mss(&mut self, len: u32, psh: bool) {
         let lss = std::mem::take(&mut self.acks.last_seg_size);
-        if len >= self.rcv_mss {
-            self.rcv_mss = len;
+        if len >= self.opts.rcv_mss {
+            self.opts.rcv_mss = len;
             return;
         }
-        let opts = if self.ts_ok { 12 } else { 0 };
+        let opts = if self.opts.ts { 12 } else { 0 };
         if len + opts >= MSS_DEFAULT || (len + opts >= MIN_MSS && !psh) {
             self.acks.last_seg_size = len;
             if len == lss {
-                self.rcv_mss = len;
+                self.opts.rcv_mss = len;
                 return;
             }
         }
@@ -159,7 +159,7 @@ impl Connection {
 
     /// Linux `tcp_incr_quickack`.
     fn incr_quickack(&mut self) {
-        let mss = self.rcv_mss.max(1) as u64;
+        let mss = self.opts.rcv_mss.max(1) as u64;
         let mut q = (self.rwnd.offered / (2 * mss)).min(u32::MAX as u64) as u32;
         if q == 0 {
             q = 2;
@@ -177,7 +177,7 @@ impl Connection {
 
     /// Linux `__tcp_ack_snd_check` for in-order data.
     fn ack_snd_check(&mut self, now: Instant) {
-        let more_than_one = self.rcv.rcv_nxt - self.rcv.rcv_wup > self.rcv_mss as u64;
+        let more_than_one = self.rcv.rcv_nxt - self.rcv.rcv_wup > self.opts.rcv_mss as u64;
         let quick = self.acks.quick > 0 && !self.acks.pingpong;
         if more_than_one || quick || self.rcv.has_ooo() {
             self.rcv.ack_now = true;
@@ -269,7 +269,7 @@ impl Connection {
             return;
         }
         if self.cfg.receiver == ReceiverPolicy::Linux && self.rcv.unacked_bytes > 0 {
-            let more_than_one = self.rcv.rcv_nxt - self.rcv.rcv_wup > self.rcv_mss as u64;
+            let more_than_one = self.rcv.rcv_nxt - self.rcv.rcv_wup > self.opts.rcv_mss as u64;
             let drained = self.rcv.buffered() == 0;
             let pushed = self.acks.pushed >= 2 || (self.acks.pushed == 1 && !self.acks.pingpong);
             if more_than_one || (copied > 0 && drained && pushed) {
@@ -285,7 +285,7 @@ impl Connection {
             let free = buffer.saturating_sub(self.rcv.buffered() as u64);
             let new = self
                 .rwnd
-                .free_space_window(buffer, free, self.rcv_mss as u64);
+                .free_space_window(buffer, free, self.opts.rcv_mss as u64);
             if new != 0 && new >= 2 * now_win {
                 self.rcv.ack_now = true;
             }

@@ -61,16 +61,16 @@ impl Connection {
         let offered = CorrectiveOption::of(syn);
         // Timestamps are required: the fallback uses them to tell the peer's packets
         // sent after it stopped using Corrective from stripped Corrective packets.
-        self.fec.on = self.cfg.corrective
-            && self.ts_ok
+        self.corrective.on = self.cfg.corrective
+            && self.opts.ts
             && offered
                 == Some(CorrectiveOption::Offer {
                     encoding: ENCODING_XOR,
                 });
-        if self.fec.on {
-            self.smss = self.smss.saturating_sub(OPTION_BYTES).max(1);
-            self.rcv_mss = self.initial_rcv_mss();
-            self.fec.enc = Some(Box::new(Encoder::new(self.smss)));
+        if self.corrective.on {
+            self.opts.smss = self.opts.smss.saturating_sub(OPTION_BYTES).max(1);
+            self.opts.rcv_mss = self.initial_rcv_mss();
+            self.corrective.enc = Some(Box::new(Encoder::new(self.opts.smss)));
             // The last 16 MSS delivered stay available for decoding.
             self.rcv
                 .keep_history(MAX_BLOCKS as usize * self.cfg.mss as usize);
@@ -80,7 +80,7 @@ impl Connection {
     /// The option our SYN or SYN-ACK carries, if any.
     pub(crate) fn corrective_syn_option(&self, synack: bool) -> Option<CorrectiveOption> {
         let offer = if synack {
-            self.fec.on
+            self.corrective.on
         } else {
             self.cfg.corrective && self.cfg.timestamps
         };
@@ -99,15 +99,15 @@ impl Connection {
     /// steps forward by 1 ms so that no earlier TSval equals it), or it
     /// acknowledges data we sent after it. The ACK sent now carries the news.
     fn corrective_off(&mut self, now: Instant) {
-        self.ts_offset = self.ts_offset.wrapping_add(1);
+        self.ts.offset = self.ts.offset.wrapping_add(1);
         // In SYN-RECEIVED snd.nxt still reads 0, but the SYN-ACK took offset 0.
-        self.fec.fence = Some((self.tsval(now), self.snd_nxt.max(1)));
+        self.corrective.fence = Some((self.tsval(now), self.snd.nxt.max(1)));
         self.rcv.ack_now = true;
-        self.fec.on = false;
-        self.fec.enc = None;
-        self.fec.r_succ = false;
-        self.fec.r_fail_end = None;
-        self.fec.r_ack = false;
+        self.corrective.on = false;
+        self.corrective.enc = None;
+        self.corrective.r_succ = false;
+        self.corrective.r_fail_end = None;
+        self.corrective.r_ack = false;
         self.counters.corrective_fallback += 1;
     }
 
@@ -116,7 +116,10 @@ impl Connection {
     #[inline]
     pub(crate) fn corrective_filter(&mut self, now: Instant, seg: &Segment) -> bool {
         // Without Corrective, a segment without the experimental option needs no look.
-        if !self.fec.on && self.fec.fence.is_none() && seg.options.experimental.is_none() {
+        if !self.corrective.on
+            && self.corrective.fence.is_none()
+            && seg.options.experimental.is_none()
+        {
             return true;
         }
         self.corrective_filter_slow(now, seg)
@@ -128,14 +131,14 @@ impl Connection {
             return true;
         }
         let opt = CorrectiveOption::of(seg);
-        if !self.fec.on {
+        if !self.corrective.on {
             // After a fallback, the peer may still send Corrective packets until it
             // notices: they are never data.
             if opt.is_some_and(|o| o.has(flags::ENCODED)) {
                 self.counters.segs_dropped += 1;
                 return false;
             }
-            if let Some((ts, seq)) = self.fec.fence
+            if let Some((ts, seq)) = self.corrective.fence
                 && opt.is_none()
                 && !seg.payload.is_empty()
             {
@@ -162,7 +165,7 @@ impl Connection {
             return false;
         }
         if opt.has(flags::R_ACK) {
-            self.fec.r_succ = false;
+            self.corrective.r_succ = false;
         }
         true
     }
@@ -188,9 +191,9 @@ impl Connection {
             Decoded::Complete => self.counters.corrective_unneeded += 1,
             Decoded::Recovered { seq, data } => {
                 self.counters.corrective_recovered += 1;
-                self.fec.r_succ = true;
+                self.corrective.r_succ = true;
                 let rebuilt = Segment {
-                    seq: self.irs.wrapping_add(seq as u32),
+                    seq: self.rcv.irs.wrapping_add(seq as u32),
                     flags: Flags::ACK,
                     payload: data,
                     ..Segment::default()
@@ -199,7 +202,7 @@ impl Connection {
             }
             Decoded::Failed { end } => {
                 self.counters.corrective_failed += 1;
-                self.fec.r_fail_end = Some(end);
+                self.corrective.r_fail_end = Some(end);
                 self.rcv.ack_now = true;
             }
             Decoded::Malformed => self.counters.segs_dropped += 1,
@@ -217,16 +220,16 @@ impl Connection {
             && let Some(extent) = opt.length()
         {
             let hi = ack + extent as u64;
-            if self.sb.mark_range_lost(ack, hi.min(self.snd_nxt)) > 0 {
+            if self.sb.mark_range_lost(ack, hi.min(self.snd.nxt)) > 0 {
                 self.counters.corrective_fail_recv += 1;
             }
         }
         if opt.has(flags::R_SUCC) {
-            let same_episode = self.fec.cwr_high.is_some_and(|h| ack <= h);
+            let same_episode = self.corrective.cwr_high.is_some_and(|h| ack <= h);
             if !same_episode {
-                self.fec.cwr_high = Some(self.snd_nxt);
-                self.fec.r_ack = true;
-                if self.ca < CaState::Cwr {
+                self.corrective.cwr_high = Some(self.snd.nxt);
+                self.corrective.r_ack = true;
+                if self.ca.state < CaState::Cwr {
                     self.counters.corrective_cwr += 1;
                     self.enter_cwr(now);
                 }
@@ -240,13 +243,13 @@ impl Connection {
     pub(crate) fn corrective_option(&self, rst: bool) -> Experimental {
         let mut f = 0;
         let mut length = None;
-        if self.fec.r_succ {
+        if self.corrective.r_succ {
             f |= flags::R_SUCC;
         }
-        if self.fec.r_ack && !rst {
+        if self.corrective.r_ack && !rst {
             f |= flags::R_ACK;
         }
-        if let Some(end) = self.fec.r_fail_end
+        if let Some(end) = self.corrective.r_fail_end
             && end > self.rcv.rcv_nxt
         {
             f |= flags::R_FAIL;
@@ -266,9 +269,9 @@ impl Connection {
             return true;
         }
         if o.has(flags::R_ACK) {
-            self.fec.r_ack = false;
+            self.corrective.r_ack = false;
         }
-        self.fec.r_fail_end = None;
+        self.corrective.r_fail_end = None;
         false
     }
 
@@ -276,7 +279,7 @@ impl Connection {
     #[inline(never)]
     pub(crate) fn corrective_on_new_data(&mut self, now: Instant, start: u64, payload: &[u8]) {
         let delay = self.corrective_delay();
-        if let Some(enc) = self.fec.enc.as_mut() {
+        if let Some(enc) = self.corrective.enc.as_mut() {
             enc.on_new_data(now, start, payload, delay);
         }
     }
@@ -289,7 +292,7 @@ impl Connection {
     /// When the next Corrective packet is due.
     #[inline]
     pub(crate) fn corrective_due(&self) -> Option<Instant> {
-        self.fec.enc.as_ref().and_then(|e| e.next_due())
+        self.corrective.enc.as_ref().and_then(|e| e.next_due())
     }
 
     /// The next Corrective packet, when one is due.
@@ -308,8 +311,8 @@ impl Connection {
                 start,
                 len,
                 payload,
-            } = self.fec.enc.as_mut()?.take_due(now)?;
-            if start + len <= self.snd_una {
+            } = self.corrective.enc.as_mut()?.take_due(now)?;
+            if start + len <= self.snd.una {
                 continue; // everything it encodes is acknowledged already
             }
             // No SACK blocks: the peer reads nothing but the encoding from it.
@@ -326,29 +329,5 @@ impl Connection {
             self.counters.corrective_bytes += s.payload.len() as u64;
             return Some(s);
         }
-    }
-
-    /// Linux `tcp_enter_cwr`: reduce cwnd to ssthresh through the recovery
-    /// algorithm (PRR in Linux 3.x) while the data in flight is acknowledged.
-    pub(crate) fn enter_cwr(&mut self, now: Instant) {
-        self.prior_ssthresh = 0;
-        if self.ca >= CaState::Cwr {
-            return;
-        }
-        self.undo_marker = None;
-        self.prior_cwnd = self.w.cwnd;
-        self.w.ssthresh = self.cc.ssthresh(&self.w);
-        self.high_seq = self.snd_nxt;
-        self.w.cwnd_cnt = 0;
-        let pipe = self.sb.pipe();
-        let start = crate::recovery::RecoveryStart {
-            prior_cwnd: self.w.cwnd,
-            pipe,
-            prior_in_flight: pipe,
-            flight_size: self.sb.packets_out(),
-            cwnd_min: self.cc.min_cwnd(&self.w),
-        };
-        self.set_ca(now, CaState::Cwr);
-        self.rec.on_enter(&mut self.w, &start);
     }
 }

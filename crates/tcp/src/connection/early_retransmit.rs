@@ -21,13 +21,20 @@ use crate::config::EarlyRetransmit;
 use crate::time::Instant;
 use crate::trace::{Event, TimerKind};
 
+/// Early Retransmit's state.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ErState {
+    /// Turned off for good after reordering was seen (mitigation 1).
+    pub disabled: bool,
+}
+
 impl Connection {
     /// RFC 5827's condition: few segments outstanding, all but one of them reported
     /// by SACK or duplicate ACKs, nothing retransmitted, and no new data can go out.
     fn early_retransmit_applies(&self) -> bool {
         let out = self.sb.packets_out();
         self.cfg.er != EarlyRetransmit::Off
-            && !self.er_disabled
+            && !self.er.disabled
             && self.sb.retrans_out == 0
             && self.sb.sacked_out > 0
             && out < 4
@@ -44,10 +51,10 @@ impl Connection {
     /// Linux `tcp_may_send_now`: new data waits and cwnd and the peer's window let a
     /// segment of it out.
     fn may_send_now(&self) -> bool {
-        let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
+        let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
         unsent > 0
-            && self.sb.pipe() < self.w.cwnd
-            && self.sws_allows(self.window_room().min(self.smss as u64), unsent)
+            && self.sb.pipe() < self.cong.w.cwnd
+            && self.sws_allows(self.window_room().min(self.opts.smss as u64), unsent)
     }
 
     /// Called when the regular duplicate threshold is not reached: returns true if
@@ -99,7 +106,7 @@ impl Connection {
                 timer: TimerKind::EarlyRetransmit,
             },
         );
-        if self.ca > crate::trace::CaState::Disorder || !self.early_retransmit_applies() {
+        if self.ca.state > crate::trace::CaState::Disorder || !self.early_retransmit_applies() {
             return;
         }
         self.counters.early_retrans += 1;

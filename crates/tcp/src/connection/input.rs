@@ -22,7 +22,7 @@ impl Connection {
 
     fn on_syn_sent(&mut self, now: Instant, seg: &Segment) {
         let f = seg.flags;
-        if f.ack() && seg.ack != self.iss.wrapping_add(1) {
+        if f.ack() && seg.ack != self.snd.iss.wrapping_add(1) {
             // RFC 9293 §3.10.7.3: unacceptable ACK; a reset would go out if !RST.
             self.counters.segs_dropped += 1;
             return;
@@ -38,13 +38,13 @@ impl Connection {
         if f.syn() && !f.ack() {
             // Simultaneous open (RFC 9293 §3.10.7.3, "fourth"): both sides sent a
             // SYN. Answer with a SYN-ACK from the same ISS and wait in SYN-RECEIVED.
-            self.irs = seg.seq;
             self.rcv = crate::receiver::Receiver::new(1);
+            self.rcv.irs = seg.seq;
             self.negotiate(seg);
             if let Some(ts) = seg.options.timestamps {
-                self.ts_recent = ts.val;
+                self.ts.recent = ts.val;
             }
-            self.syn_pending = true;
+            self.ctl.syn_pending = true;
             self.set_state(now, State::SynReceived);
             return;
         }
@@ -52,19 +52,19 @@ impl Connection {
             self.counters.segs_dropped += 1;
             return;
         }
-        self.irs = seg.seq;
         self.rcv = crate::receiver::Receiver::new(1);
+        self.rcv.irs = seg.seq;
         self.negotiate(seg);
         if let Some(ts) = seg.options.timestamps {
-            self.ts_recent = ts.val;
+            self.ts.recent = ts.val;
         }
-        self.snd_una = 1;
-        self.snd_nxt = 1;
+        self.snd.una = 1;
+        self.snd.nxt = 1;
         self.timers.put(Timer::Rto, None);
         // RTT sample from the handshake (Karn: only if the SYN was not retransmitted,
         // unless timestamps identify the transmission).
         self.handshake_rtt_sample(now, seg);
-        self.backoff = 0;
+        self.rtt.backoff = 0;
         self.update_window(seg, 0, 1, true);
         self.set_state(now, State::Established);
         self.rcv.ack_now = true;
@@ -83,27 +83,27 @@ impl Connection {
             return;
         }
         if f.syn() && !f.ack() {
-            if seg.seq == self.irs {
+            if seg.seq == self.rcv.irs {
                 // The peer retransmitted its SYN: our SYN-ACK was lost; resend it.
-                self.syn_pending = true;
+                self.ctl.syn_pending = true;
             }
             return;
         }
-        if !f.ack() || seg.ack != self.iss.wrapping_add(1) {
+        if !f.ack() || seg.ack != self.snd.iss.wrapping_add(1) {
             self.counters.segs_dropped += 1;
             return;
         }
         if !self.corrective_filter(now, seg) {
             return;
         }
-        self.snd_una = 1;
-        self.snd_nxt = 1;
+        self.snd.una = 1;
+        self.snd.nxt = 1;
         self.timers.put(Timer::Rto, None);
         self.handshake_rtt_sample(now, seg);
-        self.backoff = 0;
-        self.syn_pending = false;
-        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
-            self.ts_recent = ts.val;
+        self.rtt.backoff = 0;
+        self.ctl.syn_pending = false;
+        if let (true, Some(ts)) = (self.opts.ts, seg.options.timestamps) {
+            self.ts.recent = ts.val;
         }
         let seq = self.rcv_offset(seg.seq);
         self.update_window(seg, seq, 1, true);
@@ -114,9 +114,9 @@ impl Connection {
     }
 
     fn handshake_rtt_sample(&mut self, now: Instant, seg: &Segment) {
-        let sample = if !self.syn_retransmitted {
-            Some(now - self.syn_sent_at)
-        } else if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
+        let sample = if !self.ctl.syn_retransmitted {
+            Some(now - self.ctl.syn_sent_at)
+        } else if let (true, Some(ts)) = (self.opts.ts, seg.options.timestamps) {
             let ms = self.tsval(now).wrapping_sub(ts.ecr);
             (ts.ecr != 0 && ms < 1 << 30).then(|| std::time::Duration::from_millis(ms as u64))
         } else {
@@ -174,11 +174,11 @@ impl Connection {
             return;
         }
         // RFC 7323 §4.3: record TSval if the segment covers Last.ACK.sent.
-        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps)
+        if let (true, Some(ts)) = (self.opts.ts, seg.options.timestamps)
             && seq <= self.rcv.rcv_nxt
-            && (ts.val.wrapping_sub(self.ts_recent) as i32) >= 0
+            && (ts.val.wrapping_sub(self.ts.recent) as i32) >= 0
         {
-            self.ts_recent = ts.val;
+            self.ts.recent = ts.val;
         }
         if !self.on_ack(now, seg, seq) {
             return;
@@ -199,7 +199,7 @@ impl Connection {
             let len = seg.payload.len() as u32;
             let a = self
                 .rcv
-                .on_data(seq, seg.payload.clone(), self.sack_ok && self.cfg.dsack);
+                .on_data(seq, seg.payload.clone(), self.opts.sack && self.cfg.dsack);
             if a.duplicate {
                 self.counters.dup_data_recv += 1;
                 if self.rcv.dsack.is_some() {
@@ -266,21 +266,25 @@ impl Connection {
     pub(crate) fn enter_time_wait(&mut self, now: Instant) {
         self.set_state(now, State::TimeWait);
         self.timers.put(Timer::Rto, None);
-        self.fec.enc = None; // everything is acknowledged: nothing left to encode
+        self.corrective.enc = None; // everything is acknowledged: nothing left to encode
         self.timers
             .put(Timer::TimeWait, Some(now + self.cfg.time_wait));
-        self.close_reason.get_or_insert(CloseReason::Normal);
+        self.ctl.close_reason.get_or_insert(CloseReason::Normal);
     }
 
     /// Send-window update (RFC 9293 §3.10.7.4, "fifth", SND.WL1/SND.WL2 rule).
     pub(crate) fn update_window(&mut self, seg: &Segment, seq: u64, ack: u64, force: bool) {
-        let shift = if seg.flags.syn() { 0 } else { self.snd_wscale };
+        let shift = if seg.flags.syn() {
+            0
+        } else {
+            self.opts.snd_wscale
+        };
         let wnd = (seg.window as u64) << shift;
-        if force || self.snd_wl1 < seq || (self.snd_wl1 == seq && self.snd_wl2 <= ack) {
-            self.snd_wnd = wnd;
-            self.max_snd_wnd = self.max_snd_wnd.max(wnd);
-            self.snd_wl1 = seq;
-            self.snd_wl2 = ack;
+        if force || self.snd.wl1 < seq || (self.snd.wl1 == seq && self.snd.wl2 <= ack) {
+            self.snd.wnd = wnd;
+            self.snd.max_wnd = self.snd.max_wnd.max(wnd);
+            self.snd.wl1 = seq;
+            self.snd.wl2 = ack;
         }
     }
 }

@@ -37,6 +37,17 @@ const PTO_MIN: Duration = Duration::from_millis(10);
 /// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ = 1000), added to 2·SRTT by Linux 4.11+.
 const TIMEOUT_MIN: Duration = Duration::from_millis(2);
 
+/// The loss probe's state.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LossProbe {
+    /// The probe timer fired: a probe is due.
+    pub pending: bool,
+    /// Probes in a row without new data acknowledged.
+    pub consecutive: u32,
+    /// The episode being judged.
+    pub episode: Option<TlpEpisode>,
+}
+
 /// A loss-probe episode: the probes sent for one tail.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct TlpEpisode {
@@ -53,7 +64,7 @@ impl Connection {
     pub(crate) fn schedule_pto(&mut self, now: Instant) {
         self.timers.put(Timer::LossProbe, None);
         if !self.cfg.tlp
-            || !self.sack_ok
+            || !self.opts.sack
             || !self.probe_state_allows()
             || !matches!(
                 self.state,
@@ -64,9 +75,10 @@ impl Connection {
                     | State::LastAck
             )
             || self.sb.is_empty()
-            || self.tlp_consecutive >= self.cfg.tlp_max_probes
+            || self.tlp.consecutive >= self.cfg.tlp_max_probes
             || self
-                .tlp_episode
+                .tlp
+                .episode
                 .is_some_and(|e| e.probes >= self.cfg.tlp_max_probes)
         {
             // At most `tlp_max_probes` retransmission probes per tail (Linux 3.10: one
@@ -74,8 +86,8 @@ impl Connection {
             return;
         }
         // (b) cwnd- or application-limited: no new segment could go out now.
-        let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
-        if unsent > 0 && self.sb.pipe() < self.w.cwnd && self.window_room() > 0 {
+        let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
+        if unsent > 0 && self.sb.pipe() < self.cong.w.cwnd && self.window_room() > 0 {
             return;
         }
         let srtt = self.rtt.srtt();
@@ -114,8 +126,8 @@ impl Connection {
 
     /// Probes go out in Open; Linux 4.11+ also in CWR.
     fn probe_state_allows(&self) -> bool {
-        self.ca == CaState::Open
-            || (self.ca == CaState::Cwr && self.cfg.tlp_flavour == TlpFlavour::Linux6)
+        self.ca.state == CaState::Open
+            || (self.ca.state == CaState::Cwr && self.cfg.tlp_flavour == TlpFlavour::Linux6)
     }
 
     /// Algorithm 1 `handle_pto`.
@@ -130,28 +142,26 @@ impl Connection {
             return;
         }
         self.counters.loss_probes += 1;
-        self.tlp_consecutive += 1;
-        self.tlp_pending = true;
+        self.tlp.consecutive += 1;
+        self.tlp.pending = true;
         // The RTO restarts from the probe (Linux `tcp_send_loss_probe` rearm).
-        self.timers.put(
-            Timer::Rto,
-            Some(now + self.rtt.rto_backed_off(self.backoff)),
-        );
+        self.timers
+            .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
     }
 
     /// The probe segment: new data if the application and the peer's window allow
     /// one, otherwise the last segment again.
-    pub(crate) fn probe_transmit(&mut self, now: Instant) -> Option<Segment> {
-        self.tlp_pending = false;
-        let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
+    pub(crate) fn loss_probe_transmit(&mut self, now: Instant) -> Option<Segment> {
+        self.tlp.pending = false;
+        let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
         let room = self.window_room();
         if unsent > 0 && room > 0 {
-            let len = unsent.min(self.smss as u64).min(room);
-            let start = self.snd_nxt;
-            let last = start + len == self.sendbuf.end();
+            let len = unsent.min(self.opts.smss as u64).min(room);
+            let start = self.snd.nxt;
+            let last = start + len == self.snd.buf.end();
             let mut s =
                 self.data_or_ack(now, if last { Flags::PSH } else { Flags::empty() }, start);
-            s.payload = self.sendbuf.slice(start, len as usize);
+            s.payload = self.snd.buf.slice(start, len as usize);
             self.record_new_data(now, start, len, false);
             self.counters.loss_probes_new += 1;
             self.schedule_pto(now);
@@ -167,15 +177,15 @@ impl Connection {
             flags.insert(Flags::FIN);
         }
         let mut s = self.data_or_ack(now, flags, start);
-        s.payload = self.sendbuf.slice(start, (data_end - start) as usize);
+        s.payload = self.snd.buf.slice(start, (data_end - start) as usize);
         // Not counted in pipe (Linux sends it with `__tcp_retransmit_skb`), but no RTT
         // sample may come from it.
         self.sb.mark_probed(i, now);
         self.counters.loss_probes_retrans += 1;
         self.counters.retrans_segs += 1;
         self.counters.bytes_retrans += s.payload.len() as u64;
-        let ep = self.tlp_episode.get_or_insert_with(TlpEpisode::default);
-        ep.high_seq = self.snd_nxt;
+        let ep = self.tlp.episode.get_or_insert_with(TlpEpisode::default);
+        ep.high_seq = self.snd.nxt;
         ep.probes += 1;
         self.trace(
             now,
@@ -193,27 +203,27 @@ impl Connection {
     /// losses"; Linux `tcp_process_tlp_ack`; RFC 8985 §7.4). `pure_dupack`: the ACK
     /// neither advanced snd.una nor SACKed anything new.
     pub(crate) fn tlp_on_ack(&mut self, ack: u64, pure_dupack: bool, dsack: bool) {
-        let Some(mut ep) = self.tlp_episode else {
+        let Some(mut ep) = self.tlp.episode else {
             return;
         };
         let detection = self.cfg.tlp_detection;
         if dsack && detection == TlpDetection::Dsack {
             // The receiver already had the probed data: the probe was unnecessary.
             self.counters.loss_probes_unnecessary += 1;
-            self.tlp_episode = None;
+            self.tlp.episode = None;
             return;
         }
         if pure_dupack && ack == ep.high_seq {
             if detection == TlpDetection::Dsack {
                 // Linux's "TLP dupack": the probe was not needed.
                 self.counters.loss_probes_unnecessary += 1;
-                self.tlp_episode = None;
+                self.tlp.episode = None;
                 return;
             }
             ep.dupacks += 1;
         }
         if ack > ep.high_seq {
-            self.tlp_episode = None;
+            self.tlp.episode = None;
             let repaired = match detection {
                 TlpDetection::Basic => ep.dupacks < ep.probes,
                 TlpDetection::Dsack => true,
@@ -222,14 +232,12 @@ impl Connection {
                 // A probe plugged the hole and masked the loss: reduce cwnd once, as
                 // fast recovery would have (enter CWR, leave it at ssthresh).
                 self.counters.loss_probe_recovery += 1;
-                self.w.ssthresh = self.cc.ssthresh(&self.w);
-                self.w.cwnd = self.w.cwnd.min(self.w.ssthresh).max(1);
-                self.w.cwnd_cnt = 0;
+                self.reduce_at_once();
             } else {
                 self.counters.loss_probes_unnecessary += 1;
             }
             return;
         }
-        self.tlp_episode = Some(ep);
+        self.tlp.episode = Some(ep);
     }
 }

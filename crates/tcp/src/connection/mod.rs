@@ -17,42 +17,39 @@ mod ack;
 mod ack_policy;
 mod corrective;
 mod early_retransmit;
+mod frto;
 mod input;
+mod loss_detection;
 mod loss_probe;
 mod output;
 mod persist;
 mod rack;
+mod reduction;
 mod timer_table;
 mod timers;
+mod undo;
 
 use std::time::Duration;
 
 use bytes::Bytes;
 use rand_core::RngCore;
 
-use crate::cc::{Cc, INFINITE_SSTHRESH, Window};
+use crate::cc::Congestion;
 use crate::config::Config;
 use crate::counters::Counters;
 use crate::receive_window::ReceiveWindow;
 use crate::receiver::Receiver;
-use crate::recovery::Recovery;
 use crate::rtt::RttEstimator;
 use crate::scoreboard::Scoreboard;
 use crate::sendbuf::SendBuffer;
 use crate::time::Instant;
 use crate::trace::{CaState, Event, State, Traced};
 use crate::wire::Segment;
+use frto::Frto;
+use loss_detection::{Detection, LossDetection};
+use reduction::CaMachine;
 use timer_table::TimerTable;
-
-/// F-RTO progress (RFC 5682 §2.1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Frto {
-    Off,
-    /// Step 2: waiting for the first ACK after the RTO retransmission.
-    AwaitFirst,
-    /// Step 3: new data was sent; waiting for the second ACK.
-    AwaitSecond,
-}
+use undo::Undo;
 
 /// Why a connection ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,98 +91,109 @@ pub enum CloseReason {
 pub struct Connection {
     pub(crate) cfg: Config,
     pub(crate) state: State,
-    pub(crate) ca: CaState,
     pub(crate) local_port: u16,
     pub(crate) remote_port: u16,
-
-    // ---- send side (offsets relative to ISS; the SYN is offset 0) ----
-    pub(crate) iss: u32,
-    pub(crate) snd_una: u64,
-    pub(crate) snd_nxt: u64,
-    pub(crate) sendbuf: SendBuffer,
-    pub(crate) app_closed: bool,
-    pub(crate) fin_sent: bool,
-    pub(crate) snd_wnd: u64,
-    pub(crate) snd_wl1: u64,
-    pub(crate) snd_wl2: u64,
-    /// Payload bytes per full segment (peer MSS less our per-segment option bytes).
-    pub(crate) smss: u32,
-    pub(crate) snd_wscale: u8,
+    /// Sequence space, queue and window of the sending side.
+    pub(crate) snd: SendState,
+    /// What the handshake negotiated.
+    pub(crate) opts: Negotiated,
+    /// The RFC 7323 timestamp clock and echo.
+    pub(crate) ts: TsClock,
+    /// Handshake, reset and close bookkeeping.
+    pub(crate) ctl: Control,
+    /// The retransmission queue.
+    pub(crate) sb: Scoreboard,
+    /// The window and its congestion-control algorithm.
+    pub(crate) cong: Congestion,
+    /// Linux's congestion-state machine and the cwnd-reduction episode.
+    pub(crate) ca: CaMachine,
+    /// What undoing the current reduction would restore.
+    pub(crate) undo: Undo,
+    /// F-RTO after a timeout.
+    pub(crate) frto: Frto,
+    /// Which segments are deemed lost, and the reordering seen.
+    pub(crate) loss: LossDetection,
+    /// RTT estimate, RTO and its back-off.
+    pub(crate) rtt: RttEstimator,
+    /// Early Retransmit.
+    pub(crate) er: early_retransmit::ErState,
+    /// The tail loss probe.
+    pub(crate) tlp: loss_probe::LossProbe,
+    /// Zero-window probing.
+    pub(crate) persist: persist::Persist,
+    /// Corrective (forward error correction).
+    pub(crate) corrective: corrective::Corrective,
+    /// The receive side (offsets relative to IRS).
+    pub(crate) rcv: Receiver,
     /// The advertised window and our window-scale shift.
     pub(crate) rwnd: ReceiveWindow,
-    pub(crate) sack_ok: bool,
-    pub(crate) ts_ok: bool,
-    pub(crate) ws_ok: bool,
-    pub(crate) sb: Scoreboard,
-    pub(crate) w: Window,
-    pub(crate) cc: Cc,
-    pub(crate) rec: Recovery,
-    pub(crate) rtt: RttEstimator,
-    pub(crate) backoff: u32,
-    /// Consecutive timeouts without progress.
-    pub(crate) retransmits: u32,
-    /// Recovery point (Linux `high_seq`, RFC 6675 `RecoveryPoint`).
-    pub(crate) high_seq: u64,
-    pub(crate) prior_cwnd: u32,
-    pub(crate) prior_ssthresh: u32,
-    pub(crate) undo_marker: Option<u64>,
-    pub(crate) undo_retrans: i64,
-    /// TSval of the first retransmission of the episode (Linux `retrans_stamp`).
-    pub(crate) retrans_stamp: Option<u32>,
-    pub(crate) reordering: u32,
-    pub(crate) fack: bool,
-    pub(crate) frto: Frto,
-    /// The next retransmission in Loss is the timeout's own.
-    pub(crate) loss_first_retrans: bool,
-    /// Send the next lost segment even if cwnd is full (fast retransmit on entry).
-    pub(crate) force_retransmit: bool,
-    /// pipe when the current (or last) recovery began, before its loss marking.
-    pub(crate) recovery_start_pipe: u32,
-    pub(crate) last_data_sent: Instant,
-    pub(crate) syn_sent_at: Instant,
-    pub(crate) syn_retransmitted: bool,
-    /// The copy of a redundant SYN is due next.
-    pub(crate) syn_copy: bool,
-
-    // ---- receive side (offsets relative to IRS) ----
-    pub(crate) irs: u32,
-    pub(crate) rcv: Receiver,
-    pub(crate) rcv_mss: u32,
-    pub(crate) ts_recent: u32,
-    pub(crate) ts_offset: u32,
     /// When to acknowledge (quick ACKs, the adaptive timeout).
     pub(crate) acks: ack_policy::AckPolicy,
-    /// The last TSecr seen on an ACK (for Eifel undo checks).
-    pub(crate) last_tsecr: Option<u32>,
-
-    // ---- control and timers ----
-    pub(crate) syn_pending: bool,
-    pub(crate) rst_pending: bool,
-    pub(crate) syn_retries: u32,
     /// Every timer of the connection.
     pub(crate) timers: TimerTable,
-    /// Early Retransmit turned off after reordering was seen.
-    pub(crate) er_disabled: bool,
-    /// The tail-loss probe due, probes in a row, and the episode.
-    pub(crate) tlp_pending: bool,
-    pub(crate) tlp_consecutive: u32,
-    pub(crate) tlp_episode: Option<loss_probe::TlpEpisode>,
-    /// A persist-timer probe is due.
-    pub(crate) probe_pending: bool,
-    /// Persist probes sent since the last ACK.
-    pub(crate) probes_out: u32,
-    /// Largest window the peer has offered (RFC 9293 §3.8.6.2.1 `Max(SND.WND)`).
-    pub(crate) max_snd_wnd: u64,
-    pub(crate) close_reason: Option<CloseReason>,
-
-    /// RACK loss detection (RFC 8985 §6).
-    pub(crate) rack: rack::Rack,
-
-    /// Corrective (forward error correction) state.
-    pub(crate) fec: corrective::Corrective,
-
     pub(crate) counters: Counters,
     pub(crate) events: std::collections::VecDeque<Traced>,
+}
+
+/// The sending side's sequence space (offsets relative to ISS; the SYN is offset 0)
+/// and the peer's window (RFC 9293 §3.3.1).
+#[derive(Debug)]
+pub(crate) struct SendState {
+    pub iss: u32,
+    pub una: u64,
+    pub nxt: u64,
+    pub buf: SendBuffer,
+    /// The application closed its side: a FIN follows the queued data.
+    pub app_closed: bool,
+    pub fin_sent: bool,
+    pub wnd: u64,
+    pub wl1: u64,
+    pub wl2: u64,
+    /// Largest window the peer has offered (RFC 9293 §3.8.6.2.1 `Max(SND.WND)`).
+    pub max_wnd: u64,
+    pub last_data_sent: Instant,
+}
+
+/// What the handshake negotiated (RFC 9293 §3.7.1, RFC 7323, RFC 2018).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Negotiated {
+    pub sack: bool,
+    pub ts: bool,
+    pub ws: bool,
+    pub snd_wscale: u8,
+    /// Payload bytes per full segment (peer MSS less our per-segment option bytes).
+    pub smss: u32,
+    /// The receiver's estimate of the peer's segment size (Linux `rcv_mss`).
+    pub rcv_mss: u32,
+}
+
+/// The RFC 7323 timestamp clock: our offset, the peer's value to echo, and the
+/// last echo seen on an ACK (for Eifel undo checks, RFC 3522).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TsClock {
+    pub offset: u32,
+    pub recent: u32,
+    pub last_ecr: Option<u32>,
+}
+
+impl TsClock {
+    /// The current TSval (RFC 7323 §5.4: a millisecond clock with a random offset).
+    pub(crate) fn val(&self, now: Instant) -> u32 {
+        (now.as_millis() as u32).wrapping_add(self.offset)
+    }
+}
+
+/// Handshake, reset and close bookkeeping.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Control {
+    pub syn_pending: bool,
+    /// The copy of a redundant SYN is due next.
+    pub syn_copy: bool,
+    pub syn_sent_at: Instant,
+    pub syn_retransmitted: bool,
+    pub syn_retries: u32,
+    pub rst_pending: bool,
+    pub close_reason: Option<CloseReason>,
 }
 
 impl Connection {
@@ -204,75 +212,60 @@ impl Connection {
         } else {
             0
         };
-        let w = Window {
-            cwnd: cfg.initial_window.max(1),
-            ssthresh: INFINITE_SSTHRESH,
-            cwnd_cnt: 0,
-        };
         Connection {
             state: State::Closed,
-            ca: CaState::Open,
             local_port,
             remote_port,
-            iss,
-            snd_una: 0,
-            snd_nxt: 0,
-            sendbuf: SendBuffer::new(1),
-            app_closed: false,
-            fin_sent: false,
-            snd_wnd: 0,
-            snd_wl1: 0,
-            snd_wl2: 0,
-            smss: 536,
-            snd_wscale: 0,
-            rwnd: ReceiveWindow::new(rcv_wscale),
-            sack_ok: false,
-            ts_ok: false,
-            ws_ok: false,
+            snd: SendState {
+                iss,
+                una: 0,
+                nxt: 0,
+                buf: SendBuffer::new(1),
+                app_closed: false,
+                fin_sent: false,
+                wnd: 0,
+                wl1: 0,
+                wl2: 0,
+                max_wnd: 0,
+                last_data_sent: now,
+            },
+            opts: Negotiated {
+                sack: false,
+                ts: false,
+                ws: false,
+                snd_wscale: 0,
+                smss: 536,
+                rcv_mss: 536,
+            },
+            ts: TsClock {
+                offset: ts_offset,
+                recent: 0,
+                last_ecr: None,
+            },
+            ctl: Control {
+                syn_pending: false,
+                syn_copy: false,
+                syn_sent_at: now,
+                syn_retransmitted: false,
+                syn_retries: 0,
+                rst_pending: false,
+                close_reason: None,
+            },
             sb: Scoreboard::with_capacity(64),
-            w,
-            cc: Cc::new(cfg.cc, cfg.hystart),
-            rec: Recovery::new(cfg.recovery),
-            rtt,
-            backoff: 0,
-            retransmits: 0,
-            high_seq: 0,
-            prior_cwnd: 0,
-            prior_ssthresh: 0,
-            undo_marker: None,
-            undo_retrans: 0,
-            retrans_stamp: None,
-            reordering: cfg.dupthresh,
-            fack: cfg.fack && cfg.sack,
+            cong: Congestion::new(cfg.cc, cfg.hystart, cfg.initial_window),
+            ca: CaMachine::new(cfg.recovery),
+            undo: Undo::default(),
             frto: Frto::Off,
-            loss_first_retrans: false,
-            force_retransmit: false,
-            recovery_start_pipe: 0,
-            last_data_sent: now,
-            syn_sent_at: now,
-            syn_retransmitted: false,
-            syn_copy: false,
-            irs: 0,
+            loss: LossDetection::new(&cfg),
+            rtt,
+            er: early_retransmit::ErState::default(),
+            tlp: loss_probe::LossProbe::default(),
+            persist: persist::Persist::default(),
+            corrective: corrective::Corrective::default(),
             rcv: Receiver::new(0),
-            rcv_mss: 536,
-            ts_recent: 0,
-            ts_offset,
+            rwnd: ReceiveWindow::new(rcv_wscale),
             acks: ack_policy::AckPolicy::default(),
-            last_tsecr: None,
-            syn_pending: false,
-            rst_pending: false,
-            syn_retries: 0,
             timers: TimerTable::default(),
-            er_disabled: false,
-            tlp_pending: false,
-            tlp_consecutive: 0,
-            tlp_episode: None,
-            probe_pending: false,
-            probes_out: 0,
-            max_snd_wnd: 0,
-            close_reason: None,
-            rack: rack::Rack::default(),
-            fec: corrective::Corrective::default(),
             counters: Counters::default(),
             events: std::collections::VecDeque::new(),
             cfg,
@@ -288,8 +281,8 @@ impl Connection {
         rng: &mut dyn RngCore,
     ) -> Self {
         let mut c = Connection::new(cfg, now, local_port, remote_port, rng);
-        c.snd_nxt = 0;
-        c.syn_pending = true;
+        c.snd.nxt = 0;
+        c.ctl.syn_pending = true;
         c.set_state(now, State::SynSent);
         c
     }
@@ -302,13 +295,13 @@ impl Connection {
         }
         let mut c = Connection::new(cfg, now, syn.dst_port, syn.src_port, rng);
         c.counters.segs_in += 1;
-        c.irs = syn.seq;
         c.rcv = Receiver::new(1);
+        c.rcv.irs = syn.seq;
         c.negotiate(syn);
         if let Some(ts) = syn.options.timestamps {
-            c.ts_recent = ts.val;
+            c.ts.recent = ts.val;
         }
-        c.syn_pending = true;
+        c.ctl.syn_pending = true;
         c.set_state(now, State::SynReceived);
         Some(c)
     }
@@ -316,25 +309,23 @@ impl Connection {
     /// Applies the peer's SYN options (RFC 9293 §3.7.1, RFC 7323 §2.2, RFC 2018 §2).
     pub(crate) fn negotiate(&mut self, syn: &Segment) {
         let o = &syn.options;
-        self.sack_ok = self.cfg.sack && o.sack_permitted;
-        self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+        self.opts.sack = self.cfg.sack && o.sack_permitted;
+        self.opts.ts = self.cfg.timestamps && o.timestamps.is_some();
         match (self.cfg.window_scale, o.window_scale) {
             (true, Some(s)) => {
-                self.snd_wscale = s.min(14); // RFC 7323 §2.3: at most 14
-                self.ws_ok = true;
+                self.opts.snd_wscale = s.min(14); // RFC 7323 §2.3: at most 14
+                self.opts.ws = true;
             }
             _ => {
-                self.snd_wscale = 0;
+                self.opts.snd_wscale = 0;
                 self.rwnd.shift = 0;
             }
         }
         let peer_mss = o.mss.unwrap_or(536) as u32; // RFC 9293 §3.7.1 default
         let mss = peer_mss.min(self.cfg.mss as u32);
-        self.smss = mss.saturating_sub(if self.ts_ok { 12 } else { 0 }).max(1);
-        self.rcv_mss = self.initial_rcv_mss();
-        if !self.sack_ok {
-            self.fack = false;
-        }
+        self.opts.smss = mss.saturating_sub(if self.opts.ts { 12 } else { 0 }).max(1);
+        self.opts.rcv_mss = self.initial_rcv_mss();
+        self.loss.negotiated(self.opts.sack);
         self.corrective_negotiate(syn);
     }
 
@@ -344,7 +335,7 @@ impl Connection {
         self.state
     }
     pub fn ca_state(&self) -> CaState {
-        self.ca
+        self.ca.state
     }
     pub fn counters(&self) -> &Counters {
         &self.counters
@@ -360,31 +351,31 @@ impl Connection {
     }
     /// Congestion window in segments.
     pub fn cwnd(&self) -> u32 {
-        self.w.cwnd
+        self.cong.w.cwnd
     }
     pub fn ssthresh(&self) -> u32 {
-        self.w.ssthresh
+        self.cong.w.ssthresh
     }
     /// RFC 6675 pipe, in segments.
     pub fn pipe(&self) -> u32 {
         self.sb.pipe()
     }
     pub fn smss(&self) -> u32 {
-        self.smss
+        self.opts.smss
     }
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.srtt()
     }
     pub fn rto(&self) -> Duration {
-        self.rtt.rto_backed_off(self.backoff)
+        self.rtt.rto_backed_off()
     }
     /// Bytes written by the application and acknowledged by the peer.
     pub fn bytes_acked(&self) -> u64 {
-        self.snd_una.saturating_sub(1)
+        self.snd.una.saturating_sub(1)
     }
     /// Bytes written by the application so far.
     pub fn bytes_written(&self) -> u64 {
-        self.sendbuf.end() - 1
+        self.snd.buf.end() - 1
     }
     /// In-order bytes received (delivered or waiting to be read).
     pub fn bytes_received(&self) -> u64 {
@@ -394,35 +385,35 @@ impl Connection {
     }
     /// Sequence offset of the next new byte to send (relative to ISS).
     pub fn snd_nxt(&self) -> u64 {
-        self.snd_nxt
+        self.snd.nxt
     }
     pub fn snd_una(&self) -> u64 {
-        self.snd_una
+        self.snd.una
     }
     pub fn iss(&self) -> u32 {
-        self.iss
+        self.snd.iss
     }
     pub fn irs(&self) -> u32 {
-        self.irs
+        self.rcv.irs
     }
     pub fn sack_enabled(&self) -> bool {
-        self.sack_ok
+        self.opts.sack
     }
     pub fn timestamps_enabled(&self) -> bool {
-        self.ts_ok
+        self.opts.ts
     }
     pub fn fack_enabled(&self) -> bool {
-        self.fack
+        self.loss.kind == Detection::Fack
     }
     /// Corrective was negotiated and is still in use.
     pub fn corrective_enabled(&self) -> bool {
-        self.fec.on
+        self.corrective.on
     }
     /// PRR's `(prr_delivered, prr_out)` in segments while in Recovery with a PRR
     /// algorithm.
     pub fn prr_counts(&self) -> Option<(u64, u64)> {
-        if self.ca == CaState::Recovery {
-            self.rec.prr_counts()
+        if self.ca.state == CaState::Recovery {
+            self.ca.alg.prr_counts()
         } else {
             None
         }
@@ -430,10 +421,10 @@ impl Connection {
     /// pipe when the current (or last) fast recovery began, before that ACK's loss
     /// marking (where Linux's `tcp_enter_recovery` sees it).
     pub fn recovery_start_pipe(&self) -> u32 {
-        self.recovery_start_pipe
+        self.ca.start_pipe
     }
     pub fn reordering(&self) -> u32 {
-        self.reordering
+        self.loss.reordering
     }
     /// RACK's reordering window now (RFC 8985 §6.2 step 4), when RACK runs.
     pub fn rack_reo_wnd(&self) -> Option<Duration> {
@@ -450,10 +441,10 @@ impl Connection {
     }
     /// The handshake completed at some point (our SYN was acknowledged).
     pub fn was_established(&self) -> bool {
-        self.snd_una > 0
+        self.snd.una > 0
     }
     pub fn close_reason(&self) -> Option<CloseReason> {
-        self.close_reason
+        self.ctl.close_reason
     }
     /// The peer's FIN has been received (end of its stream).
     pub fn peer_closed(&self) -> bool {
@@ -461,7 +452,7 @@ impl Connection {
     }
     /// Everything written, including our FIN, has been acknowledged.
     pub fn all_acked(&self) -> bool {
-        self.sb.is_empty() && self.snd_nxt == self.snd_una && self.snd_una >= self.sendbuf.end()
+        self.sb.is_empty() && self.snd.nxt == self.snd.una && self.snd.una >= self.snd.buf.end()
     }
     /// Bytes readable without blocking.
     pub fn readable(&self) -> usize {
@@ -472,10 +463,10 @@ impl Connection {
 
     /// Queues bytes for sending. Returns false if the sending side is closed.
     pub fn write(&mut self, data: Bytes) -> bool {
-        if self.app_closed || matches!(self.state, State::Closed) {
+        if self.snd.app_closed || matches!(self.state, State::Closed) {
             return false;
         }
-        self.sendbuf.push(data);
+        self.snd.buf.push(data);
         true
     }
 
@@ -488,13 +479,13 @@ impl Connection {
 
     /// Closes the sending direction: a FIN follows the queued data.
     pub fn close(&mut self) {
-        self.app_closed = true;
+        self.snd.app_closed = true;
     }
 
     /// Aborts: queues an RST and closes immediately.
     pub fn abort(&mut self, now: Instant) {
         if self.is_established() || self.state == State::SynReceived {
-            self.rst_pending = true;
+            self.ctl.rst_pending = true;
         }
         self.enter_closed(now, CloseReason::Aborted);
     }
@@ -520,50 +511,32 @@ impl Connection {
         }
     }
 
-    pub(crate) fn set_ca(&mut self, now: Instant, to: CaState) {
-        if self.ca != to {
-            let from = self.ca;
-            self.ca = to;
-            let (cwnd, ssthresh, pipe) = (self.w.cwnd, self.w.ssthresh, self.sb.pipe());
-            self.trace(
-                now,
-                Event::CaState {
-                    from,
-                    to,
-                    cwnd,
-                    ssthresh,
-                    pipe,
-                },
-            );
-        }
-    }
-
     pub(crate) fn enter_closed(&mut self, now: Instant, reason: CloseReason) {
-        if self.close_reason.is_none() {
-            self.close_reason = Some(reason);
+        if self.ctl.close_reason.is_none() {
+            self.ctl.close_reason = Some(reason);
         }
         self.timers.clear();
-        self.fec.enc = None;
+        self.corrective.enc = None;
         self.set_state(now, State::Closed);
     }
 
-    /// The current TSval (RFC 7323 §5.4: a millisecond clock with a random offset).
+    /// The current TSval (RFC 7323 §5.4).
     pub(crate) fn tsval(&self, now: Instant) -> u32 {
-        (now.as_millis() as u32).wrapping_add(self.ts_offset)
+        self.ts.val(now)
     }
 
     /// Wire sequence number for a send offset.
     pub(crate) fn wire_seq(&self, off: u64) -> u32 {
-        self.iss.wrapping_add(off as u32)
+        self.snd.iss.wrapping_add(off as u32)
     }
 
     /// Send offset for a wire ACK number, taken as the value nearest to `snd_una`.
     pub(crate) fn ack_offset(&self, ack: u32) -> u64 {
-        unwrap_near(ack.wrapping_sub(self.iss), self.snd_una)
+        unwrap_near(ack.wrapping_sub(self.snd.iss), self.snd.una)
     }
     /// Receive offset for a wire sequence number, nearest to `rcv_nxt`.
     pub(crate) fn rcv_offset(&self, seq: u32) -> u64 {
-        unwrap_near(seq.wrapping_sub(self.irs), self.rcv.rcv_nxt)
+        unwrap_near(seq.wrapping_sub(self.rcv.irs), self.rcv.rcv_nxt)
     }
 }
 

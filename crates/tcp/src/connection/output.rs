@@ -15,11 +15,11 @@ impl Connection {
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
         let Some(seg) = self.next_segment(now) else {
             // A forced retransmission belongs to the ACK that asked for it.
-            self.force_retransmit = false;
+            self.ca.force_retransmit = false;
             self.update_persist(now);
             return None;
         };
-        if self.fec.on && !seg.flags.syn() && self.corrective_sent(&seg) {
+        if self.corrective.on && !seg.flags.syn() && self.corrective_sent(&seg) {
             return Some(seg); // a Corrective packet: not data, and its ACK is not read
         }
         if seg.flags.syn() {
@@ -39,8 +39,8 @@ impl Connection {
         }
         if !seg.payload.is_empty() || seg.flags.fin() {
             // Linux `tcp_in_cwnd_reduction`: PRR counts what is sent in CWR too.
-            if matches!(self.ca, CaState::Recovery | CaState::Cwr) {
-                self.rec.on_sent(1);
+            if matches!(self.ca.state, CaState::Recovery | CaState::Cwr) {
+                self.ca.alg.on_sent(1);
             }
             self.counters.segs_out += 1;
             self.counters.bytes_sent += seg.payload.len() as u64;
@@ -51,9 +51,9 @@ impl Connection {
     }
 
     fn next_segment(&mut self, now: Instant) -> Option<Segment> {
-        if self.rst_pending {
-            self.rst_pending = false;
-            let mut s = self.base_segment(now, Flags::RST | Flags::ACK, self.snd_nxt);
+        if self.ctl.rst_pending {
+            self.ctl.rst_pending = false;
+            let mut s = self.base_segment(now, Flags::RST | Flags::ACK, self.snd.nxt);
             s.options = Options::default();
             return Some(s);
         }
@@ -65,20 +65,20 @@ impl Connection {
                 None
             }
             State::SynSent | State::SynReceived => {
-                if !self.syn_pending {
+                if !self.ctl.syn_pending {
                     return None;
                 }
                 // `redundant_syn`: every SYN or SYN-ACK goes out twice, back to back.
-                self.syn_copy = self.cfg.redundant_syn && !self.syn_copy;
-                self.syn_pending = self.syn_copy;
+                self.ctl.syn_copy = self.cfg.redundant_syn && !self.ctl.syn_copy;
+                self.ctl.syn_pending = self.ctl.syn_copy;
                 Some(self.syn_segment(now))
             }
             _ => {
                 if let Some(s) = self.corrective_transmit(now) {
                     return Some(s);
                 }
-                if self.tlp_pending {
-                    if let Some(s) = self.probe_transmit(now) {
+                if self.tlp.pending {
+                    if let Some(s) = self.loss_probe_transmit(now) {
                         return Some(s);
                     }
                 }
@@ -88,8 +88,8 @@ impl Connection {
                 if let Some(s) = self.send_new(now) {
                     return Some(s);
                 }
-                if self.probe_pending {
-                    return self.probe_segment(now);
+                if self.persist.probe_due {
+                    return self.persist_segment(now);
                 }
                 self.rcv.ack_now.then(|| self.ack_segment(now))
             }
@@ -111,14 +111,14 @@ impl Connection {
         };
         // On a SYN-ACK, offer only what the peer offered (RFC 2018 §2, RFC 7323 §2.2).
         let offer = |ours: bool, negotiated: bool| if synack { negotiated } else { ours };
-        o.sack_permitted = offer(c.sack, self.sack_ok);
-        if offer(c.timestamps, self.ts_ok) {
+        o.sack_permitted = offer(c.sack, self.opts.sack);
+        if offer(c.timestamps, self.opts.ts) {
             o.timestamps = Some(Timestamps {
                 val: self.tsval(now),
-                ecr: if synack { self.ts_recent } else { 0 },
+                ecr: if synack { self.ts.recent } else { 0 },
             });
         }
-        if offer(c.window_scale, self.ws_ok) {
+        if offer(c.window_scale, self.opts.ws) {
             o.window_scale = Some(self.rwnd.shift);
         }
         o.experimental = self
@@ -127,14 +127,12 @@ impl Connection {
         s.options = o;
         // RFC 7323 §2.2: the window field of a SYN is never scaled.
         s.window = ReceiveWindow::initial(self.cfg.recv_buffer, self.cfg.mss as u32) as u16;
-        if self.syn_retries == 0 {
-            self.syn_sent_at = now;
+        if self.ctl.syn_retries == 0 {
+            self.ctl.syn_sent_at = now;
         }
         if !self.timers.is_set(Timer::Rto) {
-            self.timers.put(
-                Timer::Rto,
-                Some(now + self.rtt.rto_backed_off(self.backoff)),
-            );
+            self.timers
+                .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
         }
         s
     }
@@ -150,15 +148,15 @@ impl Connection {
             ..Segment::default()
         };
         if flags.ack() {
-            s.ack = self.irs.wrapping_add(self.rcv.rcv_nxt as u32);
+            s.ack = self.rcv.irs.wrapping_add(self.rcv.rcv_nxt as u32);
         }
-        if self.ts_ok {
+        if self.opts.ts {
             s.options.timestamps = Some(Timestamps {
                 val: self.tsval(now),
-                ecr: self.ts_recent,
+                ecr: self.ts.recent,
             });
         }
-        if self.fec.on {
+        if self.corrective.on {
             s.options.experimental = Some(self.corrective_option(flags.rst()));
         }
         s
@@ -175,7 +173,7 @@ impl Connection {
         let free = buffer.saturating_sub(self.rcv.buffered() as u64);
         let w = self
             .rwnd
-            .free_space_window(buffer, free, self.rcv_mss as u64);
+            .free_space_window(buffer, free, self.opts.rcv_mss as u64);
         self.rwnd.select(self.rcv.rcv_nxt, self.rcv.rcv_wup, w)
     }
 
@@ -183,17 +181,17 @@ impl Connection {
     /// or a DSACK to report.
     pub(crate) fn data_or_ack(&mut self, now: Instant, flags: Flags, seq: u64) -> Segment {
         let mut s = self.base_segment(now, flags | Flags::ACK, seq);
-        if self.sack_ok && (self.rcv.has_ooo() || self.rcv.dsack.is_some()) {
+        if self.opts.sack && (self.rcv.has_ooo() || self.rcv.dsack.is_some()) {
             // 40 option bytes: 12 for timestamps leaves room for 3 blocks, else 4;
             // the Corrective option's 8 take one more.
-            let max = if self.ts_ok { 3 } else { 4 } - self.fec.on as usize;
+            let max = if self.opts.ts { 3 } else { 4 } - self.corrective.on as usize;
             let mut out = [(0u64, 0u64); 4];
             let n = self.rcv.sack_blocks(max, &mut out);
             let mut blocks = SackBlocks::new();
             for &(l, r) in &out[..n] {
                 blocks.push(SackBlock {
-                    left: self.irs.wrapping_add(l as u32),
-                    right: self.irs.wrapping_add(r as u32),
+                    left: self.rcv.irs.wrapping_add(l as u32),
+                    right: self.rcv.irs.wrapping_add(r as u32),
                 });
             }
             s.options.sack = blocks;
@@ -202,12 +200,12 @@ impl Connection {
     }
 
     fn ack_segment(&mut self, now: Instant) -> Segment {
-        self.data_or_ack(now, Flags::ACK, self.snd_nxt)
+        self.data_or_ack(now, Flags::ACK, self.snd.nxt)
     }
 
     /// How many segments may be in flight now.
     fn in_flight_for_cwnd(&self) -> u32 {
-        if !self.cfg.limited_transmit && self.ca == CaState::Disorder {
+        if !self.cfg.limited_transmit && self.ca.state == CaState::Disorder {
             // Without RFC 3042, duplicate ACKs do not open room for new data.
             self.sb.packets_out() + self.sb.retrans_out
                 - self.sb.lost_out.min(self.sb.packets_out())
@@ -217,7 +215,7 @@ impl Connection {
     }
 
     fn retransmit(&mut self, now: Instant) -> Option<Segment> {
-        if self.sb.pipe() >= self.w.cwnd && !self.force_retransmit {
+        if self.sb.pipe() >= self.cong.w.cwnd && !self.ca.force_retransmit {
             return None;
         }
         let (i, forward) = match self.sb.next_lost() {
@@ -227,23 +225,23 @@ impl Connection {
         if forward {
             self.counters.forward_retrans += 1;
         }
-        self.force_retransmit = false;
+        self.ca.force_retransmit = false;
         let TxSeg {
             start, end, fin, ..
         } = *self.sb.get(i)?;
         let data_end = if fin { end - 1 } else { end };
-        let payload = self.sendbuf.slice(start, (data_end - start) as usize);
+        let payload = self.snd.buf.slice(start, (data_end - start) as usize);
         let mut flags = Flags::PSH;
         if fin {
             flags.insert(Flags::FIN);
         }
         let mut s = self.data_or_ack(now, flags, start);
         s.payload = payload;
-        let snd_nxt = self.snd_nxt;
+        let snd_nxt = self.snd.nxt;
         self.sb.on_retransmit(i, now, snd_nxt);
-        let kind = match self.ca {
-            CaState::Loss if self.loss_first_retrans => {
-                self.loss_first_retrans = false;
+        let kind = match self.ca.state {
+            CaState::Loss if self.ca.loss_first_retrans => {
+                self.ca.loss_first_retrans = false;
                 RetransKind::Timeout
             }
             CaState::Loss => {
@@ -257,17 +255,11 @@ impl Connection {
         };
         self.counters.retrans_segs += 1;
         self.counters.bytes_retrans += s.payload.len() as u64;
-        if self.retrans_stamp.is_none() {
-            self.retrans_stamp = Some(self.tsval(now));
-        }
-        if self.undo_marker.is_some() {
-            self.undo_retrans += 1;
-        }
+        let tsval = self.tsval(now);
+        self.undo.on_retransmit(tsval);
         if !self.timers.is_set(Timer::Rto) {
-            self.timers.put(
-                Timer::Rto,
-                Some(now + self.rtt.rto_backed_off(self.backoff)),
-            );
+            self.timers
+                .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
         }
         self.trace(
             now,
@@ -285,10 +277,10 @@ impl Connection {
     /// marked lost has been resent and no new data can go out, the holes below the
     /// highest SACK are resent too, as cwnd allows.
     fn forward_retransmit_candidate(&self) -> Option<usize> {
-        if self.ca != CaState::Recovery || !self.sack_ok || self.sb.sacked_out == 0 {
+        if self.ca.state != CaState::Recovery || !self.opts.sack || self.sb.sacked_out == 0 {
             return None;
         }
-        let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
+        let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
         if unsent > 0 && self.window_room() > 0 {
             return None;
         }
@@ -296,34 +288,34 @@ impl Connection {
     }
 
     fn send_new(&mut self, now: Instant) -> Option<Segment> {
-        let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
-        let fin_due = self.app_closed && !self.fin_sent && unsent == 0;
+        let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
+        let fin_due = self.snd.app_closed && !self.snd.fin_sent && unsent == 0;
         if unsent == 0 && !fin_due {
             return None;
         }
         if !matches!(self.state, State::Established | State::CloseWait) {
             return None;
         }
-        if self.in_flight_for_cwnd() >= self.w.cwnd {
+        if self.in_flight_for_cwnd() >= self.cong.w.cwnd {
             return None;
         }
-        let len = unsent.min(self.smss as u64).min(self.window_room());
+        let len = unsent.min(self.opts.smss as u64).min(self.window_room());
         if !fin_due && !self.sws_allows(len, unsent) {
             return None; // the window is closed or too small: see `persist`
         }
         let len = len as usize;
         self.restart_after_idle(now);
-        let start = self.snd_nxt;
-        let payload = self.sendbuf.slice(start, len);
-        let last = start + len as u64 == self.sendbuf.end();
-        let fin = self.app_closed && last;
+        let start = self.snd.nxt;
+        let payload = self.snd.buf.slice(start, len);
+        let last = start + len as u64 == self.snd.buf.end();
+        let fin = self.snd.app_closed && last;
         let mut flags = Flags::empty();
         if last && len > 0 {
             flags.insert(Flags::PSH);
         }
         if fin {
             flags.insert(Flags::FIN);
-            self.fin_sent = true;
+            self.snd.fin_sent = true;
             match self.state {
                 State::Established => self.set_state(now, State::FinWait1),
                 State::CloseWait => self.set_state(now, State::LastAck),
@@ -344,8 +336,8 @@ impl Connection {
     /// scoreboard entry, snd.nxt, and the retransmission timer if none runs.
     pub(crate) fn record_new_data(&mut self, now: Instant, start: u64, len: u64, fin: bool) {
         let end = start + len + fin as u64;
-        if self.fec.enc.is_some() && len > 0 {
-            let data = self.sendbuf.slice(start, len as usize);
+        if self.corrective.enc.is_some() && len > 0 {
+            let data = self.snd.buf.slice(start, len as usize);
             self.corrective_on_new_data(now, start, &data);
         }
         self.sb.push(TxSeg {
@@ -359,36 +351,11 @@ impl Connection {
             tx_time: now,
             retrans_high: 0,
         });
-        self.snd_nxt = end;
-        self.last_data_sent = now;
+        self.snd.nxt = end;
+        self.snd.last_data_sent = now;
         if !self.timers.is_set(Timer::Rto) {
-            self.timers.put(
-                Timer::Rto,
-                Some(now + self.rtt.rto_backed_off(self.backoff)),
-            );
+            self.timers
+                .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
         }
-    }
-
-    /// RFC 2861 / Linux `tcp_cwnd_restart`: after an idle period longer than the RTO,
-    /// halve cwnd per RTO elapsed, down to the initial window.
-    fn restart_after_idle(&mut self, now: Instant) {
-        if !self.cfg.slow_start_after_idle || !self.sb.is_empty() || self.snd_nxt <= 1 {
-            return;
-        }
-        let idle = now - self.last_data_sent;
-        let rto = self.rtt.rto();
-        if idle <= rto || self.ca != CaState::Open {
-            return;
-        }
-        let restart = self.cfg.initial_window.min(self.w.cwnd);
-        self.w.ssthresh = self.current_ssthresh();
-        let mut cwnd = self.w.cwnd;
-        let mut d = idle;
-        while d > rto && cwnd > restart {
-            cwnd >>= 1;
-            d -= rto;
-        }
-        self.w.cwnd = cwnd.max(restart);
-        self.w.cwnd_cnt = 0;
     }
 }

@@ -21,31 +21,38 @@ use crate::time::Instant;
 use crate::trace::{Event, State, TimerKind};
 use crate::wire::{Flags, Segment};
 
+/// Zero-window probing's state.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Persist {
+    /// The persist timer fired: a window probe is due.
+    pub probe_due: bool,
+    /// Window probes sent since the last ACK.
+    pub probes_out: u32,
+}
+
 impl Connection {
     /// RFC 9293 §3.8.6.2.1: may `len` bytes of new data go out now, given `unsent`
     /// bytes queued?
     pub(crate) fn sws_allows(&self, len: u64, unsent: u64) -> bool {
-        len >= self.smss as u64 || len >= unsent || (len > 0 && len >= self.max_snd_wnd / 2)
+        len >= self.opts.smss as u64 || len >= unsent || (len > 0 && len >= self.snd.max_wnd / 2)
     }
 
     /// Room in the peer's window beyond `snd_nxt`.
     pub(crate) fn window_room(&self) -> u64 {
-        (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt)
+        (self.snd.una + self.snd.wnd).saturating_sub(self.snd.nxt)
     }
 
     /// Called when nothing more is due: starts or stops the persist timer.
     pub(crate) fn update_persist(&mut self, now: Instant) {
-        let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
+        let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
         let blocked = matches!(self.state, State::Established | State::CloseWait)
             && unsent > 0
             && self.sb.is_empty()
-            && !self.sws_allows(self.window_room().min(self.smss as u64), unsent);
+            && !self.sws_allows(self.window_room().min(self.opts.smss as u64), unsent);
         if blocked {
             if !self.timers.is_set(Timer::Persist) {
-                self.timers.put(
-                    Timer::Persist,
-                    Some(now + self.rtt.rto_backed_off(self.backoff)),
-                );
+                self.timers
+                    .put(Timer::Persist, Some(now + self.rtt.rto_backed_off()));
             }
         } else {
             self.timers.put(Timer::Persist, None);
@@ -55,14 +62,14 @@ impl Connection {
     /// On every acceptable ACK, after the window update (Linux `tcp_ack_probe`):
     /// a window that admits the next segment stops probing and clears the back-off.
     pub(crate) fn persist_on_ack(&mut self) {
-        if self.timers.is_set(Timer::Persist) || self.probes_out > 0 {
-            let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
-            if self.sws_allows(self.window_room().min(self.smss as u64), unsent) {
+        if self.timers.is_set(Timer::Persist) || self.persist.probes_out > 0 {
+            let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
+            if self.sws_allows(self.window_room().min(self.opts.smss as u64), unsent) {
                 self.timers.put(Timer::Persist, None);
-                self.backoff = 0;
+                self.rtt.backoff = 0;
             }
         }
-        self.probes_out = 0;
+        self.persist.probes_out = 0;
     }
 
     pub(crate) fn on_persist_timeout(&mut self, now: Instant) {
@@ -72,33 +79,33 @@ impl Connection {
                 timer: TimerKind::Persist,
             },
         );
-        if self.probes_out >= self.cfg.max_retries {
+        if self.persist.probes_out >= self.cfg.max_retries {
             self.counters.aborts += 1;
-            self.rst_pending = true;
+            self.ctl.rst_pending = true;
             self.enter_closed(now, CloseReason::TimedOut);
             return;
         }
-        self.probes_out += 1;
-        self.backoff += 1;
-        self.probe_pending = true;
+        self.persist.probes_out += 1;
+        self.rtt.backoff += 1;
+        self.persist.probe_due = true;
     }
 
     /// The persist timer's segment (Linux `tcp_write_wakeup`): what the window
     /// admits of new data, whatever silly-window avoidance says, or a zero-window
     /// probe.
-    pub(crate) fn probe_segment(&mut self, now: Instant) -> Option<Segment> {
-        self.probe_pending = false;
+    pub(crate) fn persist_segment(&mut self, now: Instant) -> Option<Segment> {
+        self.persist.probe_due = false;
         self.counters.window_probes += 1;
-        let unsent = self.sendbuf.end().saturating_sub(self.snd_nxt);
-        let len = self.window_room().min(self.smss as u64).min(unsent);
+        let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
+        let len = self.window_room().min(self.opts.smss as u64).min(unsent);
         if len == 0 {
-            let mut s = self.data_or_ack(now, Flags::empty(), self.snd_una.saturating_sub(1));
+            let mut s = self.data_or_ack(now, Flags::empty(), self.snd.una.saturating_sub(1));
             s.payload = bytes::Bytes::new();
             return Some(s);
         }
-        let start = self.snd_nxt;
+        let start = self.snd.nxt;
         let mut s = self.data_or_ack(now, Flags::PSH, start);
-        s.payload = self.sendbuf.slice(start, len as usize);
+        s.payload = self.snd.buf.slice(start, len as usize);
         self.record_new_data(now, start, len, false);
         Some(s)
     }

@@ -24,7 +24,6 @@ use std::time::Duration;
 
 use super::Connection;
 use super::timer_table::Timer;
-use crate::recovery::AckSample;
 use crate::scoreboard::TxSeg;
 use crate::time::Instant;
 use crate::trace::{CaState, Event, TimerKind};
@@ -115,21 +114,15 @@ fn sent_after(t1: Instant, seq1: u64, t2: Instant, seq2: u64) -> bool {
 }
 
 impl Connection {
-    /// RACK runs on this connection now: the switch is on and SACK was negotiated
-    /// (without SACK, Linux counts duplicate ACKs as NewReno does).
-    pub(crate) fn rack_on(&self) -> bool {
-        self.cfg.rack && self.sack_ok
-    }
-
     /// A DSACK arrived (`tcp_sacktag_write_queue`: `rack.dsack_seen`).
     pub(crate) fn rack_on_dsack(&mut self) {
-        self.rack.dsack_seen = true;
+        self.loss.rack.dsack_seen = true;
     }
 
     /// `tcp_rack_update_reo_wnd`, once per ACK, after the ACK's deliveries advanced
     /// RACK.
     pub(crate) fn rack_update_reo_wnd(&mut self, now: Instant) {
-        let r = &mut self.rack;
+        let r = &mut self.loss.rack;
         let Some(sent) = r.newest_delivered.take() else {
             return;
         };
@@ -149,32 +142,32 @@ impl Connection {
 
     /// A recovery ended without being undone (`tcp_try_undo_recovery`).
     pub(crate) fn rack_recovery_done(&mut self) {
-        self.rack.reo_wnd_persist = self.rack.reo_wnd_persist.saturating_sub(1);
+        self.loss.rack.reo_wnd_persist = self.loss.rack.reo_wnd_persist.saturating_sub(1);
     }
 
     /// A recovery was undone by DSACKs (`tcp_try_undo_dsack`).
     pub(crate) fn rack_dsack_undo(&mut self) {
-        self.rack.reo_wnd_persist = (self.rack.reo_wnd_persist + 1).min(RECOVERY_THRESH);
+        self.loss.rack.reo_wnd_persist = (self.loss.rack.reo_wnd_persist + 1).min(RECOVERY_THRESH);
     }
 
     /// `tcp_rack_reo_wnd`.
     pub(crate) fn reo_wnd(&self) -> Duration {
-        if !self.rack.reord_seen
-            && (self.ca >= CaState::Recovery || self.sb.sacked_out >= self.reordering)
+        if !self.loss.rack.reord_seen
+            && (self.ca.state >= CaState::Recovery || self.sb.sacked_out >= self.loss.reordering)
         {
             return Duration::ZERO;
         }
         let min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
         let srtt = self.rtt.srtt().unwrap_or(Duration::ZERO);
-        (min_rtt / 4 * self.rack.reo_wnd_steps).min(srtt)
+        (min_rtt / 4 * self.loss.rack.reo_wnd_steps).min(srtt)
     }
 
     /// `tcp_rack_detect_loss`: marks lost every segment sent before RACK.xmit_ts whose
     /// time is up; returns the longest wait left for the others, if any.
     fn rack_detect_loss(&mut self, now: Instant) -> Option<Duration> {
-        let xmit_ts = self.rack.xmit_ts?;
+        let xmit_ts = self.loss.rack.xmit_ts?;
         let reo_wnd = self.reo_wnd();
-        let (rtt, end_seq) = (self.rack.rtt, self.rack.end_seq);
+        let (rtt, end_seq) = (self.loss.rack.rtt, self.loss.rack.end_seq);
         let mut wait: Option<Duration> = None;
         let mut lost_retrans = 0;
         for i in 0..self.sb.packets_out() as usize {
@@ -202,10 +195,10 @@ impl Connection {
     /// `tcp_rack_mark_lost`, on an ACK: detection if RACK advanced, and the reorder
     /// timer for what is not yet due.
     pub(crate) fn rack_mark_lost(&mut self, now: Instant) {
-        if !self.rack.advanced {
+        if !self.loss.rack.advanced {
             return;
         }
-        self.rack.advanced = false;
+        self.loss.rack.advanced = false;
         let at = self
             .rack_detect_loss(now)
             .map(|w| now + round_up_ms(w) + TIMEOUT_MIN);
@@ -230,15 +223,9 @@ impl Connection {
             return;
         }
         self.counters.rack_reo_timeouts += 1;
-        if self.ca < CaState::Recovery {
+        if self.ca.state < CaState::Recovery {
             self.enter_recovery(now, prior_pipe);
-            let sample = AckSample {
-                pipe: self.sb.pipe(),
-                delivered: 1,
-                snd_una_advanced: false,
-                newly_lost: true,
-            };
-            self.rec.on_ack(&mut self.w, &sample);
+            self.reduction_on_ack(1, false, true);
         }
     }
 }

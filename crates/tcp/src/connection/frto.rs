@@ -1,0 +1,79 @@
+//! F-RTO: detecting spurious retransmission timeouts (RFC 5682 §2.1, the basic
+//! algorithm, as Linux 2.6/3.x `tcp_enter_frto` and `tcp_process_frto` run it).
+//!
+//! After a timeout the sender retransmits only the first unacknowledged segment
+//! (step 1). If the first ACK after it advances snd.una and new data can go out, up
+//! to two new segments are sent (2.b); if the second ACK advances snd.una too, the
+//! timeout was spurious and its reduction is undone (3.b). A duplicate ACK at either
+//! step falls back to conventional recovery: everything outstanding is marked lost
+//! (2.a, 3.a — with cwnd at most 3 segments in 3.a).
+
+use super::Connection;
+use crate::time::Instant;
+use crate::trace::{CaState, UndoKind};
+
+/// F-RTO progress (RFC 5682 §2.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Frto {
+    Off,
+    /// Step 2: waiting for the first ACK after the RTO retransmission.
+    AwaitFirst,
+    /// Step 3: new data was sent; waiting for the second ACK.
+    AwaitSecond,
+}
+
+impl Connection {
+    /// On a timeout, after Linux `tcp_enter_loss` set the window: marks what is to be
+    /// retransmitted — only the head when F-RTO runs (step 1), everything otherwise.
+    /// F-RTO runs on the first timeout of an episode when nothing was retransmitted
+    /// before it (the undo marker is set).
+    pub(super) fn frto_on_timeout(&mut self, first_timeout: bool) {
+        if self.cfg.frto && first_timeout && self.undo.marker.is_some() {
+            // RFC 5682 step 1: retransmit only the first unacknowledged segment.
+            self.frto = Frto::AwaitFirst;
+            self.sb.clear_retrans_and_lost();
+            let high = self.ca.high_seq;
+            self.sb.mark_head_lost(1, true, true, high);
+        } else {
+            self.frto = Frto::Off;
+            self.sb.mark_all_lost(true);
+        }
+    }
+
+    /// RFC 5682 §2.1 steps 2 and 3.
+    pub(super) fn frto_ack(&mut self, now: Instant, una_advanced: bool, is_dupack: bool) {
+        match self.frto {
+            Frto::AwaitFirst => {
+                let has_new_data = self.snd.nxt < self.snd.buf.end()
+                    || (self.snd.app_closed && !self.snd.fin_sent);
+                if una_advanced && self.snd.una < self.ca.high_seq && has_new_data {
+                    // (2.b) transmit up to two new segments.
+                    self.frto = Frto::AwaitSecond;
+                    self.cong.w.cwnd = self.sb.pipe() + 2;
+                } else if una_advanced && self.snd.una >= self.ca.high_seq {
+                    self.frto = Frto::Off;
+                } else {
+                    // (2.a) duplicate ACK, or nothing new to send: conventional recovery.
+                    self.frto = Frto::Off;
+                    self.sb.mark_all_lost(false);
+                }
+            }
+            Frto::AwaitSecond => {
+                if una_advanced {
+                    // (3.b) the timeout was spurious.
+                    self.frto = Frto::Off;
+                    self.sb.clear_lost();
+                    self.undo_reduction(now, UndoKind::Frto);
+                    self.rtt.retransmits = 0;
+                    self.set_ca(now, CaState::Open);
+                } else if is_dupack {
+                    // (3.a) conventional recovery with cwnd at most 3 segments.
+                    self.frto = Frto::Off;
+                    self.cong.w.cwnd = self.cong.w.cwnd.min(3);
+                    self.sb.mark_all_lost(false);
+                }
+            }
+            Frto::Off => {}
+        }
+    }
+}

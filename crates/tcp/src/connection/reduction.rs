@@ -1,0 +1,261 @@
+//! One path for every change of cwnd that is not growth: Linux's congestion-state
+//! machine (`tcp_set_ca_state`) and its reductions — CWR (`tcp_enter_cwr`, for ECN
+//! and Corrective's R_SUCC, RFC 3168 §6.1.2), Recovery (`tcp_enter_recovery`, RFC 6675
+//! §5, RFC 5681 §3.2), Loss (`tcp_enter_loss`, RFC 5681 §3.1 and RFC 6298 §5.5), the
+//! one-step reduction after a loss probe repaired a tail (`tcp_process_tlp_ack`), the
+//! end of a reduction (`tcp_end_cwnd_reduction`), and the restart after idle (RFC
+//! 2861, `tcp_cwnd_restart`). The shape of the reduction while it lasts is the
+//! recovery algorithm's ([`crate::recovery`]: PRR, rate halving, RFC 6675, RFC 3517).
+//!
+//! Mechanisms that reduce cwnd — TLP, Corrective, and those to come (ECN, fast start,
+//! sessions) — call these and nothing else.
+
+use super::Connection;
+use super::timer_table::Timer;
+use crate::config::RecoveryAlgorithm;
+use crate::recovery::{AckSample, Recovery, RecoveryStart};
+use crate::time::Instant;
+use crate::trace::{CaState, Event};
+
+/// The congestion-state machine and the episode it is in.
+#[derive(Clone, Debug)]
+pub(crate) struct CaMachine {
+    /// Open, Disorder, CWR, Recovery or Loss (Linux `icsk_ca_state`).
+    pub state: CaState,
+    /// Recovery point (Linux `high_seq`, RFC 6675 `RecoveryPoint`).
+    pub high_seq: u64,
+    /// The algorithm that shapes cwnd during a reduction.
+    pub alg: Recovery,
+    /// pipe when the current (or last) recovery began, before its loss marking.
+    pub start_pipe: u32,
+    /// Send the next lost segment even if cwnd is full (fast retransmit on entry,
+    /// and the timeout's own retransmission).
+    pub force_retransmit: bool,
+    /// The next retransmission in Loss is the timeout's own.
+    pub loss_first_retrans: bool,
+}
+
+impl CaMachine {
+    pub fn new(alg: RecoveryAlgorithm) -> Self {
+        CaMachine {
+            state: CaState::Open,
+            high_seq: 0,
+            alg: Recovery::new(alg),
+            start_pipe: 0,
+            force_retransmit: false,
+            loss_first_retrans: false,
+        }
+    }
+}
+
+impl Connection {
+    pub(crate) fn set_ca(&mut self, now: Instant, to: CaState) {
+        if self.ca.state != to {
+            let from = self.ca.state;
+            self.ca.state = to;
+            let (cwnd, ssthresh, pipe) = (self.cong.w.cwnd, self.cong.w.ssthresh, self.sb.pipe());
+            self.trace(
+                now,
+                Event::CaState {
+                    from,
+                    to,
+                    cwnd,
+                    ssthresh,
+                    pipe,
+                },
+            );
+        }
+    }
+
+    /// The recovery algorithm's step for an ACK (or a timer acting as one) during a
+    /// reduction.
+    pub(super) fn reduction_on_ack(
+        &mut self,
+        delivered: u32,
+        una_advanced: bool,
+        newly_lost: bool,
+    ) {
+        let sample = AckSample {
+            pipe: self.sb.pipe(),
+            delivered,
+            snd_una_advanced: una_advanced,
+            newly_lost,
+        };
+        self.ca.alg.on_ack(&mut self.cong.w, &sample);
+    }
+
+    /// The recovery point is acknowledged: the reduction ends (Linux
+    /// `tcp_end_cwnd_reduction`, through the recovery algorithm).
+    pub(super) fn end_reduction(&mut self) {
+        self.ca.alg.on_exit(&mut self.cong.w);
+    }
+
+    /// Linux `tcp_enter_cwr`: reduce cwnd to ssthresh through the recovery
+    /// algorithm (PRR in Linux 3.x) while the data in flight is acknowledged.
+    pub(crate) fn enter_cwr(&mut self, now: Instant) {
+        self.undo.prior_ssthresh = 0;
+        if self.ca.state >= CaState::Cwr {
+            return;
+        }
+        self.undo.marker = None;
+        self.undo.prior_cwnd = self.cong.w.cwnd;
+        self.cong.w.ssthresh = self.cong.reduction_target();
+        self.ca.high_seq = self.snd.nxt;
+        self.cong.w.cwnd_cnt = 0;
+        let pipe = self.sb.pipe();
+        let start = RecoveryStart {
+            prior_cwnd: self.cong.w.cwnd,
+            pipe,
+            prior_in_flight: pipe,
+            flight_size: self.sb.packets_out(),
+            cwnd_min: self.cong.min_cwnd(),
+        };
+        self.set_ca(now, CaState::Cwr);
+        self.ca.alg.on_enter(&mut self.cong.w, &start);
+    }
+
+    /// A reduction entered and ended at once: cwnd goes to the new ssthresh (a loss
+    /// probe repaired a tail loss, `gentle-aggression-sigcomm13.txt` §4 "Detecting
+    /// recovered losses"; Linux `tcp_process_tlp_ack` enters CWR and ends it).
+    pub(super) fn reduce_at_once(&mut self) {
+        self.cong.w.ssthresh = self.cong.reduction_target();
+        self.cong.w.cwnd = self.cong.w.cwnd.min(self.cong.w.ssthresh).max(1);
+        self.cong.w.cwnd_cnt = 0;
+    }
+
+    pub(crate) fn enter_recovery(&mut self, now: Instant, prior_in_flight: u32) {
+        self.counters.recovery_episodes += 1;
+        if self.opts.sack {
+            self.counters.sack_recovery += 1;
+        } else {
+            self.counters.reno_recovery += 1;
+        }
+        self.undo.prior_cwnd = self.cong.w.cwnd;
+        self.undo.marker = Some(self.snd.una);
+        self.undo.retrans = self.sb.retrans_out as i64;
+        if self.ca.state < CaState::Cwr {
+            self.undo.prior_ssthresh = self.current_ssthresh();
+            self.cong.w.ssthresh = self.cong.reduction_target();
+        }
+        self.ca.high_seq = self.snd.nxt;
+        self.cong.w.cwnd_cnt = 0;
+        self.ca.start_pipe = self.sb.pipe();
+        let start = RecoveryStart {
+            prior_cwnd: self.undo.prior_cwnd,
+            pipe: self.sb.pipe(),
+            prior_in_flight,
+            flight_size: self.sb.packets_out(),
+            cwnd_min: self.cong.min_cwnd(),
+        };
+        self.set_ca(now, CaState::Recovery);
+        self.ca.alg.on_enter(&mut self.cong.w, &start);
+        // RFC 6675 §5 (4.3): the first lost segment is retransmitted at once,
+        // whatever cwnd and pipe say.
+        self.ca.force_retransmit = true;
+    }
+
+    /// Enters recovery outside an ACK (the delayed early retransmission), as if an
+    /// ACK had delivered nothing new.
+    pub(crate) fn start_recovery(&mut self, now: Instant, pipe: u32) {
+        self.enter_recovery(now, pipe);
+        self.update_scoreboard(true);
+        self.reduction_on_ack(0, false, true);
+    }
+
+    /// Linux `tcp_current_ssthresh`: the ssthresh to restore on undo.
+    pub(crate) fn current_ssthresh(&self) -> u32 {
+        if self.ca.state >= CaState::Cwr {
+            self.cong.w.ssthresh
+        } else {
+            self.cong
+                .w
+                .ssthresh
+                .max(self.cong.w.cwnd / 2 + self.cong.w.cwnd / 4)
+        }
+    }
+
+    /// Linux `tcp_try_to_open`: Disorder while anything is SACKed, lost or
+    /// retransmitted, Open otherwise.
+    pub(super) fn try_to_open(&mut self, now: Instant) {
+        if self.ca.state == CaState::Cwr {
+            return;
+        }
+        if self.sb.sacked_out + self.sb.lost_out > 0 || self.sb.any_retrans_done() {
+            if self.ca.state != CaState::Disorder {
+                // Linux `tcp_try_keep_open`: Disorder lasts until snd.nxt is acknowledged.
+                self.ca.high_seq = self.snd.nxt;
+            }
+            self.set_ca(now, CaState::Disorder);
+        } else {
+            self.set_ca(now, CaState::Open);
+            if self.sb.retrans_out == 0 {
+                self.undo.retrans_stamp = None;
+            }
+        }
+    }
+
+    /// Linux `tcp_enter_loss` with RFC 5682 F-RTO.
+    pub(super) fn enter_loss(&mut self, now: Instant) {
+        self.counters.timeouts += 1;
+        self.tlp.episode = None;
+        self.timers.put(Timer::LossProbe, None);
+        match self.ca.state {
+            CaState::Open => self.counters.timeouts_open += 1,
+            CaState::Disorder => self.counters.timeouts_disorder += 1,
+            CaState::Cwr => self.counters.timeouts_cwr += 1,
+            CaState::Recovery => self.counters.timeouts_recovery += 1,
+            CaState::Loss => self.counters.timeouts_loss += 1,
+        }
+        let first_timeout = self.ca.state != CaState::Loss;
+        if self.ca.state <= CaState::Disorder
+            || self.snd.una == self.ca.high_seq
+            || (self.ca.state == CaState::Loss && self.rtt.retransmits == 0)
+        {
+            self.undo.prior_ssthresh = self.current_ssthresh();
+            self.undo.prior_cwnd = self.cong.w.cwnd;
+            self.cong.w.ssthresh = self.cong.reduction_target();
+        }
+        self.cong.on_timeout();
+        self.cong.w.cwnd = 1;
+        self.cong.w.cwnd_cnt = 0;
+        if !self.opts.sack {
+            self.sb.reset_reno_dupacks();
+        }
+        // "Push undo marker, if it was plain RTO and nothing was retransmitted."
+        self.undo.marker = if self.sb.any_ever_retrans() {
+            None
+        } else {
+            Some(self.snd.una)
+        };
+        self.undo.retrans = 0;
+        self.ca.high_seq = self.snd.nxt;
+        self.ca.loss_first_retrans = true;
+        self.loss.reordering = self.loss.reordering.min(self.cfg.dupthresh);
+        self.frto_on_timeout(first_timeout);
+        self.set_ca(now, CaState::Loss);
+        self.undo.retrans_stamp = None;
+    }
+
+    /// RFC 2861 / Linux `tcp_cwnd_restart`: after an idle period longer than the RTO,
+    /// halve cwnd per RTO elapsed, down to the initial window.
+    pub(super) fn restart_after_idle(&mut self, now: Instant) {
+        if !self.cfg.slow_start_after_idle || !self.sb.is_empty() || self.snd.nxt <= 1 {
+            return;
+        }
+        let idle = now - self.snd.last_data_sent;
+        let rto = self.rtt.rto();
+        if idle <= rto || self.ca.state != CaState::Open {
+            return;
+        }
+        let restart = self.cfg.initial_window.min(self.cong.w.cwnd);
+        self.cong.w.ssthresh = self.current_ssthresh();
+        let mut cwnd = self.cong.w.cwnd;
+        let mut d = idle;
+        while d > rto && cwnd > restart {
+            cwnd >>= 1;
+            d -= rto;
+        }
+        self.cong.w.cwnd = cwnd.max(restart);
+        self.cong.w.cwnd_cnt = 0;
+    }
+}

@@ -1,0 +1,168 @@
+//! Undoing cwnd reductions shown to be spurious (Linux `tcp_try_undo_*` in
+//! net/ipv4/tcp_input.c, as `prr-imc11.txt` §3.2 describes them):
+//!
+//! - by DSACK (RFC 3708, Linux `undo_retrans`): every retransmission of the episode
+//!   was reported as a duplicate;
+//! - by timestamps (RFC 3522 Eifel detection, Linux `tcp_packet_delayed`): the ACK
+//!   echoes a TSval older than the first retransmission;
+//! - partially, during Recovery, and after a timeout (`tcp_try_undo_loss`); F-RTO's
+//!   own undo is in [`super::frto`].
+//!
+//! Undo restores the window that held before the reduction: cwnd from `prior_cwnd`,
+//! ssthresh from `prior_ssthresh` (Linux `tcp_undo_cwnd_reduction`).
+
+use super::Connection;
+use super::frto::Frto;
+use crate::time::Instant;
+use crate::trace::{CaState, Event, UndoKind};
+
+/// What undoing the current reduction would restore, and the evidence so far.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Undo {
+    /// snd.una when the episode began; `None` when nothing can be undone (Linux
+    /// `undo_marker`).
+    pub marker: Option<u64>,
+    /// Retransmissions of the episode not yet shown unnecessary by a DSACK (Linux
+    /// `undo_retrans`).
+    pub retrans: i64,
+    /// TSval of the first retransmission of the episode (Linux `retrans_stamp`).
+    pub retrans_stamp: Option<u32>,
+    /// cwnd before the reduction (Linux `prior_cwnd`; PRR's RecoverFS base too).
+    pub prior_cwnd: u32,
+    /// ssthresh to restore; 0 after a CWR, which is never undone to it.
+    pub prior_ssthresh: u32,
+}
+
+impl Undo {
+    /// A segment was retransmitted at TSval `tsval`.
+    pub fn on_retransmit(&mut self, tsval: u32) {
+        if self.retrans_stamp.is_none() {
+            self.retrans_stamp = Some(tsval);
+        }
+        if self.marker.is_some() {
+            self.retrans += 1;
+        }
+    }
+}
+
+impl Connection {
+    /// A DSACK for `[lo, hi)` arrived on an ACK whose snd.una before it was
+    /// `prior_una`: count the retransmission it shows unnecessary, and undo a reduction
+    /// whose every retransmission was (Linux `tcp_check_dsack`, `tcp_try_undo_dsack`).
+    pub(super) fn undo_on_dsack(&mut self, now: Instant, (lo, hi): (u64, u64), prior_una: u64) {
+        let Some(marker) = self.undo.marker else {
+            return;
+        };
+        let undone = if hi <= prior_una {
+            (hi > marker) as i64
+        } else {
+            self.sb.dsack_retransmitted(lo, hi) as i64
+        };
+        self.undo.retrans -= undone;
+        if self.cfg.undo
+            && undone > 0
+            && self.undo.retrans <= 0
+            && matches!(self.ca.state, CaState::Open | CaState::Disorder)
+        {
+            // Late DSACKs after the episode ended: every retransmission was
+            // unnecessary (Linux `tcp_try_undo_dsack`).
+            self.undo_reduction(now, UndoKind::Dsack);
+        }
+    }
+
+    /// Linux `tcp_packet_delayed`: nothing was retransmitted, or the ACK echoes a
+    /// timestamp older than the first retransmission (RFC 3522 Eifel detection).
+    pub(super) fn packet_delayed(&self) -> bool {
+        match self.undo.retrans_stamp {
+            None => true,
+            Some(stamp) => self
+                .ts
+                .last_ecr
+                .is_some_and(|ecr| (ecr.wrapping_sub(stamp) as i32) < 0),
+        }
+    }
+
+    pub(super) fn may_undo(&self) -> bool {
+        self.cfg.undo
+            && self.undo.marker.is_some()
+            && (self.undo.retrans <= 0 || self.packet_delayed())
+    }
+
+    pub(crate) fn undo_reduction(&mut self, now: Instant, kind: UndoKind) {
+        if self.undo.prior_ssthresh > 0 {
+            self.cong.w.cwnd = self.cong.w.cwnd.max(self.undo.prior_cwnd);
+            self.cong.w.ssthresh = self.cong.w.ssthresh.max(self.undo.prior_ssthresh);
+        } else {
+            self.cong.w.cwnd = self.cong.w.cwnd.max(self.cong.w.ssthresh);
+        }
+        self.cong.on_undo();
+        self.undo.marker = None;
+        match kind {
+            UndoKind::Full => self.counters.full_undo += 1,
+            UndoKind::Partial => self.counters.partial_undo += 1,
+            UndoKind::Dsack => self.counters.dsack_undo += 1,
+            UndoKind::Loss => self.counters.loss_undo += 1,
+            UndoKind::Frto => {
+                self.counters.loss_undo += 1;
+                self.counters.spurious_rtos += 1;
+            }
+        }
+        let (cwnd, ssthresh) = (self.cong.w.cwnd, self.cong.w.ssthresh);
+        self.trace(
+            now,
+            Event::Undo {
+                kind,
+                cwnd,
+                ssthresh,
+            },
+        );
+    }
+
+    /// At the end of Recovery or Loss. Returns true if the episode was undone.
+    pub(super) fn try_undo_recovery(&mut self, now: Instant) -> bool {
+        if !self.may_undo() {
+            self.rack_recovery_done();
+            return false;
+        }
+        let kind = if self.ca.state == CaState::Loss {
+            UndoKind::Loss
+        } else if self.undo.retrans <= 0 {
+            UndoKind::Dsack
+        } else {
+            UndoKind::Full
+        };
+        self.undo_reduction(now, kind);
+        true
+    }
+
+    pub(super) fn try_undo_partial(&mut self, now: Instant) {
+        if self.cfg.undo
+            && self.undo.marker.is_some()
+            && self.undo.retrans_stamp.is_some()
+            && self.packet_delayed()
+        {
+            self.undo_reduction(now, UndoKind::Partial);
+        }
+    }
+
+    pub(super) fn try_undo_dsack(&mut self, now: Instant) {
+        if self.cfg.undo
+            && self.undo.marker.is_some()
+            && self.undo.retrans <= 0
+            && self.undo.retrans_stamp.is_some()
+        {
+            self.rack_dsack_undo();
+            self.undo_reduction(now, UndoKind::Dsack);
+        }
+    }
+
+    pub(super) fn try_undo_loss(&mut self, now: Instant) {
+        if self.may_undo() {
+            self.sb.clear_lost();
+            self.undo_reduction(now, UndoKind::Loss);
+            self.rtt.retransmits = 0;
+            self.frto = Frto::Off;
+            self.set_ca(now, CaState::Open);
+        }
+    }
+}
