@@ -25,7 +25,6 @@ pub struct ExchangeRecord {
     /// closed (`tlp-measurement-tum13.txt` t_total).
     pub fin_ns: Option<u64>,
     pub fast_retrans: u32,
-    pub timeout_retrans: u32,
     pub slow_start_retrans: u32,
     pub syn_retrans: u32,
     pub timeouts: u32,

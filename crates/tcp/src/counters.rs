@@ -83,8 +83,9 @@ counters! {
     head_timeout_recovery => "FACKHeadTimeoutRecovery",
     /// RACK reorder-timer expiries that marked segments lost (RFC 8985 §6.3).
     rack_reo_timeouts => "RACKReorderTimeouts",
-    /// HyStart exits from slow start by ACK train and by delay increase.
+    /// HyStart left slow start on an ACK train.
     hystart_train => "TCPHystartTrainDetect",
+    /// HyStart left slow start on a delay increase.
     hystart_delay => "TCPHystartDelayDetect",
     /// Recovery entered by Early Retransmit (RFC 5827).
     early_retrans => "EarlyRetrans",

@@ -9,18 +9,19 @@
 //! transmit), RFC 5682 (F-RTO), RFC 7323 (timestamps, window scale), RFC 9438 (CUBIC).
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod cc;
 pub mod config;
 mod connection;
 pub mod corrective;
 pub mod counters;
-pub mod receive_window;
+pub(crate) mod receive_window;
 pub mod receiver;
 pub mod recovery;
-pub mod rtt;
-pub mod scoreboard;
-pub mod sendbuf;
+pub(crate) mod rtt;
+pub(crate) mod scoreboard;
+pub(crate) mod sendbuf;
 pub mod time;
 pub mod trace;
 pub mod wire;

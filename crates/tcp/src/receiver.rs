@@ -18,6 +18,8 @@ use bytes::Bytes;
 const MAX_REPORTED: usize = 4;
 
 #[derive(Clone, Debug, Default)]
+/// The receive side of a connection: reassembly, SACK and DSACK reporting, and
+/// what is due to be acknowledged (RFC 9293 §3.10.7.4, RFC 2018, RFC 2883).
 pub struct Receiver {
     /// The peer's initial sequence number: every offset here counts from it.
     pub irs: u32,
@@ -28,9 +30,11 @@ pub struct Receiver {
     ooo_bytes: usize,
     /// In-order bytes not yet read by the application.
     ready: VecDeque<Bytes>,
+    /// Bytes in `ready`.
     pub ready_bytes: usize,
     /// Sequence offset of the peer's FIN, once seen.
     pub fin_at: Option<u64>,
+    /// The FIN was reached in order.
     pub fin_received: bool,
     /// SACK blocks in the order they should be reported (most recent first).
     recent: [(u64, u64); MAX_REPORTED],
@@ -60,13 +64,16 @@ pub struct Receiver {
 pub struct Arrival {
     /// New in-order bytes delivered.
     pub delivered: usize,
+    /// The segment lies beyond `rcv_nxt`.
     pub out_of_order: bool,
+    /// Some of its bytes had been received before.
     pub duplicate: bool,
     /// The segment filled (part of) a hole.
     pub filled_hole: bool,
 }
 
 impl Receiver {
+    /// An empty receiver expecting `rcv_nxt` next.
     pub fn new(rcv_nxt: u64) -> Self {
         Receiver {
             rcv_nxt,
@@ -75,9 +82,11 @@ impl Receiver {
         }
     }
 
+    /// Out-of-order data is queued.
     pub fn has_ooo(&self) -> bool {
         !self.ooo.is_empty()
     }
+    /// Bytes held: unread in-order data plus the out-of-order queue.
     pub fn buffered(&self) -> usize {
         self.ready_bytes + self.ooo_bytes
     }

@@ -28,7 +28,6 @@ pub struct RttEstimator {
     rto: u64,
     /// Minimum RTT seen.
     min_rtt: u64,
-    latest: u64,
     /// Doublings of the RTO since the last valid sample or progress (RFC 6298 §5.5;
     /// Linux `icsk_backoff`).
     pub backoff: u32,
@@ -50,7 +49,6 @@ impl RttEstimator {
             rto_max: rto_max.as_nanos() as u64,
             rto: initial_rto.as_nanos() as u64,
             min_rtt: u64::MAX,
-            latest: 0,
             backoff: 0,
             retransmits: 0,
         }
@@ -60,7 +58,6 @@ impl RttEstimator {
     /// rounds for the variance maximum.
     pub fn on_sample(&mut self, sample: Duration, snd_una: u64, snd_nxt: u64) {
         let m = (sample.as_nanos() as u64).max(1);
-        self.latest = m;
         self.min_rtt = self.min_rtt.min(m);
         if self.has_sample {
             let srtt = self.srtt as i64;
@@ -114,9 +111,6 @@ impl RttEstimator {
     }
     pub fn min_rtt(&self) -> Option<Duration> {
         self.has_sample.then(|| Duration::from_nanos(self.min_rtt))
-    }
-    pub fn latest(&self) -> Option<Duration> {
-        self.has_sample.then(|| Duration::from_nanos(self.latest))
     }
     /// RFC 6298 §5.7: after a retransmitted SYN with no RTT sample, the RTO for data
     /// starts at 3 s.

@@ -58,9 +58,6 @@ pub struct Sacked {
     /// The lowest index (from the head) of a newly SACKed segment that was never
     /// retransmitted and lies below the previous highest SACK.
     pub reord_index: Option<u32>,
-    /// A DSACK covered a segment that had been retransmitted.
-    pub dsack_of_retrans: u32,
-    pub lost_retransmits: u32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -93,17 +90,8 @@ impl Scoreboard {
     pub fn pipe(&self) -> u32 {
         (self.packets_out() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
     }
-    pub fn iter(&self) -> impl Iterator<Item = &TxSeg> {
-        self.q.iter()
-    }
     pub fn get(&self, i: usize) -> Option<&TxSeg> {
         self.q.get(i)
-    }
-    pub fn head(&self) -> Option<&TxSeg> {
-        self.q.front()
-    }
-    pub fn tail(&self) -> Option<&TxSeg> {
-        self.q.back()
     }
     pub fn push(&mut self, seg: TxSeg) {
         self.q.push_back(seg);
@@ -339,15 +327,6 @@ impl Scoreboard {
         }
         self.retrans_out = 0;
         self.lost_out = 0;
-    }
-
-    /// Clears all SACK state (receiver reneging, or SACK not in use).
-    pub fn clear_sacks(&mut self) {
-        for s in self.q.iter_mut() {
-            s.sacked = false;
-        }
-        self.sacked_out = self.reno_dupacks;
-        self.highest_sack_end = 0;
     }
 
     /// Index of the first segment to retransmit: lost, not SACKed, not already

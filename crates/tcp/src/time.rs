@@ -18,16 +18,20 @@ use std::time::Duration;
     serde::Serialize,
     serde::Deserialize,
 )]
-pub struct Instant(pub u64);
+pub struct Instant(u64);
 
 impl Instant {
+    /// The epoch.
     pub const ZERO: Instant = Instant(0);
+    /// `ns` nanoseconds after the epoch.
     pub const fn from_nanos(ns: u64) -> Self {
         Instant(ns)
     }
+    /// `ms` milliseconds after the epoch.
     pub const fn from_millis(ms: u64) -> Self {
         Instant(ms * 1_000_000)
     }
+    /// Nanoseconds since the epoch.
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
@@ -35,6 +39,7 @@ impl Instant {
     pub const fn as_millis(self) -> u64 {
         self.0 / 1_000_000
     }
+    /// Seconds since the epoch.
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / 1e9
     }

@@ -9,15 +9,25 @@ use crate::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum State {
+    /// No connection.
     Closed,
+    /// Our SYN is out.
     SynSent,
+    /// The peer's SYN arrived and our SYN-ACK is out.
     SynReceived,
+    /// Data flows both ways.
     Established,
+    /// We closed; our FIN is unacknowledged.
     FinWait1,
+    /// Our FIN is acknowledged; waiting for the peer's.
     FinWait2,
+    /// The peer closed; we may still send.
     CloseWait,
+    /// Both closed at once; our FIN is unacknowledged.
     Closing,
+    /// The peer closed first; our FIN is unacknowledged.
     LastAck,
+    /// Waiting 2·MSL after both FINs.
     TimeWait,
 }
 
@@ -40,12 +50,19 @@ pub enum CaState {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+/// Which timer fired.
 pub enum TimerKind {
+    /// The retransmission timer (RFC 6298).
     Retransmission,
+    /// The receiver's delayed ACK.
     DelayedAck,
+    /// TIME-WAIT ended.
     TimeWait,
+    /// The persist timer (zero-window probes).
     Persist,
+    /// The delayed Early Retransmit.
     EarlyRetransmit,
+    /// The tail loss probe.
     LossProbe,
     /// RACK's reorder timer (RFC 8985 §6.3).
     ReorderTimeout,
@@ -53,6 +70,7 @@ pub enum TimerKind {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+/// Why a segment was sent again.
 pub enum RetransKind {
     /// Sent in Recovery.
     Fast,
@@ -66,9 +84,11 @@ pub enum RetransKind {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+/// How a spurious reduction was detected.
 pub enum UndoKind {
     /// Timestamps showed every retransmission of the episode was unnecessary.
     Full,
+    /// Timestamps showed a retransmission unnecessary during Recovery.
     Partial,
     /// DSACKs covered every retransmission of the episode.
     Dsack,
@@ -82,44 +102,71 @@ pub enum UndoKind {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
 pub enum Event {
+    /// The RFC 9293 state changed.
     State {
+        /// Before.
         from: State,
+        /// After.
         to: State,
     },
+    /// Linux's congestion state changed; the window then.
     CaState {
+        /// Before.
         from: CaState,
+        /// After.
         to: CaState,
+        /// Congestion window, segments.
         cwnd: u32,
+        /// Slow-start threshold, segments.
         ssthresh: u32,
+        /// RFC 6675 pipe, segments.
         pipe: u32,
     },
+    /// A timer fired.
     Timer {
+        /// Which.
         timer: TimerKind,
     },
+    /// The retransmission timer was armed after a timeout.
     Rto {
+        /// The RTO armed, ms.
         rto_ms: f64,
+        /// Doublings so far.
         backoff: u32,
     },
+    /// A segment was retransmitted.
     Retransmit {
+        /// Sequence offset (relative to ISS).
         seq: u64,
+        /// Sequence space covered.
         len: u32,
+        /// Why.
         kind: RetransKind,
     },
+    /// A reduction was undone; the window after.
     Undo {
+        /// How it was detected.
         kind: UndoKind,
+        /// Congestion window, segments.
         cwnd: u32,
+        /// Slow-start threshold, segments.
         ssthresh: u32,
     },
+    /// Reordering raised the duplicate threshold.
     Reordering {
+        /// The new duplicate threshold.
         degree: u32,
     },
+    /// An RST closed the connection.
     Reset,
 }
 
 /// An event with the time it happened.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Traced {
+    /// When it happened.
     pub time: Instant,
     #[serde(flatten)]
+    /// What happened.
     pub event: Event,
 }

@@ -17,31 +17,31 @@ fn receiver(dsack: bool) -> Script {
     Script::server(cfg, PeerOpts::default())
 }
 
-fn seg(k: u32) -> u32 {
-    1 + (k - 1) * MSS
-}
-
 #[test]
 fn duplicate_below_the_cumulative_ack() {
     let mut s = receiver(true);
     s.at(200.0);
-    s.send(data(seg(1), MSS, 1));
-    s.send(data(seg(2), MSS, 1));
+    s.send(data(seg(MSS, 1), MSS, 1));
+    s.send(data(seg(MSS, 2), MSS, 1));
     s.skip_all();
     s.at(300.0);
-    s.send(data(seg(1), MSS, 1));
-    s.expect(pure_ack(seg(3)).sack(&[(seg(1), seg(2))]).at(300.0));
+    s.send(data(seg(MSS, 1), MSS, 1));
+    s.expect(
+        pure_ack(seg(MSS, 3))
+            .sack(&[(seg(MSS, 1), seg(MSS, 2))])
+            .at(300.0),
+    );
     assert_eq!(s.dut.counters().dsack_old_sent, 1);
     // Reported once: the next ACK carries no DSACK.
-    s.send(data(seg(3), MSS, 1));
-    s.expect(pure_ack(seg(4)).no_sack());
+    s.send(data(seg(MSS, 3), MSS, 1));
+    s.expect(pure_ack(seg(MSS, 4)).no_sack());
 }
 
 #[test]
 fn partial_duplicate_reports_only_the_duplicated_part() {
     let mut s = receiver(true);
     s.at(200.0);
-    s.send(data(seg(1), MSS, 1));
+    s.send(data(seg(MSS, 1), MSS, 1));
     s.skip_all();
     // Bytes 501..1501: the first 500 are old, the rest new.
     s.send(data(501, MSS, 1));
@@ -52,13 +52,17 @@ fn partial_duplicate_reports_only_the_duplicated_part() {
 fn duplicate_of_an_out_of_order_segment() {
     let mut s = receiver(true);
     s.at(200.0);
-    s.send(data(seg(3), MSS, 1));
-    s.send(data(seg(4), MSS, 1));
-    s.send(data(seg(6), MSS, 1));
+    s.send(data(seg(MSS, 3), MSS, 1));
+    s.send(data(seg(MSS, 4), MSS, 1));
+    s.send(data(seg(MSS, 6), MSS, 1));
     s.skip_all();
-    s.send(data(seg(4), MSS, 1));
+    s.send(data(seg(MSS, 4), MSS, 1));
     // RFC 2883 §4.1.2: the DSACK block, then the SACK block containing it, then the rest.
-    s.expect(pure_ack(1).sack(&[(seg(4), seg(5)), (seg(3), seg(5)), (seg(6), seg(7))]));
+    s.expect(pure_ack(1).sack(&[
+        (seg(MSS, 4), seg(MSS, 5)),
+        (seg(MSS, 3), seg(MSS, 5)),
+        (seg(MSS, 6), seg(MSS, 7)),
+    ]));
     assert_eq!(s.dut.counters().dsack_ofo_sent, 1);
 }
 
@@ -66,10 +70,10 @@ fn duplicate_of_an_out_of_order_segment() {
 fn no_dsack_when_disabled() {
     let mut s = receiver(false);
     s.at(200.0);
-    s.send(data(seg(1), MSS, 1));
+    s.send(data(seg(MSS, 1), MSS, 1));
     s.skip_all();
-    s.send(data(seg(1), MSS, 1));
-    s.expect(pure_ack(seg(2)).no_sack());
+    s.send(data(seg(MSS, 1), MSS, 1));
+    s.expect(pure_ack(seg(MSS, 2)).no_sack());
 }
 
 #[test]

@@ -14,10 +14,6 @@ use script::*;
 
 const MSS: u32 = 1448;
 
-fn seg(k: u32) -> u32 {
-    1 + (k - 1) * MSS
-}
-
 /// Three segments sent at 100 ms (nothing more to send); segment 1 is lost.
 fn three_segments(cfg: Config) -> Script {
     let mut s = Script::server(cfg, PeerOpts::default());
@@ -39,10 +35,10 @@ fn with_er(er: EarlyRetransmit) -> Config {
 fn two_sacks_of_three_trigger_an_early_retransmit() {
     let mut s = three_segments(with_er(EarlyRetransmit::On));
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
     s.expect_quiet();
     s.at(201.0);
-    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4))]));
     s.expect(tx(1, MSS).at(201.0));
     assert_eq!(s.dut.ca_state(), CaState::Recovery);
     assert_eq!(s.dut.counters().early_retrans, 1);
@@ -52,8 +48,8 @@ fn two_sacks_of_three_trigger_an_early_retransmit() {
 fn without_er_the_same_flight_waits_for_the_rto() {
     let mut s = three_segments(with_er(EarlyRetransmit::Off));
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
-    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4))]));
     s.expect_quiet();
     // RTO 300 ms from the handshake sample, restarted by nothing: fires at 400 ms.
     s.at(399.0);
@@ -82,8 +78,8 @@ fn er_does_not_apply_with_four_segments_outstanding_or_new_data_waiting() {
     s.write((4 * MSS) as usize);
     s.skip_all();
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
-    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4))]));
     s.expect_quiet();
     assert_eq!(s.dut.counters().early_retrans, 0);
 
@@ -93,9 +89,9 @@ fn er_does_not_apply_with_four_segments_outstanding_or_new_data_waiting() {
     s.write((13 * MSS) as usize);
     s.skip_all();
     s.at(200.0);
-    s.send(ack(seg(8)).sack(&[(seg(9), seg(10))]));
-    s.expect(tx(seg(11), MSS));
-    s.send(ack(seg(8)).sack(&[(seg(9), seg(11))]));
+    s.send(ack(seg(MSS, 8)).sack(&[(seg(MSS, 9), seg(MSS, 10))]));
+    s.expect(tx(seg(MSS, 11), MSS));
+    s.send(ack(seg(MSS, 8)).sack(&[(seg(MSS, 9), seg(MSS, 11))]));
     assert_eq!(s.dut.counters().early_retrans, 0);
 }
 
@@ -104,9 +100,9 @@ fn delayed_er_waits_a_quarter_rtt() {
     // srtt 100 ms → 25 ms.
     let mut s = three_segments(with_er(EarlyRetransmit::Delayed));
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
     s.at(201.0);
-    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4))]));
     s.expect_quiet();
     s.at(225.999);
     s.expect_quiet();
@@ -120,12 +116,12 @@ fn delayed_er_waits_a_quarter_rtt() {
 fn delayed_er_is_cancelled_by_the_late_segment() {
     let mut s = three_segments(with_er(EarlyRetransmit::Delayed));
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
     s.at(201.0);
-    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4))]));
     // Segment 1 was only reordered: its ACK arrives within the delay.
     s.at(210.0);
-    s.send(ack(seg(4)));
+    s.send(ack(seg(MSS, 4)));
     s.at(300.0);
     s.expect_quiet();
     assert_eq!(s.dut.counters().early_retrans, 0);
@@ -175,8 +171,8 @@ fn er_after_one_rtt(rtt: f64, cfg: Config) -> Script {
     s.write((3 * MSS) as usize);
     s.skip_all();
     s.at(rtt + 10.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
-    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4))]));
     s
 }
 
@@ -195,8 +191,8 @@ fn delayed_er_retransmits_at_once_when_the_rto_is_due_first() {
     let rto_at = s.next_timeout().expect("RTO armed");
     let t0 = rto_at - 100.0;
     s.at(t0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
-    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4))]));
     s.expect(tx(1, MSS).at(t0));
     let c = s.dut.counters();
     assert_eq!(
@@ -245,17 +241,17 @@ fn reordering_turns_er_off() {
         s.skip_all();
         // Segment 3 overtakes 2: reordering is detected once 2 arrives.
         s.at(200.0);
-        s.send(ack(seg(2)).sack(&[(seg(3), seg(4))]));
-        s.send(ack(seg(2)).sack(&[(seg(3), seg(5))]));
+        s.send(ack(seg(MSS, 2)).sack(&[(seg(MSS, 3), seg(MSS, 4))]));
+        s.send(ack(seg(MSS, 2)).sack(&[(seg(MSS, 3), seg(MSS, 5))]));
         s.skip_all();
-        s.send(ack(seg(5)));
+        s.send(ack(seg(MSS, 5)));
         s.skip_all();
         // A new flight of three (segments 6–8) with the first lost.
         s.write((3 * MSS) as usize);
         s.skip_all();
         s.at(300.0);
-        s.send(ack(seg(6)).sack(&[(seg(7), seg(8))]));
-        s.send(ack(seg(6)).sack(&[(seg(7), seg(9))]));
+        s.send(ack(seg(MSS, 6)).sack(&[(seg(MSS, 7), seg(MSS, 8))]));
+        s.send(ack(seg(MSS, 6)).sack(&[(seg(MSS, 7), seg(MSS, 9))]));
         let fired = s.dut.counters().early_retrans;
         assert_eq!(fired, (!disable) as u64, "er_reorder_disable = {disable}");
     }

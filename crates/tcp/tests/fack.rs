@@ -11,10 +11,6 @@ use script::*;
 
 const MSS: u32 = 1448;
 
-fn seg(k: u32) -> u32 {
-    1 + (k - 1) * MSS
-}
-
 fn sender(cfg: Config) -> Script {
     let mut s = Script::server(cfg, PeerOpts::default());
     s.write((20 * MSS) as usize);
@@ -32,20 +28,20 @@ fn one_sack_far_enough_ahead_starts_recovery() {
     let mut s = sender(cfg);
     assert!(s.dut.fack_enabled());
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(5), seg(6))]));
+    s.send(ack(1).sack(&[(seg(MSS, 5), seg(MSS, 6))]));
     assert_eq!(s.dut.ca_state(), CaState::Recovery);
     // FACK marks fackets_out − reordering = 2 segments lost; CUBIC ssthresh 7.
     assert_eq!(s.dut.ssthresh(), 7);
     s.expect(tx(1, MSS).at(200.0));
     s.expect_quiet();
     // The next SACK (6): fackets 6 → segments 1–3 lost; pipe 10 − 2 − 3 + 1 = 6 < 7.
-    s.send(ack(1).sack(&[(seg(5), seg(7))]));
-    s.expect(tx(seg(2), MSS));
+    s.send(ack(1).sack(&[(seg(MSS, 5), seg(MSS, 7))]));
+    s.expect(tx(seg(MSS, 2), MSS));
     s.expect_quiet();
     // 7: fackets 7 → 1–4 lost; pipe 10 − 3 − 4 + 2 = 5: two retransmissions.
-    s.send(ack(1).sack(&[(seg(5), seg(8))]));
-    s.expect(tx(seg(3), MSS));
-    s.expect(tx(seg(4), MSS));
+    s.send(ack(1).sack(&[(seg(MSS, 5), seg(MSS, 8))]));
+    s.expect(tx(seg(MSS, 3), MSS));
+    s.expect(tx(seg(MSS, 4), MSS));
     s.expect_quiet();
     assert_eq!(s.dut.counters().fast_retrans, 4);
 }
@@ -55,10 +51,10 @@ fn without_fack_the_same_sack_is_only_disorder() {
     let mut s = sender(Profile::Rfc.config());
     assert!(!s.dut.fack_enabled());
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(5), seg(6))]));
+    s.send(ack(1).sack(&[(seg(MSS, 5), seg(MSS, 6))]));
     assert_eq!(s.dut.ca_state(), CaState::Disorder);
     // Limited transmit instead of a retransmission.
-    s.expect(tx(seg(11), MSS));
+    s.expect(tx(seg(MSS, 11), MSS));
     s.expect_quiet();
 }
 
@@ -68,14 +64,14 @@ fn reordering_detected_by_sack_turns_fack_off() {
     s.at(200.0);
     // Segment 6 overtakes 1–5: FACK sees fackets_out 6 and starts recovery,
     // marking 1–3 lost and retransmitting 1.
-    s.send(ack(1).sack(&[(seg(6), seg(7))]));
+    s.send(ack(1).sack(&[(seg(MSS, 6), seg(MSS, 7))]));
     assert_eq!(s.dut.ca_state(), CaState::Recovery);
     s.expect(tx(1, MSS));
     s.expect_quiet();
     // Segments 2 and 3 arrive: SACKed although never retransmitted, 5 segments
     // below the forward-most SACK — reordering of degree 6 − 1 = 5 (Linux
     // `tcp_sacktag_one`, `tcp_update_reordering`).
-    s.send(ack(1).sack(&[(seg(2), seg(4)), (seg(6), seg(7))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4)), (seg(MSS, 6), seg(MSS, 7))]));
     assert_eq!(s.dut.reordering(), 5);
     assert!(!s.dut.fack_enabled(), "reordering turns FACK off");
     assert_eq!(s.dut.counters().sack_reorder, 1);
@@ -86,9 +82,9 @@ fn reordering_below_the_threshold_keeps_fack() {
     let mut s = sender(Profile::Linux26.config());
     s.at(200.0);
     // Segment 3 overtakes 2 (and 1 is lost): degree 3 − 1 = 2 ≤ 3.
-    s.send(ack(1).sack(&[(seg(3), seg(4))]));
+    s.send(ack(1).sack(&[(seg(MSS, 3), seg(MSS, 4))]));
     s.skip_all();
-    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4))]));
     assert!(s.dut.fack_enabled());
     assert_eq!(s.dut.reordering(), 3);
 }
@@ -105,13 +101,13 @@ fn a_head_outstanding_longer_than_the_rto_starts_recovery() {
     s.write((10 * MSS) as usize);
     s.skip_all();
     s.at(200.0);
-    s.send(ack(seg(6)));
+    s.send(ack(seg(MSS, 6)));
     s.skip_all();
     s.at(450.0);
-    s.send(ack(seg(6)).sack(&[(seg(7), seg(8))]));
+    s.send(ack(seg(MSS, 6)).sack(&[(seg(MSS, 7), seg(MSS, 8))]));
     assert_eq!(s.dut.ca_state(), CaState::Recovery);
     assert_eq!(s.dut.counters().head_timeout_recovery, 1);
-    s.expect(tx(seg(6), MSS).at(450.0));
+    s.expect(tx(seg(MSS, 6), MSS).at(450.0));
     assert_eq!(s.dut.counters().timeouts, 0);
 
     // Without FACK the same SACK only means Disorder.
@@ -121,9 +117,9 @@ fn a_head_outstanding_longer_than_the_rto_starts_recovery() {
     s.write((10 * MSS) as usize);
     s.skip_all();
     s.at(200.0);
-    s.send(ack(seg(6)));
+    s.send(ack(seg(MSS, 6)));
     s.at(450.0);
-    s.send(ack(seg(6)).sack(&[(seg(7), seg(8))]));
+    s.send(ack(seg(MSS, 6)).sack(&[(seg(MSS, 7), seg(MSS, 8))]));
     assert_eq!(s.dut.ca_state(), CaState::Disorder);
 }
 
@@ -138,10 +134,10 @@ fn holes_not_yet_marked_lost_are_forward_retransmitted_when_nothing_new_waits() 
     s.write((5 * MSS) as usize);
     s.skip_all();
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(4), seg(6))]));
+    s.send(ack(1).sack(&[(seg(MSS, 4), seg(MSS, 6))]));
     s.expect(tx(1, MSS).at(200.0));
-    s.expect(tx(seg(2), MSS).at(200.0));
-    s.expect(tx(seg(3), MSS).at(200.0));
+    s.expect(tx(seg(MSS, 2), MSS).at(200.0));
+    s.expect(tx(seg(MSS, 3), MSS).at(200.0));
     s.expect_quiet();
     assert_eq!(s.dut.counters().forward_retrans, 1);
 
@@ -152,12 +148,12 @@ fn holes_not_yet_marked_lost_are_forward_retransmitted_when_nothing_new_waits() 
     s.write((15 * MSS) as usize);
     s.skip_all();
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(4), seg(6))]));
+    s.send(ack(1).sack(&[(seg(MSS, 4), seg(MSS, 6))]));
     let mut sent = Vec::new();
     while s.pending() > 0 {
         let o = s.expect(Exp::default());
         sent.push(o.seq.wrapping_sub(s.dut.iss()));
     }
-    assert!(!sent.contains(&seg(3)), "{sent:?}");
+    assert!(!sent.contains(&seg(MSS, 3)), "{sent:?}");
     assert_eq!(s.dut.counters().forward_retrans, 0);
 }

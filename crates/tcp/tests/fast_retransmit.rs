@@ -10,10 +10,6 @@ use script::*;
 
 const MSS: u32 = 1448;
 
-fn seg(k: u32) -> u32 {
-    1 + (k - 1) * MSS
-}
-
 /// Established sender; 10 full segments sent at 100 ms (IW 10), more data queued.
 fn sender(cfg: Config, queued: u32) -> Script {
     let mut s = Script::server(cfg, PeerOpts::default());
@@ -48,7 +44,7 @@ fn third_duplicate_ack_retransmits_without_sack() {
     }
     s.expect_quiet();
     s.at(300.0);
-    s.send(ack(seg(11)));
+    s.send(ack(seg(MSS, 11)));
     assert_eq!(s.dut.ca_state(), CaState::Open);
     assert_eq!(s.dut.cwnd(), 5);
     assert!(s.dut.all_acked());
@@ -71,11 +67,11 @@ fn newreno_partial_ack_retransmits_the_next_hole_at_once() {
     s.skip_all();
     // The retransmission of 1 arrives: the ACK stops at the hole at 4.
     s.at(300.0);
-    s.send(ack(seg(4)));
-    s.expect(tx(seg(4), MSS).at(300.0));
+    s.send(ack(seg(MSS, 4)));
+    s.expect(tx(seg(MSS, 4), MSS).at(300.0));
     assert_eq!(s.dut.ca_state(), CaState::Recovery);
     s.at(400.0);
-    s.send(ack(seg(11)));
+    s.send(ack(seg(MSS, 11)));
     assert_eq!(s.dut.ca_state(), CaState::Open);
     assert_eq!(s.dut.counters().fast_retrans, 2);
     assert_eq!(s.dut.counters().timeouts, 0);
@@ -88,11 +84,11 @@ fn sack_recovery_starts_when_three_segments_are_sacked_above_a_hole() {
     cfg.limited_transmit = false;
     let mut s = sender(cfg, 10);
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
-    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4))]));
     s.expect_quiet();
     s.at(201.0);
-    s.send(ack(1).sack(&[(seg(2), seg(5))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 5))]));
     s.expect(tx(1, MSS).at(201.0));
     assert_eq!(s.dut.ca_state(), CaState::Recovery);
     assert_eq!(s.dut.counters().sack_recovery, 1);
@@ -107,24 +103,24 @@ fn sack_recovery_retransmits_every_hole_and_sends_new_data_as_pipe_allows() {
     cfg.limited_transmit = false;
     let mut s = sender(cfg, 20);
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
-    s.send(ack(1).sack(&[(seg(4), seg(5)), (seg(2), seg(3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 4), seg(MSS, 5)), (seg(MSS, 2), seg(MSS, 3))]));
     s.expect_quiet();
     // Segments 2, 4, 5 SACKed: three above segment 1, which is lost (IsLost).
-    s.send(ack(1).sack(&[(seg(4), seg(6)), (seg(2), seg(3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 4), seg(MSS, 6)), (seg(MSS, 2), seg(MSS, 3))]));
     s.expect(tx(1, MSS));
     // pipe = 10 − 3 SACKed − 1 lost + 1 retransmitted = 7 ≥ cwnd 5: nothing more.
     s.expect_quiet();
     // 6 SACKed: three above segment 3, lost too; pipe = 10 − 4 − 2 + 1 = 5.
-    s.send(ack(1).sack(&[(seg(4), seg(7)), (seg(2), seg(3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 4), seg(MSS, 7)), (seg(MSS, 2), seg(MSS, 3))]));
     s.expect_quiet();
     // 7 SACKed: pipe 4 < 5 lets the retransmission of 3 out.
-    s.send(ack(1).sack(&[(seg(4), seg(8)), (seg(2), seg(3))]));
-    s.expect(tx(seg(3), MSS));
+    s.send(ack(1).sack(&[(seg(MSS, 4), seg(MSS, 8)), (seg(MSS, 2), seg(MSS, 3))]));
+    s.expect(tx(seg(MSS, 3), MSS));
     s.expect_quiet();
     // 8 SACKed: pipe 4, one new segment.
-    s.send(ack(1).sack(&[(seg(4), seg(9)), (seg(2), seg(3))]));
-    s.expect(tx(seg(11), MSS));
+    s.send(ack(1).sack(&[(seg(MSS, 4), seg(MSS, 9)), (seg(MSS, 2), seg(MSS, 3))]));
+    s.expect(tx(seg(MSS, 11), MSS));
     s.expect_quiet();
     assert_eq!(s.dut.counters().fast_retrans, 2);
 }
@@ -135,14 +131,14 @@ fn recovery_ends_only_when_the_recovery_point_is_acknowledged() {
     cfg.limited_transmit = false;
     let mut s = sender(cfg, 20);
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(5))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 5))]));
     s.expect(tx(1, MSS));
     s.skip_all();
     // An ACK below the recovery point (snd.nxt at entry) keeps Recovery.
     s.at(300.0);
-    s.send(ack(seg(10)));
+    s.send(ack(seg(MSS, 10)));
     assert_eq!(s.dut.ca_state(), CaState::Recovery);
     s.skip_all();
-    s.send(ack(seg(11)));
+    s.send(ack(seg(MSS, 11)));
     assert_eq!(s.dut.ca_state(), CaState::Open);
 }

@@ -11,10 +11,6 @@ use script::*;
 
 const MSS: u32 = 1460; // no timestamp option
 
-fn seg(k: u32) -> u32 {
-    1 + (k - 1) * MSS
-}
-
 /// 10 of 20 queued segments sent at 100 ms; no ACK until the RTO at 400 ms
 /// retransmits segment 1.
 fn after_timeout(cfg: Config) -> Script {
@@ -38,13 +34,13 @@ fn two_advancing_acks_declare_the_timeout_spurious() {
     let mut s = after_timeout(Profile::Rfc.config());
     // ACKs of the original transmissions, delayed by the path, arrive.
     s.at(450.0);
-    s.send(ack(seg(3)));
+    s.send(ack(seg(MSS, 3)));
     // Step 2b: two new segments instead of retransmissions.
-    s.expect(tx(seg(11), MSS).at(450.0));
-    s.expect(tx(seg(12), MSS).at(450.0));
+    s.expect(tx(seg(MSS, 11), MSS).at(450.0));
+    s.expect(tx(seg(MSS, 12), MSS).at(450.0));
     s.expect_quiet();
     s.at(460.0);
-    s.send(ack(seg(5)));
+    s.send(ack(seg(MSS, 5)));
     // Step 3b: spurious; the reduction is undone and no segment is retransmitted.
     assert_eq!(s.dut.ca_state(), CaState::Open);
     let c = *s.dut.counters();
@@ -54,7 +50,7 @@ fn two_advancing_acks_declare_the_timeout_spurious() {
     while s.pending() > 0 {
         let seg_out = s.expect(Exp::default());
         assert!(
-            seg_out.seq.wrapping_sub(s.dut.iss()) >= seg(13),
+            seg_out.seq.wrapping_sub(s.dut.iss()) >= seg(MSS, 13),
             "only new data after a spurious timeout"
         );
     }
@@ -68,9 +64,9 @@ fn a_duplicate_ack_after_the_timeout_means_conventional_recovery() {
     s.expect_quiet();
     // The retransmission of 1 is acknowledged: slow start retransmits 2 and 3.
     s.at(500.0);
-    s.send(ack(seg(2)));
-    s.expect(tx(seg(2), MSS).at(500.0));
-    s.expect(tx(seg(3), MSS).at(500.0));
+    s.send(ack(seg(MSS, 2)));
+    s.expect(tx(seg(MSS, 2), MSS).at(500.0));
+    s.expect(tx(seg(MSS, 3), MSS).at(500.0));
     s.expect_quiet();
     let c = *s.dut.counters();
     assert_eq!(c.spurious_rtos, 0);
@@ -81,18 +77,18 @@ fn a_duplicate_ack_after_the_timeout_means_conventional_recovery() {
 fn a_duplicate_ack_after_the_new_data_means_conventional_recovery() {
     let mut s = after_timeout(Profile::Rfc.config());
     s.at(450.0);
-    s.send(ack(seg(2)));
-    s.expect(tx(seg(11), MSS));
-    s.expect(tx(seg(12), MSS));
+    s.send(ack(seg(MSS, 2)));
+    s.expect(tx(seg(MSS, 11), MSS));
+    s.expect(tx(seg(MSS, 12), MSS));
     // Step 3a: a duplicate ACK (SACKing the new segment 11).
     s.at(460.0);
-    s.send(ack(seg(2)).sack(&[(seg(11), seg(12))]));
+    s.send(ack(seg(MSS, 2)).sack(&[(seg(MSS, 11), seg(MSS, 12))]));
     assert_eq!(s.dut.counters().spurious_rtos, 0);
     assert_eq!(s.dut.ca_state(), CaState::Loss);
     assert!(s.dut.cwnd() <= 3);
     // What goes out now are retransmissions of the unacknowledged segments.
     let out = s.expect(Exp::default());
-    assert_eq!(out.seq.wrapping_sub(s.dut.iss()), seg(2));
+    assert_eq!(out.seq.wrapping_sub(s.dut.iss()), seg(MSS, 2));
     assert!(s.dut.counters().slow_start_retrans >= 1);
 }
 
@@ -102,9 +98,9 @@ fn frto_can_be_switched_off() {
     cfg.frto = false;
     let mut s = after_timeout(cfg);
     s.at(450.0);
-    s.send(ack(seg(3)));
+    s.send(ack(seg(MSS, 3)));
     // Without F-RTO the whole flight was marked lost: retransmissions follow.
-    s.expect(tx(seg(3), MSS).at(450.0));
-    s.expect(tx(seg(4), MSS).at(450.0));
+    s.expect(tx(seg(MSS, 3), MSS).at(450.0));
+    s.expect(tx(seg(MSS, 4), MSS).at(450.0));
     assert_eq!(s.dut.counters().slow_start_retrans, 2);
 }

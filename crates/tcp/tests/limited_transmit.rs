@@ -9,10 +9,6 @@ use script::*;
 
 const MSS: u32 = 1448;
 
-fn seg(k: u32) -> u32 {
-    1 + (k - 1) * MSS
-}
-
 fn sender(cfg: Config, queued: u32, window: u32) -> Script {
     // Small windows are exact without window scaling.
     let peer = PeerOpts {
@@ -35,18 +31,18 @@ fn first_two_dupacks_each_send_one_new_segment() {
         let sack = profile != Profile::Plain;
         let dup = |k: u32| {
             if sack {
-                ack(1).sack(&[(seg(2), seg(2 + k))])
+                ack(1).sack(&[(seg(MSS, 2), seg(MSS, 2 + k))])
             } else {
                 ack(1)
             }
         };
         s.send(dup(1));
-        s.expect(tx(seg(11), MSS).at(200.0));
+        s.expect(tx(seg(MSS, 11), MSS).at(200.0));
         s.expect_quiet();
         assert_eq!(s.dut.cwnd(), 10, "{profile:?}: cwnd unchanged");
         s.at(201.0);
         s.send(dup(2));
-        s.expect(tx(seg(12), MSS).at(201.0));
+        s.expect(tx(seg(MSS, 12), MSS).at(201.0));
         s.expect_quiet();
         s.at(202.0);
         s.send(dup(3));
@@ -61,10 +57,10 @@ fn nothing_is_sent_on_early_dupacks_when_disabled() {
     cfg.limited_transmit = false;
     let mut s = sender(cfg, 20, 1 << 20);
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
-    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4))]));
     s.expect_quiet();
-    s.send(ack(1).sack(&[(seg(2), seg(5))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 5))]));
     s.expect(tx(1, MSS));
 }
 
@@ -73,14 +69,14 @@ fn nothing_is_sent_without_new_data_or_receive_window() {
     // No new data queued.
     let mut s = sender(Profile::Rfc.config(), 10, 1 << 20);
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
-    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4))]));
     s.expect_quiet();
 
     // The receiver's window ends at segment 10.
     let mut s = sender(Profile::Rfc.config(), 20, 10 * MSS);
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
-    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4))]));
     s.expect_quiet();
 }

@@ -10,10 +10,6 @@ use script::*;
 
 const MSS: u32 = 1448;
 
-fn seg(k: u32) -> u32 {
-    1 + (k - 1) * MSS
-}
-
 fn tlp(flavour: TlpFlavour, detection: TlpDetection) -> Config {
     let mut c = Profile::Linux26.config();
     c.cc = CcAlgorithm::Reno;
@@ -43,7 +39,7 @@ fn pto_is_two_srtt_with_several_segments_in_flight() {
         assert_eq!(s.next_timeout(), Some(300.0), "{f:?}");
         s.at(300.0);
         // No new data: the last segment again.
-        s.expect(tx(seg(10), MSS).at(300.0));
+        s.expect(tx(seg(MSS, 10), MSS).at(300.0));
         s.expect_quiet();
         let c = *s.dut.counters();
         assert_eq!(
@@ -95,18 +91,18 @@ fn one_segment_waits_for_a_delayed_ack_and_is_clamped_to_the_rto() {
 fn every_ack_rearms_the_probe() {
     let mut s = sent(tlp(TlpFlavour::Draft2013, TlpDetection::Basic), 10);
     s.at(200.0);
-    s.send(ack(seg(6)));
+    s.send(ack(seg(MSS, 6)));
     // SRTT stays 100 (the sample is 100 ms): 200 + 200.
     assert_eq!(s.next_timeout(), Some(400.0));
     s.at(400.0);
-    s.expect(tx(seg(10), MSS).at(400.0));
+    s.expect(tx(seg(MSS, 10), MSS).at(400.0));
 }
 
 #[test]
 fn a_cwnd_limited_sender_probes_with_new_data() {
     let mut s = sent(tlp(TlpFlavour::Draft2013, TlpDetection::Basic), 20);
     s.at(300.0);
-    s.expect(tx(seg(11), MSS).at(300.0));
+    s.expect(tx(seg(MSS, 11), MSS).at(300.0));
     s.expect_quiet();
     assert_eq!(s.dut.counters().loss_probes_new, 1);
 }
@@ -121,7 +117,7 @@ fn no_probe_without_sack_or_outside_open() {
 
     let mut s = sent(tlp(TlpFlavour::Draft2013, TlpDetection::Basic), 10);
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(5), seg(6))]));
+    s.send(ack(1).sack(&[(seg(MSS, 5), seg(MSS, 6))]));
     s.skip_all();
     assert_eq!(s.dut.ca_state(), CaState::Recovery);
     s.at(1000.0);
@@ -134,14 +130,14 @@ fn no_probe_without_sack_or_outside_open() {
 fn aaal(detection: TlpDetection) -> Script {
     let mut s = sent(tlp(TlpFlavour::Draft2013, detection), 4);
     s.at(200.0);
-    s.send(ack(seg(4)));
+    s.send(ack(seg(MSS, 4)));
     s.at(500.0);
-    s.expect(tx(seg(4), MSS).at(500.0));
+    s.expect(tx(seg(MSS, 4), MSS).at(500.0));
     s.at(600.0);
-    s.send(ack(seg(5)));
+    s.send(ack(seg(MSS, 5)));
     // The episode ends with an ACK above the probe's snd.nxt: new data.
     s.write(MSS as usize);
-    s.expect(tx(seg(5), MSS).at(600.0));
+    s.expect(tx(seg(MSS, 5), MSS).at(600.0));
     s.at(700.0);
     s
 }
@@ -151,7 +147,7 @@ fn a_probe_that_repaired_a_loss_reduces_cwnd() {
     for detection in [TlpDetection::Basic, TlpDetection::Dsack] {
         let mut s = aaal(detection);
         let before = s.dut.cwnd();
-        s.send(ack(seg(6)));
+        s.send(ack(seg(MSS, 6)));
         let c = *s.dut.counters();
         assert_eq!(c.loss_probe_recovery, 1, "{detection:?}");
         assert!(
@@ -171,24 +167,24 @@ fn an_unnecessary_probe_leaves_cwnd_alone() {
     for detection in [TlpDetection::Basic, TlpDetection::Dsack] {
         let mut s = sent(tlp(TlpFlavour::Draft2013, detection), 4);
         s.at(200.0);
-        s.send(ack(seg(5)).window(1 << 20));
+        s.send(ack(seg(MSS, 5)).window(1 << 20));
         // Nothing outstanding: no probe at all.
         assert_eq!(s.next_timeout(), None);
 
         let mut s = sent(tlp(TlpFlavour::Draft2013, detection), 4);
         s.at(200.0);
-        s.send(ack(seg(4)));
+        s.send(ack(seg(MSS, 4)));
         s.at(500.0);
-        s.expect(tx(seg(4), MSS).at(500.0));
+        s.expect(tx(seg(MSS, 4), MSS).at(500.0));
         // The receiver had segment 4 all along; its ACK covering it was lost, and the
         // ACK for the probe reports the duplicate.
         s.at(600.0);
-        s.send(ack(seg(5)).sack(&[(seg(4), seg(5))]));
+        s.send(ack(seg(MSS, 5)).sack(&[(seg(MSS, 4), seg(MSS, 5))]));
         s.write(MSS as usize);
         s.skip_all();
         let cwnd = s.dut.cwnd();
         s.at(700.0);
-        s.send(ack(seg(6)));
+        s.send(ack(seg(MSS, 6)));
         let c = *s.dut.counters();
         match detection {
             // Basic SACK cannot tell: conservative, as the paper says.
@@ -208,16 +204,16 @@ fn probe_dupacks_mark_the_probe_unnecessary_under_basic_detection() {
     // probe's duplicate ACK reach the sender after the probe went out.
     let mut s = sent(tlp(TlpFlavour::Draft2013, TlpDetection::Basic), 4);
     s.at(200.0);
-    s.send(ack(seg(4)));
+    s.send(ack(seg(MSS, 4)));
     s.at(500.0);
-    s.expect(tx(seg(4), MSS).at(500.0));
+    s.expect(tx(seg(MSS, 4), MSS).at(500.0));
     s.at(550.0);
-    s.send(ack(seg(5)));
-    s.send(ack(seg(5)));
+    s.send(ack(seg(MSS, 5)));
+    s.send(ack(seg(MSS, 5)));
     s.write(MSS as usize);
     s.skip_all();
     s.at(700.0);
-    s.send(ack(seg(6)));
+    s.send(ack(seg(MSS, 6)));
     let c = *s.dut.counters();
     assert_eq!((c.loss_probe_recovery, c.loss_probes_unnecessary), (0, 1));
 }
@@ -233,13 +229,13 @@ fn footnote5_early_retransmit_after_the_probe() {
     c.fack = false;
     let mut s = sent(c, 4);
     s.at(200.0);
-    s.send(ack(seg(2)));
+    s.send(ack(seg(MSS, 2)));
     // Three in flight: 200 + 2·SRTT.
     s.at(400.0);
-    s.expect(tx(seg(4), MSS).at(400.0));
+    s.expect(tx(seg(MSS, 4), MSS).at(400.0));
     s.at(500.0);
-    s.send(ack(seg(2)).sack(&[(seg(4), seg(5))]));
-    s.expect(tx(seg(2), MSS).at(500.0));
+    s.send(ack(seg(MSS, 2)).sack(&[(seg(MSS, 4), seg(MSS, 5))]));
+    s.expect(tx(seg(MSS, 2), MSS).at(500.0));
     assert_eq!(s.dut.ca_state(), CaState::Recovery);
     assert_eq!(s.dut.counters().early_retrans, 1);
 }
@@ -262,7 +258,7 @@ fn linux6_pto_is_two_srtt_plus_2ms() {
     let mut s = linux6_sent(3);
     assert_eq!(s.next_timeout(), Some(302.0));
     s.at(302.0);
-    s.expect(tx(seg(3), MSS).at(302.0));
+    s.expect(tx(seg(MSS, 3), MSS).at(302.0));
     assert_eq!(s.dut.counters().loss_probes, 1);
 }
 
@@ -290,7 +286,7 @@ fn linux6_pto_adds_rto_min_with_one_segment_out_capped_at_the_rto() {
 fn linux6_every_ack_rearms_the_probe() {
     let mut s = linux6_sent(4);
     s.at(200.0);
-    s.send(ack(seg(2)));
+    s.send(ack(seg(MSS, 2)));
     // SRTT moves with the 100 ms sample; the probe is 2·SRTT + 2 ms from this ACK.
     let srtt = ms(s.dut.srtt().unwrap());
     assert_eq!(s.next_timeout(), Some(200.0 + 2.0 * srtt + 2.0));
@@ -304,7 +300,7 @@ fn linux6_probes_with_new_data_when_the_window_allows() {
     s.write((4 * MSS) as usize);
     s.expect_burst(1, 2, MSS, 100.0);
     s.at(302.0);
-    s.expect(tx(seg(3), MSS).at(302.0));
+    s.expect(tx(seg(MSS, 3), MSS).at(302.0));
     let c = *s.dut.counters();
     assert_eq!((c.loss_probes_new, c.loss_probes_retrans), (1, 0));
 }
@@ -316,13 +312,13 @@ fn linux6_one_probe_per_flight_and_dsack_marks_it_unnecessary() {
     // says it was not needed, and cwnd stays.
     let mut s = linux6_sent(3);
     s.at(302.0);
-    s.expect(tx(seg(3), MSS).at(302.0));
+    s.expect(tx(seg(MSS, 3), MSS).at(302.0));
     // The probe restarted the RTO (302 + 300); no second probe before it.
     s.at(601.0);
     s.expect_quiet();
     assert_eq!(s.dut.counters().loss_probes, 1, "one probe per flight");
     let cwnd = s.dut.cwnd();
-    s.send(ack(seg(4)).sack(&[(seg(3), seg(4))]));
+    s.send(ack(seg(MSS, 4)).sack(&[(seg(MSS, 3), seg(MSS, 4))]));
     let c = *s.dut.counters();
     assert_eq!((c.loss_probes_unnecessary, c.loss_probe_recovery), (1, 0));
     assert!(s.dut.cwnd() >= cwnd);

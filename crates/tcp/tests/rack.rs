@@ -13,10 +13,6 @@ use script::*;
 
 const MSS: u32 = 1448;
 
-fn seg(k: u32) -> u32 {
-    1 + (k - 1) * MSS
-}
-
 fn linux6() -> Config {
     let mut c = Profile::Linux6.config();
     c.tlp = false;
@@ -38,11 +34,11 @@ fn three_sacked_segments_mark_the_hole_lost_at_once() {
     // lost (`tcp_rack_reo_wnd`).
     let mut s = sent(5);
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
-    s.send(ack(1).sack(&[(seg(2), seg(4))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4))]));
     s.expect_quiet();
     assert_eq!(s.dut.rack_reo_wnd(), Some(Duration::from_millis(25)));
-    s.send(ack(1).sack(&[(seg(2), seg(5))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 5))]));
     s.expect(tx(1, MSS).at(200.0));
     assert_eq!(s.dut.ca_state(), CaState::Recovery);
     assert_eq!(s.dut.counters().rack_reo_timeouts, 0);
@@ -55,7 +51,7 @@ fn fewer_sacks_wait_for_the_reorder_timer() {
     // reorder timer fires then, plus 2 ms (`TCP_TIMEOUT_MIN`).
     let mut s = sent(3);
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
     s.expect_quiet();
     assert_eq!(s.next_timeout(), Some(227.0));
     s.at(226.999);
@@ -72,9 +68,9 @@ fn a_late_segment_cancels_the_loss() {
     // is retransmitted.
     let mut s = sent(3);
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
     s.at(210.0);
-    s.send(ack(seg(3)));
+    s.send(ack(seg(MSS, 3)));
     s.at(400.0);
     s.expect_quiet();
     assert_eq!(s.dut.counters().retrans_segs, 0);
@@ -85,9 +81,9 @@ fn a_late_segment_cancels_the_loss() {
 fn after_reordering() -> Script {
     let mut s = sent(5);
     s.at(200.0);
-    s.send(ack(seg(2)).sack(&[(seg(3), seg(4))]));
-    s.send(ack(seg(4)));
-    s.send(ack(seg(6)));
+    s.send(ack(seg(MSS, 2)).sack(&[(seg(MSS, 3), seg(MSS, 4))]));
+    s.send(ack(seg(MSS, 4)));
+    s.send(ack(seg(MSS, 6)));
     s.skip_all();
     s
 }
@@ -101,13 +97,13 @@ fn once_reordering_is_seen_the_window_applies_to_three_sacks_too() {
     let t0 = s.now();
     s.at(t0 + 100.0);
     for k in 8..=10 {
-        s.send(ack(seg(7)).sack(&[(seg(8), seg(k))]));
+        s.send(ack(seg(MSS, 7)).sack(&[(seg(MSS, 8), seg(MSS, k))]));
     }
     s.expect_quiet();
     assert_eq!(s.dut.rack_reo_wnd(), Some(Duration::from_millis(25)));
     // Lost at t0 + 100 + 25; the timer adds 2 ms.
     s.at(t0 + 127.0);
-    s.expect(tx(seg(7), MSS).at(t0 + 127.0));
+    s.expect(tx(seg(MSS, 7), MSS).at(t0 + 127.0));
 }
 
 #[test]
@@ -117,20 +113,20 @@ fn a_dsack_widens_the_window_for_later_losses() {
     let mut s = sent(3);
     let ts_original = s.last_tsval();
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
     s.at(227.0);
     s.expect(tx(1, MSS).at(227.0)); // spurious: segment 1 was only late
     // The original arrives and is acknowledged, echoing its own timestamp.
     s.at(230.0);
-    s.send(ack(seg(4)).ecr(ts_original));
+    s.send(ack(seg(MSS, 4)).ecr(ts_original));
     s.at(330.0);
-    s.send(ack(seg(4)).sack(&[(seg(1), seg(2))])); // the DSACK
+    s.send(ack(seg(MSS, 4)).sack(&[(seg(MSS, 1), seg(MSS, 2))])); // the DSACK
     assert_eq!(s.dut.counters().dsack_recv, 1);
     // New data, acknowledged a round trip later: the raise takes effect.
     s.write(MSS as usize);
     s.skip_all();
     s.at(430.0);
-    s.send(ack(seg(5)));
+    s.send(ack(seg(MSS, 5)));
     assert_eq!(s.dut.rack_reo_wnd(), Some(Duration::from_millis(50)));
 }
 
@@ -141,12 +137,12 @@ fn a_retransmission_sacked_faster_than_min_rtt_does_not_advance_rack() {
     // RACK does not take its send time: segment 3, sent at 100, is not judged by it.
     let mut s = sent(4);
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
     s.at(227.0);
     s.expect(tx(1, MSS).at(227.0));
     let lost_before = s.dut.counters().retrans_segs;
     s.at(247.0);
-    s.send(ack(1).sack(&[(seg(1), seg(3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 1), seg(MSS, 3))]));
     s.expect_quiet();
     assert_eq!(s.dut.counters().retrans_segs, lost_before);
 }

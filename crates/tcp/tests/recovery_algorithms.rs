@@ -15,10 +15,6 @@ use script::*;
 
 const MSS: u32 = 1000;
 
-fn seg(k: u32) -> u32 {
-    1 + (k - 1) * MSS
-}
-
 /// 20 segments in flight at 100 ms; segments 1–4 lost. Returns the script before
 /// any ACK arrives.
 fn figure2(recovery: RecoveryAlgorithm) -> Script {
@@ -40,7 +36,7 @@ fn figure2(recovery: RecoveryAlgorithm) -> Script {
 /// The k-th returning ACK (k = 1..=16): segments 5..=4+k have arrived.
 fn sack_k(s: &mut Script, k: u32) {
     s.at(200.0 + k as f64);
-    s.send(ack(1).sack(&[(seg(5), seg(5 + k))]));
+    s.send(ack(1).sack(&[(seg(MSS, 5), seg(MSS, 5 + k))]));
 }
 
 /// Which of the 16 SACK-bearing ACKs released a retransmission, and of what.
@@ -61,10 +57,10 @@ fn retransmissions_per_ack(s: &mut Script) -> Vec<(u32, u32)> {
 fn finish(s: &mut Script) {
     for (i, k) in [2, 3, 4].into_iter().enumerate() {
         s.at(300.0 + 2.0 * i as f64);
-        s.send(ack(seg(k)).sack(&[(seg(5), seg(21))]));
+        s.send(ack(seg(MSS, k)).sack(&[(seg(MSS, 5), seg(MSS, 21))]));
     }
     s.at(310.0);
-    s.send(ack(seg(21)));
+    s.send(ack(seg(MSS, 21)));
     s.skip_all();
     assert_eq!(s.dut.ca_state(), CaState::Open);
 }
@@ -132,14 +128,14 @@ fn prr_slow_start_part_after_heavy_loss() {
     let mut s = figure2(RecoveryAlgorithm::Prr);
     s.write((10 * MSS) as usize); // new data to send
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(15), seg(16))]));
+    s.send(ack(1).sack(&[(seg(MSS, 15), seg(MSS, 16))]));
     // fackets 15: 12 holes lost; pipe = 20 − 1 − 12 = 7 < ssthresh 10.
     // SSRB: MIN(10 − 7, MAX(1 − 0, 1) + 1) = 2 segments.
     s.expect(tx(1, MSS));
-    s.expect(tx(seg(2), MSS));
+    s.expect(tx(seg(MSS, 2), MSS));
     s.expect_quiet();
     s.at(201.0);
-    s.send(ack(1).sack(&[(seg(15), seg(17))]));
+    s.send(ack(1).sack(&[(seg(MSS, 15), seg(MSS, 17))]));
     // pipe = 20 − 2 − 13 + 2 = 7: again 2.
     assert_eq!(s.pending(), 2);
 }

@@ -22,32 +22,31 @@ fn receiver(timestamps: bool) -> Script {
     )
 }
 
-/// Relative sequence of the start of peer segment `k` (1-based).
-fn seg(k: u32) -> u32 {
-    1 + (k - 1) * MSS
-}
-
 #[test]
 fn most_recent_block_first_and_merging() {
     let mut s = receiver(true);
     s.at(200.0);
     // Segment 1 is lost; 3 and 5 arrive, then 4 joins them into one block.
-    s.send(data(seg(3), MSS, 1));
-    s.expect(pure_ack(1).sack(&[(seg(3), seg(4))]));
-    s.send(data(seg(5), MSS, 1));
-    s.expect(pure_ack(1).sack(&[(seg(5), seg(6)), (seg(3), seg(4))]));
-    s.send(data(seg(7), MSS, 1));
-    s.expect(pure_ack(1).sack(&[(seg(7), seg(8)), (seg(5), seg(6)), (seg(3), seg(4))]));
-    s.send(data(seg(4), MSS, 1));
-    s.expect(pure_ack(1).sack(&[(seg(3), seg(6)), (seg(7), seg(8))]));
+    s.send(data(seg(MSS, 3), MSS, 1));
+    s.expect(pure_ack(1).sack(&[(seg(MSS, 3), seg(MSS, 4))]));
+    s.send(data(seg(MSS, 5), MSS, 1));
+    s.expect(pure_ack(1).sack(&[(seg(MSS, 5), seg(MSS, 6)), (seg(MSS, 3), seg(MSS, 4))]));
+    s.send(data(seg(MSS, 7), MSS, 1));
+    s.expect(pure_ack(1).sack(&[
+        (seg(MSS, 7), seg(MSS, 8)),
+        (seg(MSS, 5), seg(MSS, 6)),
+        (seg(MSS, 3), seg(MSS, 4)),
+    ]));
+    s.send(data(seg(MSS, 4), MSS, 1));
+    s.expect(pure_ack(1).sack(&[(seg(MSS, 3), seg(MSS, 6)), (seg(MSS, 7), seg(MSS, 8))]));
     // Segment 1 fills the first hole: the ACK moves to 2, blocks above stay.
-    s.send(data(seg(1), MSS, 1));
-    s.expect(pure_ack(seg(2)).sack(&[(seg(3), seg(6)), (seg(7), seg(8))]));
+    s.send(data(seg(MSS, 1), MSS, 1));
+    s.expect(pure_ack(seg(MSS, 2)).sack(&[(seg(MSS, 3), seg(MSS, 6)), (seg(MSS, 7), seg(MSS, 8))]));
     // Segment 2 joins everything up to 6.
-    s.send(data(seg(2), MSS, 1));
-    s.expect(pure_ack(seg(6)).sack(&[(seg(7), seg(8))]));
-    s.send(data(seg(6), MSS, 1));
-    s.expect(pure_ack(seg(8)).no_sack());
+    s.send(data(seg(MSS, 2), MSS, 1));
+    s.expect(pure_ack(seg(MSS, 6)).sack(&[(seg(MSS, 7), seg(MSS, 8))]));
+    s.send(data(seg(MSS, 6), MSS, 1));
+    s.expect(pure_ack(seg(MSS, 8)).no_sack());
 }
 
 #[test]
@@ -57,17 +56,21 @@ fn three_blocks_fit_beside_timestamps_four_without() {
         s.at(200.0);
         let mut expect = Vec::new();
         for k in [3, 5, 7, 9, 11] {
-            s.send(data(seg(k), MSS, 1));
-            expect.insert(0, (seg(k), seg(k + 1)));
+            s.send(data(seg(MSS, k), MSS, 1));
+            expect.insert(0, (seg(MSS, k), seg(MSS, k + 1)));
             let shown: Vec<_> = expect.iter().copied().take(max).collect();
             s.expect(pure_ack(1).sack(&shown));
         }
         // A segment older than the blocks shown: its block moves to the front again,
         // the rest keep their recency order.
-        s.send(data(seg(4), MSS, 1));
-        let mut shown = vec![(seg(3), seg(6)), (seg(11), seg(12)), (seg(9), seg(10))];
+        s.send(data(seg(MSS, 4), MSS, 1));
+        let mut shown = vec![
+            (seg(MSS, 3), seg(MSS, 6)),
+            (seg(MSS, 11), seg(MSS, 12)),
+            (seg(MSS, 9), seg(MSS, 10)),
+        ];
         if max == 4 {
-            shown.push((seg(7), seg(8)));
+            shown.push((seg(MSS, 7), seg(MSS, 8)));
         }
         s.expect(pure_ack(1).sack(&shown));
     }
@@ -83,7 +86,7 @@ fn no_sack_blocks_unless_negotiated() {
         },
     );
     s.at(200.0);
-    s.send(data(seg(3), MSS, 1));
+    s.send(data(seg(MSS, 3), MSS, 1));
     s.expect(pure_ack(1).no_sack());
 
     let mut s = Script::server(
@@ -94,7 +97,7 @@ fn no_sack_blocks_unless_negotiated() {
         },
     );
     s.at(200.0);
-    s.send(data(seg(3), MSS, 1));
+    s.send(data(seg(MSS, 3), MSS, 1));
     s.expect(pure_ack(1).no_sack());
 }
 
@@ -103,11 +106,11 @@ fn out_of_order_data_is_delivered_in_order_once_the_hole_fills() {
     let mut s = receiver(true);
     s.at(200.0);
     for k in [2, 4, 3] {
-        s.send(data(seg(k), MSS, 1));
+        s.send(data(seg(MSS, k), MSS, 1));
         s.skip_all();
         assert_eq!(s.read_all(), 0, "nothing readable across a hole");
     }
-    s.send(data(seg(1), MSS, 1));
+    s.send(data(seg(MSS, 1), MSS, 1));
     assert_eq!(s.read_all(), 4 * MSS as usize);
     assert_eq!(s.dut.bytes_received(), 4 * MSS as u64);
 }

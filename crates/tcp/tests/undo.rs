@@ -10,10 +10,6 @@ use script::*;
 
 const MSS: u32 = 1448;
 
-fn seg(k: u32) -> u32 {
-    1 + (k - 1) * MSS
-}
-
 /// Segment 1 is delayed, not lost: three SACKs trigger a spurious fast retransmit at
 /// 200 ms. Returns the script and the TSval of the original transmissions. The peer
 /// echoes the latest TSval unless a test says otherwise, which is no evidence of a
@@ -23,13 +19,13 @@ fn spurious_fast_retransmit(cfg: Config) -> (Script, u32) {
     s.write((20 * MSS) as usize);
     let first = s.expect(tx(1, MSS).at(100.0));
     let tsval = first.options.timestamps.map_or(0, |t| t.val);
-    s.expect_burst(seg(2), 9, MSS, 100.0);
+    s.expect_burst(seg(MSS, 2), 9, MSS, 100.0);
     s.at(200.0);
-    s.send(ack(1).sack(&[(seg(2), seg(3))]));
-    s.send(ack(1).sack(&[(seg(2), seg(4))]));
-    s.expect(tx(seg(11), MSS));
-    s.expect(tx(seg(12), MSS));
-    s.send(ack(1).sack(&[(seg(2), seg(5))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 3))]));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 4))]));
+    s.expect(tx(seg(MSS, 11), MSS));
+    s.expect(tx(seg(MSS, 12), MSS));
+    s.send(ack(1).sack(&[(seg(MSS, 2), seg(MSS, 5))]));
     s.expect(tx(1, MSS).at(200.0));
     assert_eq!(s.dut.ca_state(), CaState::Recovery);
     assert_eq!(s.dut.cwnd(), 5);
@@ -42,17 +38,17 @@ fn dsack_of_the_only_retransmission_undoes_the_reduction() {
     // The original segment 1 arrives: everything up to 12 is acknowledged and
     // recovery ends without undo (the retransmission is still unexplained).
     s.at(205.0);
-    s.send(ack(seg(13)));
+    s.send(ack(seg(MSS, 13)));
     assert_eq!(s.dut.ca_state(), CaState::Open);
     assert_eq!(s.dut.cwnd(), 5);
-    s.expect_burst(seg(13), 5, MSS, 205.0);
+    s.expect_burst(seg(MSS, 13), 5, MSS, 205.0);
     // The retransmission arrives as a duplicate and is reported by DSACK.
     s.at(300.0);
-    s.send(ack(seg(13)).sack(&[(1, seg(2))]));
+    s.send(ack(seg(MSS, 13)).sack(&[(1, seg(MSS, 2))]));
     assert_eq!(s.dut.counters().dsack_undo, 1);
     assert_eq!(s.dut.cwnd(), 10, "cwnd restored");
     // The restored window releases the rest of the data at once.
-    s.expect_burst(seg(18), 3, MSS, 300.0);
+    s.expect_burst(seg(MSS, 18), 3, MSS, 300.0);
 }
 
 #[test]
@@ -60,7 +56,7 @@ fn an_echo_older_than_the_retransmission_undoes_at_once() {
     let (mut s, tsval) = spurious_fast_retransmit(Profile::Rfc.config());
     // The ACK of the original segment 1 echoes the original TSval.
     s.at(205.0);
-    s.send(ack(seg(13)).ecr(tsval));
+    s.send(ack(seg(MSS, 13)).ecr(tsval));
     assert_eq!(s.dut.ca_state(), CaState::Open);
     assert_eq!(s.dut.counters().full_undo, 1);
     assert_eq!(s.dut.cwnd(), 10);
@@ -72,7 +68,7 @@ fn a_needed_retransmission_is_not_undone() {
     // The ACK echoes the retransmission's TSval: segment 1 really was lost.
     s.at(300.0);
     let retrans_tsval = s.last_tsval();
-    s.send(ack(seg(13)).ecr(retrans_tsval));
+    s.send(ack(seg(MSS, 13)).ecr(retrans_tsval));
     assert_eq!(s.dut.ca_state(), CaState::Open);
     assert_eq!(s.dut.counters().undos(), 0);
     assert_eq!(s.dut.cwnd(), 5);
@@ -84,10 +80,10 @@ fn undo_can_be_switched_off() {
     cfg.undo = false;
     let (mut s, tsval) = spurious_fast_retransmit(cfg);
     s.at(205.0);
-    s.send(ack(seg(13)).ecr(tsval));
+    s.send(ack(seg(MSS, 13)).ecr(tsval));
     s.skip_all();
     s.at(300.0);
-    s.send(ack(seg(13)).sack(&[(1, seg(2))]));
+    s.send(ack(seg(MSS, 13)).sack(&[(1, seg(MSS, 2))]));
     assert_eq!(s.dut.counters().undos(), 0);
     assert_eq!(s.dut.cwnd(), 5);
 }

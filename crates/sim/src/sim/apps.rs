@@ -658,7 +658,6 @@ fn counter_deltas(now: &Counters, snap: &Counters) -> ExchangeRecord {
     let sub = |x: u64, y: u64| (x - y.min(x)) as u32;
     ExchangeRecord {
         fast_retrans: sub(now.fast_retrans, snap.fast_retrans),
-        timeout_retrans: sub(now.timeouts, snap.timeouts),
         slow_start_retrans: sub(now.slow_start_retrans, snap.slow_start_retrans),
         syn_retrans: sub(now.syn_retrans, snap.syn_retrans),
         timeouts: sub(now.timeouts, snap.timeouts),

@@ -22,6 +22,7 @@ const CUBE_FACTOR: u64 = (1u64 << (10 + 3 * HZ_SHIFT)) / CUBE_RTT_SCALE;
 const FRIENDLY_SCALE: u64 = 8 * (BETA_SCALE + BETA) / 3 / (BETA_SCALE - BETA);
 
 #[derive(Clone, Debug, Default)]
+/// CUBIC (RFC 9438) as Linux `tcp_cubic` runs it, with optional HyStart.
 pub struct Cubic {
     cnt: u32,
     last_max_cwnd: u32,

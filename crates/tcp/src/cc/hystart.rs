@@ -32,6 +32,7 @@ const DELAY_MIN: Duration = Duration::from_millis(4);
 const DELAY_MAX: Duration = Duration::from_millis(16);
 
 #[derive(Clone, Debug, Default)]
+/// HyStart state (Linux `tcp_cubic` `bictcp_hystart_*`) and its exit counts.
 pub struct HyStart {
     /// Slow start has been ended by HyStart.
     found: bool,
@@ -46,6 +47,7 @@ pub struct HyStart {
     delay_min: Option<Duration>,
     /// Times HyStart ended slow start: by ACK train, by delay.
     pub train_exits: u64,
+    /// Slow-start exits by delay increase.
     pub delay_exits: u64,
 }
 

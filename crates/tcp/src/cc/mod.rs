@@ -86,7 +86,9 @@ pub fn additive_increase(w: &mut Window, per: u32, acked: u32) {
 /// Enum dispatch over the algorithms.
 #[derive(Clone, Debug)]
 pub enum Cc {
+    /// RFC 5681 Reno.
     Reno(Reno),
+    /// RFC 9438 CUBIC.
     Cubic(Cubic),
 }
 
@@ -102,36 +104,42 @@ impl Cc {
             }
         }
     }
+    /// See [`CongestionControl::cong_avoid`].
     pub fn cong_avoid(&mut self, w: &mut Window, acked: u32, now: Instant, min_rtt_ms: u32) {
         match self {
             Cc::Reno(r) => r.cong_avoid(w, acked, now, min_rtt_ms),
             Cc::Cubic(c) => c.cong_avoid(w, acked, now, min_rtt_ms),
         }
     }
+    /// See [`CongestionControl::ssthresh`].
     pub fn ssthresh(&mut self, w: &Window) -> u32 {
         match self {
             Cc::Reno(r) => r.ssthresh(w),
             Cc::Cubic(c) => c.ssthresh(w),
         }
     }
+    /// See [`CongestionControl::on_timeout`].
     pub fn on_timeout(&mut self) {
         match self {
             Cc::Reno(r) => r.on_timeout(),
             Cc::Cubic(c) => c.on_timeout(),
         }
     }
+    /// See [`CongestionControl::min_cwnd`].
     pub fn min_cwnd(&self, w: &Window) -> u32 {
         match self {
             Cc::Reno(r) => r.min_cwnd(w),
             Cc::Cubic(c) => c.min_cwnd(w),
         }
     }
+    /// See [`CongestionControl::on_undo`].
     pub fn on_undo(&mut self) {
         match self {
             Cc::Reno(r) => r.on_undo(),
             Cc::Cubic(c) => c.on_undo(),
         }
     }
+    /// See [`CongestionControl::pkts_acked`].
     pub fn pkts_acked(&mut self, w: &mut Window, now: Instant, rtt: Duration, una: u64, nxt: u64) {
         match self {
             Cc::Reno(r) => r.pkts_acked(w, now, rtt, una, nxt),

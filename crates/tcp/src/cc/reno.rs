@@ -6,6 +6,7 @@ use super::{CongestionControl, Window, additive_increase, slow_start};
 use crate::time::Instant;
 
 #[derive(Clone, Copy, Debug, Default)]
+/// Reno congestion control (stateless: everything is in the [`Window`](super::Window)).
 pub struct Reno;
 
 impl CongestionControl for Reno {

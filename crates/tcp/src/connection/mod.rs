@@ -331,21 +331,27 @@ impl Connection {
 
     // ---------------------------------------------------------------- getters
 
+    /// The RFC 9293 connection state.
     pub fn state(&self) -> State {
         self.state
     }
+    /// Linux's congestion-avoidance state.
     pub fn ca_state(&self) -> CaState {
         self.ca.state
     }
+    /// This connection's event counters.
     pub fn counters(&self) -> &Counters {
         &self.counters
     }
+    /// The switches this connection runs with.
     pub fn config(&self) -> &Config {
         &self.cfg
     }
+    /// Our port.
     pub fn local_port(&self) -> u16 {
         self.local_port
     }
+    /// The peer's port.
     pub fn remote_port(&self) -> u16 {
         self.remote_port
     }
@@ -353,6 +359,7 @@ impl Connection {
     pub fn cwnd(&self) -> u32 {
         self.cong.w.cwnd
     }
+    /// Slow-start threshold in segments.
     pub fn ssthresh(&self) -> u32 {
         self.cong.w.ssthresh
     }
@@ -360,12 +367,15 @@ impl Connection {
     pub fn pipe(&self) -> u32 {
         self.sb.pipe()
     }
+    /// Payload bytes per full-sized segment sent (after options).
     pub fn smss(&self) -> u32 {
         self.opts.smss
     }
+    /// Smoothed RTT, once a sample was taken.
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.srtt()
     }
+    /// The retransmission timeout now, back-off included.
     pub fn rto(&self) -> Duration {
         self.rtt.rto_backed_off()
     }
@@ -387,21 +397,27 @@ impl Connection {
     pub fn snd_nxt(&self) -> u64 {
         self.snd.nxt
     }
+    /// Sequence offset of the oldest unacknowledged byte (relative to ISS).
     pub fn snd_una(&self) -> u64 {
         self.snd.una
     }
+    /// Our initial sequence number.
     pub fn iss(&self) -> u32 {
         self.snd.iss
     }
+    /// The peer's initial sequence number.
     pub fn irs(&self) -> u32 {
         self.rcv.irs
     }
+    /// SACK was negotiated.
     pub fn sack_enabled(&self) -> bool {
         self.opts.sack
     }
+    /// Timestamps were negotiated.
     pub fn timestamps_enabled(&self) -> bool {
         self.opts.ts
     }
+    /// FACK loss detection is in force (it stops once reordering is seen).
     pub fn fack_enabled(&self) -> bool {
         self.loss.kind == Detection::Fack
     }
@@ -423,6 +439,7 @@ impl Connection {
     pub fn recovery_start_pipe(&self) -> u32 {
         self.ca.start_pipe
     }
+    /// The duplicate threshold now, raised by observed reordering.
     pub fn reordering(&self) -> u32 {
         self.loss.reordering
     }
@@ -430,12 +447,14 @@ impl Connection {
     pub fn rack_reo_wnd(&self) -> Option<Duration> {
         self.rack_on().then(|| self.reo_wnd())
     }
+    /// The handshake is complete and the connection not yet closed.
     pub fn is_established(&self) -> bool {
         !matches!(
             self.state,
             State::Closed | State::SynSent | State::SynReceived
         )
     }
+    /// The connection is CLOSED.
     pub fn is_closed(&self) -> bool {
         self.state == State::Closed
     }
@@ -443,6 +462,7 @@ impl Connection {
     pub fn was_established(&self) -> bool {
         self.snd.una > 0
     }
+    /// Why the connection ended, once it has.
     pub fn close_reason(&self) -> Option<CloseReason> {
         self.ctl.close_reason
     }

@@ -25,9 +25,17 @@ pub enum Decoded {
     /// Every encoded byte had arrived: nothing to do.
     Complete,
     /// The missing run `[seq, seq + data.len())`, rebuilt.
-    Recovered { seq: u64, data: Bytes },
+    Recovered {
+        /// Sequence offset of the rebuilt bytes.
+        seq: u64,
+        /// The rebuilt bytes.
+        data: Bytes,
+    },
     /// Too much was missing; bytes from `rcv_nxt` to `end` should be treated as lost.
-    Failed { end: u64 },
+    Failed {
+        /// Everything up to this offset could not be rebuilt.
+        end: u64,
+    },
     /// The length and payload do not describe a valid encoding.
     Malformed,
 }

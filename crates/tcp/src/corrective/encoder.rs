@@ -25,8 +25,11 @@ use crate::time::Instant;
 /// A Corrective packet ready to go: it encodes `[start, start + len)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Encoded {
+    /// Sequence offset of the first byte encoded.
     pub start: u64,
+    /// Bytes encoded.
     pub len: u64,
+    /// The XOR of the encoded blocks.
     pub payload: Bytes,
 }
 

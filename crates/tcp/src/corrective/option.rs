@@ -44,21 +44,32 @@ pub const MAX_LENGTH: u32 = (1 << 24) - 1;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CorrectiveOption {
     /// On a SYN or SYN-ACK: the encoding offered.
-    Offer { encoding: u8 },
+    Offer {
+        /// The encoding (XOR is the only one).
+        encoding: u8,
+    },
     /// On any other segment.
-    Data { flags: u8, length: Option<u32> },
+    Data {
+        /// ENCODED, R_SUCC, R_ACK, R_FAIL bits.
+        flags: u8,
+        /// The long form's 24-bit length.
+        length: Option<u32>,
+    },
 }
 
 impl CorrectiveOption {
+    /// The flag bits (none on an offer).
     pub fn flags(self) -> u8 {
         match self {
             CorrectiveOption::Offer { .. } => 0,
             CorrectiveOption::Data { flags, .. } => flags,
         }
     }
+    /// `flag` is set.
     pub fn has(self, flag: u8) -> bool {
         self.flags() & flag != 0
     }
+    /// The length field, when present.
     pub fn length(self) -> Option<u32> {
         match self {
             CorrectiveOption::Data { length, .. } => length,

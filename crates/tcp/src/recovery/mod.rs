@@ -52,7 +52,9 @@ pub struct RecoveryStart {
 /// A fast-recovery algorithm. `ssthresh` in `w` has been set by congestion control
 /// before `on_enter` is called.
 pub trait FastRecovery {
+    /// A reduction begins.
     fn on_enter(&mut self, w: &mut Window, start: &RecoveryStart);
+    /// An ACK (or a timer acting as one) during the reduction.
     fn on_ack(&mut self, w: &mut Window, ack: &AckSample);
     /// `segs` data segments (new or retransmitted) were sent during recovery.
     fn on_sent(&mut self, _segs: u32) {}
@@ -66,13 +68,18 @@ pub trait FastRecovery {
 /// Enum dispatch over the algorithms (hot path).
 #[derive(Clone, Debug)]
 pub enum Recovery {
+    /// RFC 6675: cwnd = ssthresh at once.
     Rfc6675(Rfc6675),
+    /// RFC 3517: as RFC 6675, with its older pipe rule.
     Rfc3517(Rfc3517),
+    /// Linux 2.6 rate halving.
     RateHalving(RateHalving),
+    /// Proportional Rate Reduction (RFC 6937 / RFC 9937).
     Prr(Prr),
 }
 
 impl Recovery {
+    /// The algorithm `alg` names, idle.
     pub fn new(alg: RecoveryAlgorithm) -> Recovery {
         match alg {
             RecoveryAlgorithm::Rfc6675 => Recovery::Rfc6675(Rfc6675),
@@ -91,15 +98,19 @@ impl Recovery {
             Recovery::Prr(r) => r,
         }
     }
+    /// See [`RecoveryAlgorithmOps::on_enter`].
     pub fn on_enter(&mut self, w: &mut Window, start: &RecoveryStart) {
         self.inner().on_enter(w, start)
     }
+    /// See [`RecoveryAlgorithmOps::on_ack`].
     pub fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
         self.inner().on_ack(w, ack)
     }
+    /// See [`RecoveryAlgorithmOps::on_exit`].
     pub fn on_exit(&mut self, w: &mut Window) {
         self.inner().on_exit(w)
     }
+    /// See [`RecoveryAlgorithmOps::on_sent`].
     pub fn on_sent(&mut self, segs: u32) {
         self.inner().on_sent(segs)
     }

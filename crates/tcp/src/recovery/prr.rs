@@ -25,6 +25,7 @@ pub enum Bound {
 }
 
 #[derive(Clone, Copy, Debug)]
+/// PRR state (RFC 6937 §3): `prr_delivered`, `prr_out`, RecoverFS.
 pub struct Prr {
     bound: Bound,
     /// Segments delivered to the receiver since recovery began (`prr_delivered`).
@@ -36,6 +37,7 @@ pub struct Prr {
 }
 
 impl Prr {
+    /// PRR with the reduction bound `bound`.
     pub fn new(bound: Bound) -> Self {
         Prr {
             bound,

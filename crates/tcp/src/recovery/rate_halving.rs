@@ -11,6 +11,7 @@ use super::{AckSample, FastRecovery, RecoveryStart};
 use crate::cc::Window;
 
 #[derive(Clone, Copy, Debug, Default)]
+/// Rate-halving state (Linux 2.6 `tcp_cwnd_down`).
 pub struct RateHalving {
     /// `tcp_cwnd_min` for this episode.
     floor: u32,

@@ -8,6 +8,7 @@ use super::{AckSample, FastRecovery, RecoveryStart};
 use crate::cc::Window;
 
 #[derive(Clone, Copy, Debug, Default)]
+/// RFC 3517 recovery.
 pub struct Rfc3517;
 
 impl FastRecovery for Rfc3517 {

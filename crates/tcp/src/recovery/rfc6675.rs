@@ -6,6 +6,7 @@ use super::{AckSample, FastRecovery, RecoveryStart};
 use crate::cc::Window;
 
 #[derive(Clone, Copy, Debug, Default)]
+/// RFC 6675 recovery.
 pub struct Rfc6675;
 
 impl FastRecovery for Rfc6675 {

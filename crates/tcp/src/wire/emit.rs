@@ -16,7 +16,12 @@ pub enum EmitError {
     /// The options need more than 40 bytes.
     OptionsTooLong(usize),
     /// The output buffer is shorter than [`Segment::wire_len`].
-    BufferTooShort { needed: usize, got: usize },
+    BufferTooShort {
+        /// Bytes the segment needs.
+        needed: usize,
+        /// Bytes the buffer has.
+        got: usize,
+    },
 }
 
 impl std::fmt::Display for EmitError {

@@ -25,38 +25,54 @@ use bytes::Bytes;
 pub struct Flags(pub u16);
 
 impl Flags {
+    /// No more data from the sender.
     pub const FIN: Flags = Flags(0x001);
+    /// Synchronize sequence numbers.
     pub const SYN: Flags = Flags(0x002);
+    /// Reset the connection.
     pub const RST: Flags = Flags(0x004);
+    /// Push.
     pub const PSH: Flags = Flags(0x008);
+    /// The acknowledgment field is significant.
     pub const ACK: Flags = Flags(0x010);
+    /// The urgent pointer is significant.
     pub const URG: Flags = Flags(0x020);
+    /// ECN-Echo (RFC 3168).
     pub const ECE: Flags = Flags(0x040);
+    /// Congestion Window Reduced (RFC 3168).
     pub const CWR: Flags = Flags(0x080);
     /// Mask of the four reserved bits (bits 8..=11 of the offset/flags word).
     pub const RESERVED_MASK: u16 = 0x0f00;
 
+    /// No flag set.
     pub const fn empty() -> Flags {
         Flags(0)
     }
+    /// Every flag of `other` is set.
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
     }
+    /// Sets the flags of `other`.
     pub fn insert(&mut self, other: Flags) {
         self.0 |= other.0;
     }
+    /// Clears the flags of `other`.
     pub fn remove(&mut self, other: Flags) {
         self.0 &= !other.0;
     }
+    /// SYN is set.
     pub const fn syn(self) -> bool {
         self.contains(Flags::SYN)
     }
+    /// ACK is set.
     pub const fn ack(self) -> bool {
         self.contains(Flags::ACK)
     }
+    /// FIN is set.
     pub const fn fin(self) -> bool {
         self.contains(Flags::FIN)
     }
+    /// RST is set.
     pub const fn rst(self) -> bool {
         self.contains(Flags::RST)
     }
@@ -89,7 +105,9 @@ pub const MAX_EXPERIMENTAL_DATA: usize = 16;
 /// A SACK block `[left, right)` in wire sequence numbers (RFC 2018 §3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SackBlock {
+    /// First sequence number of the block.
     pub left: u32,
+    /// Sequence number just past the block.
     pub right: u32,
 }
 
@@ -113,6 +131,7 @@ impl std::hash::Hash for SackBlocks {
 }
 
 impl SackBlocks {
+    /// No blocks.
     pub fn new() -> Self {
         Self::default()
     }
@@ -126,15 +145,19 @@ impl SackBlocks {
             false
         }
     }
+    /// Blocks held.
     pub fn len(&self) -> usize {
         self.len as usize
     }
+    /// No blocks held.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// Keeps the first `n` blocks.
     pub fn truncate(&mut self, n: usize) {
         self.len = self.len.min(n as u8);
     }
+    /// The blocks, first reported first.
     pub fn as_slice(&self) -> &[SackBlock] {
         &self.blocks[..self.len as usize]
     }
@@ -143,7 +166,9 @@ impl SackBlocks {
 /// RFC 7323 timestamps option.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Timestamps {
+    /// TSval: the sender's timestamp clock.
     pub val: u32,
+    /// TSecr: the echoed TSval.
     pub ecr: u32,
 }
 
@@ -151,6 +176,7 @@ pub struct Timestamps {
 /// [`MAX_EXPERIMENTAL_DATA`] bytes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Experimental {
+    /// The experiment identifier (RFC 6994 ExID).
     pub magic: u16,
     data: [u8; MAX_EXPERIMENTAL_DATA],
     len: u8,
@@ -183,6 +209,7 @@ impl Experimental {
         e.data[..data.len()].copy_from_slice(data);
         Some(e)
     }
+    /// The bytes after the ExID.
     pub fn data(&self) -> &[u8] {
         &self.data[..self.len as usize]
     }
@@ -195,11 +222,17 @@ impl Experimental {
 /// The TCP options gentle understands. Unknown options are skipped on parse.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Options {
+    /// Maximum segment size (kind 2; SYN only).
     pub mss: Option<u16>,
+    /// Window-scale shift (kind 3; SYN only).
     pub window_scale: Option<u8>,
+    /// SACK permitted (kind 4; SYN only).
     pub sack_permitted: bool,
+    /// SACK blocks (kind 5).
     pub sack: SackBlocks,
+    /// Timestamps (kind 8).
     pub timestamps: Option<Timestamps>,
+    /// The experimental option (kind 254).
     pub experimental: Option<Experimental>,
 }
 
@@ -237,14 +270,23 @@ impl Options {
 /// copying it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Segment {
+    /// Source port.
     pub src_port: u16,
+    /// Destination port.
     pub dst_port: u16,
+    /// Sequence number.
     pub seq: u32,
+    /// Acknowledgment number.
     pub ack: u32,
+    /// Control bits, the reserved ones included.
     pub flags: Flags,
+    /// Window field, unscaled.
     pub window: u16,
+    /// Urgent pointer.
     pub urgent: u16,
+    /// Options.
     pub options: Options,
+    /// Data.
     pub payload: Bytes,
 }
 

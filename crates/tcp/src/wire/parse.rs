@@ -15,7 +15,12 @@ pub enum ParseError {
     /// Data offset below 5 words or beyond the end of the buffer.
     BadDataOffset(u8),
     /// An option's length byte is invalid for its kind or runs past the header.
-    BadOption { kind: u8, offset: usize },
+    BadOption {
+        /// The option's kind.
+        kind: u8,
+        /// Its offset in the header.
+        offset: usize,
+    },
     /// The checksum over the IPv4 pseudo-header does not verify.
     BadChecksum,
 }

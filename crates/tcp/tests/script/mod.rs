@@ -30,6 +30,12 @@ pub const PEER_PORT: u16 = 40000;
 const DUT_IP: [u8; 4] = [10, 0, 0, 1];
 const PEER_IP: [u8; 4] = [10, 0, 0, 2];
 
+/// Relative sequence number of the DUT's `k`-th data segment (from 1) of `mss`
+/// bytes: the numbering scripts use to name segments.
+pub const fn seg(mss: u32, k: u32) -> u32 {
+    1 + (k - 1) * mss
+}
+
 /// What the scripted peer offers in its SYN or SYN-ACK.
 #[derive(Clone, Copy, Debug)]
 pub struct PeerOpts {
