@@ -9,7 +9,7 @@ use std::time::Instant as WallClock;
 
 use gentle_sim::link::ChannelStats;
 use gentle_sim::record::{ExchangeRecord, PageRecord, TrialResult};
-use gentle_sim::{Sim, TraceLine, rng};
+use gentle_sim::{Capture, Sim, TraceLine, TraceRecorder, rng};
 use gentle_tcp::Counters;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
@@ -163,7 +163,6 @@ pub fn run_trial(scn: &Scenario, variant: &Variant, seed: u64, trial: u64) -> Tr
     Sim::new(&setup, trial, ts)
         .expect("scenario validated")
         .run()
-        .0
 }
 
 /// Runs one trial with tracing and packet capture on.
@@ -174,13 +173,13 @@ pub fn run_trial_observed(
     trial: u64,
 ) -> (TrialResult, Vec<TraceLine>, Vec<(u64, Vec<u8>)>) {
     let ts = rng::trial_seed(seed, trial);
-    let mut setup = scn.setup(variant, ts);
-    setup.trace = true;
-    setup.capture = Some(scn.capture_node());
-    let (r, t, c) = Sim::new(&setup, trial, ts)
+    let setup = scn.setup(variant, ts);
+    let mut obs = (TraceRecorder::default(), Capture::new(scn.capture_node()));
+    let r = Sim::new(&setup, trial, ts)
         .expect("scenario validated")
+        .with_observer(&mut obs)
         .run();
-    (r, t.unwrap_or_default(), c)
+    (r, obs.0.lines, obs.1.frames)
 }
 
 /// The trace of trial `trial` of one variant as JSON values, each line tagged with

@@ -17,4 +17,8 @@ mod sim;
 pub mod workload;
 
 pub use sim::capture_frame;
-pub use sim::{PacketInfo, Setup, SetupError, Sim, TraceLine, TraceWhat};
+pub use sim::observe;
+pub use sim::{
+    Capture, DropReason, Observer, PacketEvent, PacketInfo, PacketView, Setup, SetupError, Sim,
+    TraceLine, TraceRecorder, TraceWhat,
+};

@@ -153,8 +153,14 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
                 config,
             );
             s.time_limit = Duration::from_secs(30 * 24 * 3600);
-            s.trace = only.is_some();
-            let (res, trace, _) = Sim::new(&s, case, seed).unwrap().run();
+            let mut rec = gentle_sim::TraceRecorder::default();
+            let sim = Sim::new(&s, case, seed).unwrap();
+            let res = if only.is_some() {
+                sim.with_observer(&mut rec).run()
+            } else {
+                sim.run()
+            };
+            let trace = only.is_some().then_some(rec.lines);
             recovered += res.counters.corrective_recovered;
             fallbacks += res.counters.corrective_fallback;
             let done = res.exchanges.iter().filter(|e| e.complete).count() as u32;

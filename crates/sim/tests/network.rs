@@ -169,7 +169,7 @@ fn endless_cross_traffic_shares_a_bottleneck() {
     cross.measure = false;
     cross.max_window = Some(8 * 1024);
     s.workloads.push(cross);
-    let r = Sim::new(&s, 0, 3).unwrap().run().0;
+    let r = Sim::new(&s, 0, 3).unwrap().run();
     assert_eq!(
         r.exchanges
             .iter()

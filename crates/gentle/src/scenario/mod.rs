@@ -112,8 +112,6 @@ impl Scenario {
             workloads: self.workloads.clone(),
             config: variant.config.clone(),
             time_limit: self.time_limit,
-            trace: false,
-            capture: None,
         }
     }
 

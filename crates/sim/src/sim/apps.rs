@@ -92,18 +92,6 @@ pub(crate) struct Active {
 }
 
 /// One client–server connection and the exchanges it carries.
-/// Server-side times of the current response as a filter on the server's output sees
-/// them (`tlp-measurement-tum13.txt` §3.3): ns.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct TailTimes {
-    pub start: Option<u64>,
-    /// Data segments dropped by a loss model: (sequence offset, time), first drop
-    /// of each.
-    pub drops: Vec<(u64, u64)>,
-    /// The first time a dropped segment got through again, minus its drop time.
-    pub recover: Option<u64>,
-}
-
 pub(crate) struct Session {
     pub wl: u16,
     pub client: u16,
@@ -129,7 +117,6 @@ pub(crate) struct Session {
     pub exchanges_done: u32,
     /// The first exchange's client-side time starts at the SYN (fresh connections).
     pub count_handshake: bool,
-    pub tail: TailTimes,
 }
 
 impl Session {
@@ -143,7 +130,7 @@ impl Session {
     }
 }
 
-impl Sim {
+impl Sim<'_> {
     pub(super) fn on_app(&mut self, wl: u16, action: Action) {
         match action {
             Action::Start => {
@@ -234,7 +221,6 @@ impl Sim {
             corrupt: 0,
             exchanges_done: 0,
             count_handshake: start_now,
-            tail: TailTimes::default(),
         });
         if start_now || push {
             // A pushed response is created now and written once the server's side
@@ -274,7 +260,7 @@ impl Sim {
         let client_start = if first_fresh { s.opened } else { now };
         let req_end = s.req_written + request;
         let resp_start = s.resp_written;
-        s.tail = TailTimes::default();
+        self.tails.reset(sid);
         s.cur = Some(Active {
             index,
             request,
@@ -467,6 +453,8 @@ impl Sim {
         let Some(a) = s.cur.take() else { return };
         s.exchanges_done += 1;
         let d = now_counters;
+        let tail = self.tails.get(sid);
+        let (tail_start, tail_recover) = (tail.and_then(|t| t.start), tail.and_then(|t| t.recover));
         let rec = ExchangeRecord {
             trial,
             workload: s.wl,
@@ -484,8 +472,8 @@ impl Sim {
                 .filter(|_| s.server_close_after)
                 .map(|e| (e - a.client_start).as_nanos() as u64),
             packets_dropped: s.drops - a.snap_drops,
-            t_recover_ns: s.tail.recover,
-            t_total_ns: match (s.tail.start, s.fin_delivered) {
+            t_recover_ns: tail_recover,
+            t_total_ns: match (tail_start, s.fin_delivered) {
                 (Some(a), Some(b)) if b.as_nanos() >= a => Some(b.as_nanos() - a),
                 _ => None,
             },

@@ -1,11 +1,11 @@
-//! What the simulator can show of a trial: a JSON-lines trace of packets and engine
-//! events, and IPv4 frames of the packets seen at one node (for pcap files).
+//! Two observers of a trial: [`TraceRecorder`], the JSON-lines trace of packets and
+//! engine events, and [`Capture`], IPv4 frames of the packets sent and received at
+//! one node (for pcap files).
 
-use gentle_tcp::{Event, Segment};
+use gentle_tcp::{Event, Instant, Segment};
 use serde::Serialize;
 
-use super::Sim;
-use crate::packet::Packet;
+use super::observe::{Observer, PacketEvent, PacketView};
 
 /// A packet as the trace shows it: sequence numbers relative to the sender's ISN.
 #[derive(Clone, Debug, Serialize)]
@@ -137,41 +137,32 @@ pub fn ipv4_frame(src: u16, dst: u16, seg: &Segment, ident: u16) -> Vec<u8> {
     v
 }
 
-impl Sim {
-    pub(super) fn observe(&mut self, what: TraceWhat, node: u16, pkt: &Packet) {
-        if self.capture_node == Some(node) && !matches!(what, TraceWhat::Drop { .. }) {
-            let ident = self.capture.len() as u16;
-            self.capture.push((
-                self.now.as_nanos(),
-                ipv4_frame(pkt.src, pkt.dst, &pkt.seg, ident),
-            ));
-        }
-        if self.trace.is_none() {
-            return;
-        }
-        let seg = &pkt.seg;
+/// Records the trace: every packet event but link admission, and every engine
+/// event.
+#[derive(Debug, Default)]
+pub struct TraceRecorder {
+    /// The lines so far, in time order.
+    pub lines: Vec<TraceLine>,
+}
+
+impl Observer for TraceRecorder {
+    fn on_packet(&mut self, ev: PacketEvent, p: &PacketView<'_>) {
+        let what = match ev {
+            PacketEvent::Send => TraceWhat::Send,
+            PacketEvent::Recv => TraceWhat::Recv,
+            PacketEvent::Drop { reason, link } => TraceWhat::Drop {
+                reason: reason.as_str(),
+                link,
+            },
+            PacketEvent::Enqueue { .. } => return,
+        };
+        let seg = p.seg;
         // Relative numbers from the sending connection's point of view.
-        let (iss, irs) = self
-            .sessions
-            .get(pkt.meta.flow as usize)
-            .and_then(|s| {
-                if pkt.meta.from_server {
-                    s.sconn
-                } else {
-                    Some(s.cconn)
-                }
-            })
-            .map(|c| {
-                (
-                    self.conns[c as usize].conn.iss(),
-                    self.conns[c as usize].conn.irs(),
-                )
-            })
-            .unwrap_or((0, 0));
+        let (iss, irs) = p.isn.unwrap_or((0, 0));
         let info = PacketInfo {
-            flow: pkt.meta.flow,
-            from: self.node_names[pkt.src as usize].clone(),
-            to: self.node_names[pkt.dst as usize].clone(),
+            flow: p.meta.flow,
+            from: p.nodes[p.src as usize].clone(),
+            to: p.nodes[p.dst as usize].clone(),
             sport: seg.src_port,
             dport: seg.dst_port,
             flags: flag_letters(seg),
@@ -191,17 +182,61 @@ impl Sim {
                 .map(|b| [b.left.wrapping_sub(irs), b.right.wrapping_sub(irs)])
                 .collect(),
             ts: seg.options.timestamps.map(|t| [t.val, t.ecr]),
-            dup: pkt.meta.duplicate,
+            dup: p.meta.duplicate,
             corrective: corrective_text(seg),
         };
-        let line = TraceLine {
-            t_ns: self.now.as_nanos(),
-            node: self.node_names[node as usize].clone(),
+        self.lines.push(TraceLine {
+            t_ns: p.t.as_nanos(),
+            node: p.nodes[p.node as usize].clone(),
             what,
             packet: Some(info),
-        };
-        if let Some(t) = self.trace.as_mut() {
-            t.push(line);
+        });
+    }
+
+    fn on_engine(&mut self, t: Instant, node: u16, conn: u32, ev: &Event, nodes: &[String]) {
+        self.lines.push(TraceLine {
+            t_ns: t.as_nanos(),
+            node: nodes[node as usize].clone(),
+            what: TraceWhat::Engine {
+                conn,
+                event: ev.clone(),
+            },
+            packet: None,
+        });
+    }
+
+    fn wants_engine_events(&self) -> bool {
+        true
+    }
+}
+
+/// Captures the packets a node sends and receives, as IPv4 frames with their times
+/// in nanoseconds.
+#[derive(Debug)]
+pub struct Capture {
+    node: String,
+    /// `(time ns, frame)` in time order.
+    pub frames: Vec<(u64, Vec<u8>)>,
+}
+
+impl Capture {
+    /// Captures at the node named `node`.
+    pub fn new(node: impl Into<String>) -> Capture {
+        Capture {
+            node: node.into(),
+            frames: Vec::new(),
+        }
+    }
+}
+
+impl Observer for Capture {
+    fn on_packet(&mut self, ev: PacketEvent, p: &PacketView<'_>) {
+        if matches!(ev, PacketEvent::Send | PacketEvent::Recv)
+            && p.nodes[p.node as usize] == self.node
+        {
+            let ident = self.frames.len() as u16;
+            self.frames
+                .push((p.t.as_nanos(), ipv4_frame(p.src, p.dst, p.seg, ident)));
         }
     }
 }

@@ -8,6 +8,8 @@
 
 mod apps;
 mod capture;
+mod metrics;
+pub mod observe;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -19,7 +21,8 @@ use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
 
 pub use capture::ipv4_frame as capture_frame;
-pub use capture::{PacketInfo, TraceLine, TraceWhat};
+pub use capture::{Capture, PacketInfo, TraceLine, TraceRecorder, TraceWhat};
+pub use observe::{DropReason, Observer, PacketEvent, PacketView};
 
 use crate::link::{Admit, Channel, LinkSpec};
 use crate::packet::{Packet, PacketMeta, Slab};
@@ -27,6 +30,7 @@ use crate::record::TrialResult;
 use crate::rng;
 use crate::workload::WorkloadSpec;
 use apps::{Session, WorkloadRt};
+use metrics::{EpisodeWatch, TailWatch};
 
 /// Everything needed to build one trial's simulation.
 #[derive(Clone, Debug)]
@@ -38,10 +42,6 @@ pub struct Setup {
     pub config: Config,
     /// A trial stops at this virtual time even if work is unfinished.
     pub time_limit: Duration,
-    /// Record a trace of packets and engine events.
-    pub trace: bool,
-    /// Capture packets sent and received at this node as IPv4 frames.
-    pub capture: Option<String>,
 }
 
 /// A setup error (unknown node, unreachable destination).
@@ -88,12 +88,10 @@ pub(crate) struct ConnSlot {
     pub session: u32,
     pub is_server: bool,
     pub timer_at: Option<Instant>,
-    /// The recovery episode in progress, if any.
-    pub episode: Option<crate::record::Episode>,
 }
 
-/// One trial's simulation.
-pub struct Sim {
+/// One trial's simulation, shown to an [`Observer`] if one is attached.
+pub struct Sim<'o> {
     now: Instant,
     seq: u64,
     heap: BinaryHeap<Reverse<Entry>>,
@@ -115,18 +113,22 @@ pub struct Sim {
     time_limit: u64,
     pub(crate) result: TrialResult,
     measured_left: u32,
-    trace: Option<Vec<TraceLine>>,
-    capture_node: Option<u16>,
-    capture: Vec<(u64, Vec<u8>)>,
+    /// Tail times of the current responses (an observer of the packets).
+    pub(crate) tails: TailWatch,
+    /// Recovery episodes (an observer of the connections).
+    episodes: EpisodeWatch,
+    observer: Option<&'o mut dyn Observer>,
+    /// Connections record engine events for the observer.
+    engine_events: bool,
 }
 
 fn demux_key(node: u16, lport: u16, peer: u16, pport: u16) -> u64 {
     (node as u64) << 48 | (lport as u64) << 32 | (peer as u64) << 16 | pport as u64
 }
 
-impl Sim {
+impl<'o> Sim<'o> {
     /// Builds the simulation of trial `trial` whose seed is `trial_seed`.
-    pub fn new(setup: &Setup, trial: u64, trial_seed: u64) -> Result<Sim, SetupError> {
+    pub fn new(setup: &Setup, trial: u64, trial_seed: u64) -> Result<Sim<'o>, SetupError> {
         let mut names = setup.nodes.clone();
         let idx = |n: &str, names: &mut Vec<String>| -> u16 {
             match names.iter().position(|x| x == n) {
@@ -174,16 +176,6 @@ impl Sim {
                 }
             }
         }
-        let capture_node = match &setup.capture {
-            Some(name) => Some(
-                names
-                    .iter()
-                    .position(|x| x == name)
-                    .ok_or_else(|| SetupError(format!("capture node `{name}` is unknown")))?
-                    as u16,
-            ),
-            None => None,
-        };
         let host_rngs = (0..n)
             .map(|i| rng::stream(trial_seed, rng::ids::HOST + i as u64))
             .collect();
@@ -203,19 +195,17 @@ impl Sim {
             workloads: Vec::new(),
             host_rngs,
             next_port: vec![32768; n],
-            config: Config {
-                trace: setup.trace || setup.config.trace,
-                ..setup.config.clone()
-            },
+            config: setup.config.clone(),
             time_limit: setup.time_limit.as_nanos() as u64,
             result: TrialResult {
                 trial,
                 ..Default::default()
             },
             measured_left: 0,
-            trace: setup.trace.then(Vec::new),
-            capture_node,
-            capture: Vec::new(),
+            tails: TailWatch::default(),
+            episodes: EpisodeWatch::default(),
+            observer: None,
+            engine_events: false,
         };
         for (i, w) in setup.workloads.iter().enumerate() {
             let client = names.iter().position(|x| *x == w.client).expect("checked") as u16;
@@ -247,6 +237,14 @@ impl Sim {
         Ok(sim)
     }
 
+    /// Shows the trial to `observer` as it runs.
+    pub fn with_observer(mut self, observer: &'o mut dyn Observer) -> Sim<'o> {
+        self.engine_events = observer.wants_engine_events();
+        self.config.trace |= self.engine_events;
+        self.observer = Some(observer);
+        self
+    }
+
     fn push(&mut self, time: u64, ev: Ev) {
         let seq = self.seq;
         self.seq += 1;
@@ -258,7 +256,7 @@ impl Sim {
     }
 
     /// Runs the trial to completion (or its time limit) and returns its results.
-    pub fn run(mut self) -> (TrialResult, Option<Vec<TraceLine>>, Vec<(u64, Vec<u8>)>) {
+    pub fn run(mut self) -> TrialResult {
         while let Some(Reverse(e)) = self.heap.pop() {
             if self.measured_left == 0 && !self.workloads.is_empty() {
                 break;
@@ -280,8 +278,9 @@ impl Sim {
         self.finish()
     }
 
-    fn finish(mut self) -> (TrialResult, Option<Vec<TraceLine>>, Vec<(u64, Vec<u8>)>) {
+    fn finish(mut self) -> TrialResult {
         self.flush_incomplete();
+        self.result.episodes = std::mem::take(&mut self.episodes.done);
         for c in &self.conns {
             self.result.counters.add(c.conn.counters());
         }
@@ -289,7 +288,7 @@ impl Sim {
             self.result.links.add(&ch.stats);
         }
         self.result.end_ns = self.now.as_nanos();
-        (self.result, self.trace, self.capture)
+        self.result
     }
 
     /// Names of the nodes, by index.
@@ -304,7 +303,7 @@ impl Sim {
         if pkt.meta.payload > 0 {
             self.result.data_packets += 1;
         }
-        self.observe(TraceWhat::Send, node, &pkt);
+        self.emit(PacketEvent::Send, node, &pkt);
         self.forward(node, pkt);
     }
 
@@ -315,7 +314,6 @@ impl Sim {
         }
         let mut bytes = pkt.wire_len();
         let meta = pkt.meta;
-        let first_hop = pkt.src == node;
         let slot = self.slab.insert(pkt);
         // A middlebox rewrites the packet in place (in the slab, so the common path
         // moves the packet only once); a stripped option shortens it.
@@ -325,58 +323,70 @@ impl Sim {
             bytes = p.wire_len();
         }
         let now = self.now.as_nanos();
-        let admit = self.chans[chan as usize].admit(now, bytes, &meta);
-        // A Corrective packet is no retransmission: it does not end a dropped
-        // segment's t_recover.
-        if first_hop && meta.from_server && meta.payload > 0 && !meta.corrective {
-            self.watch_tail(&meta, admit, now);
-        }
-        match admit {
-            Admit::Queued { depart_ns } => self.propagate(chan as usize, slot, bytes, depart_ns),
-            Admit::DroppedLoss => self.dropped(slot, chan, "loss"),
-            Admit::DroppedQueue => self.dropped(slot, chan, "queue"),
+        match self.chans[chan as usize].admit(now, bytes, &meta) {
+            Admit::Queued { depart_ns } => {
+                self.emit_slot(PacketEvent::Enqueue { link: chan }, node, slot);
+                self.propagate(chan as usize, slot, bytes, depart_ns)
+            }
+            Admit::DroppedLoss => self.dropped(slot, chan, DropReason::Loss),
+            Admit::DroppedQueue => self.dropped(slot, chan, DropReason::Queue),
         }
     }
 
-    /// Records the times of `tlp-measurement-tum13.txt` §3.3 for a server data packet
-    /// as it enters the network.
-    fn watch_tail(&mut self, meta: &crate::packet::PacketMeta, admit: Admit, now: u64) {
-        let Some(s) = self.sessions.get_mut(meta.flow as usize) else {
-            return;
+    /// Shows a packet event to the metrics and the observer.
+    #[inline]
+    fn emit(&mut self, ev: PacketEvent, node: u16, pkt: &Packet) {
+        let isn = match self.observer {
+            Some(_) => isn_of(&self.sessions, &self.conns, pkt),
+            None => None,
         };
-        let t = &mut s.tail;
-        match admit {
-            Admit::Queued { .. } => {
-                t.start.get_or_insert(now);
-                if t.recover.is_none() {
-                    if let Some(&(_, at)) = t.drops.iter().find(|d| d.0 == meta.rel_seq) {
-                        t.recover = Some(now - at);
-                    }
-                }
-            }
-            Admit::DroppedLoss => {
-                if !t.drops.iter().any(|d| d.0 == meta.rel_seq) {
-                    t.drops.push((meta.rel_seq, now));
-                }
-            }
-            Admit::DroppedQueue => {}
+        let view = PacketView {
+            t: self.now,
+            node,
+            src: pkt.src,
+            dst: pkt.dst,
+            seg: &pkt.seg,
+            meta: &pkt.meta,
+            isn,
+            nodes: &self.node_names,
+        };
+        self.tails.on_packet(ev, &view);
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.on_packet(ev, &view);
         }
     }
 
-    fn dropped(&mut self, slot: u32, chan: u32, why: &'static str) {
+    /// [`emit`](Self::emit) for a packet in the slab.
+    #[inline]
+    fn emit_slot(&mut self, ev: PacketEvent, node: u16, slot: u32) {
+        let pkt = self.slab.get(slot);
+        let isn = match self.observer {
+            Some(_) => isn_of(&self.sessions, &self.conns, pkt),
+            None => None,
+        };
+        let view = PacketView {
+            t: self.now,
+            node,
+            src: pkt.src,
+            dst: pkt.dst,
+            seg: &pkt.seg,
+            meta: &pkt.meta,
+            isn,
+            nodes: &self.node_names,
+        };
+        self.tails.on_packet(ev, &view);
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.on_packet(ev, &view);
+        }
+    }
+
+    fn dropped(&mut self, slot: u32, chan: u32, reason: DropReason) {
         let pkt = self.slab.take(slot);
         if let Some(s) = self.sessions.get_mut(pkt.meta.flow as usize) {
             s.drops += 1;
         }
         let node = self.chans[chan as usize].from;
-        self.observe(
-            TraceWhat::Drop {
-                reason: why,
-                link: chan,
-            },
-            node,
-            &pkt,
-        );
+        self.emit(PacketEvent::Drop { reason, link: chan }, node, &pkt);
     }
 
     /// The packet in `slot` leaves channel `chan` at `depart_ns` and arrives one
@@ -436,7 +446,7 @@ impl Sim {
             self.forward(node, pkt);
             return;
         }
-        self.observe(TraceWhat::Recv, node, &pkt);
+        self.emit(PacketEvent::Recv, node, &pkt);
         let seg = &pkt.seg;
         let key = demux_key(node, seg.dst_port, pkt.src, seg.src_port);
         if let Some(&c) = self.demux.get(&key)
@@ -503,7 +513,6 @@ impl Sim {
             session,
             is_server: true,
             timer_at: None,
-            episode: None,
         });
         self.demux.insert(
             demux_key(node, pkt.seg.dst_port, pkt.src, pkt.seg.src_port),
@@ -533,7 +542,6 @@ impl Sim {
             session,
             is_server: false,
             timer_at: None,
-            episode: None,
         });
         self.demux.insert(demux_key(node, lport, server, port), c);
         self.session_by_client
@@ -544,7 +552,11 @@ impl Sim {
     /// After input to connection `c`: let its application act, transmit what the
     /// engine has, and schedule its timer.
     pub(crate) fn service(&mut self, c: u32) {
-        self.watch_recovery(c);
+        let conn = &self.conns[c as usize].conn;
+        self.episodes.on_connection(self.now, c, conn);
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.on_connection(self.now, c, conn);
+        }
         self.app_progress(c);
         let slot = &self.conns[c as usize];
         let (node, session, is_server) = (slot.node, slot.session, slot.is_server);
@@ -580,52 +592,14 @@ impl Sim {
                 },
             );
         }
-        if self.trace.is_some() {
+        if self.engine_events {
             while let Some(ev) = self.conns[c as usize].conn.poll_event() {
-                let line = TraceLine {
-                    t_ns: ev.time.as_nanos(),
-                    node: self.node_names[node as usize].clone(),
-                    what: TraceWhat::Engine {
-                        conn: c,
-                        event: ev.event,
-                    },
-                    packet: None,
-                };
-                if let Some(t) = self.trace.as_mut() {
-                    t.push(line);
+                if let Some(o) = self.observer.as_deref_mut() {
+                    o.on_engine(ev.time, node, c, &ev.event, &self.node_names);
                 }
             }
         }
         self.schedule_timer(c);
-    }
-
-    /// Follows fast-recovery episodes from outside the engine, after each input.
-    fn watch_recovery(&mut self, c: u32) {
-        use gentle_tcp::CaState;
-        let slot = &mut self.conns[c as usize];
-        let conn = &slot.conn;
-        let in_recovery = conn.ca_state() == CaState::Recovery;
-        let gap =
-            |a: u32, b: u32| (a as i64 - b as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32;
-        match (&mut slot.episode, in_recovery) {
-            (None, true) => {
-                slot.episode = Some(crate::record::Episode {
-                    start_pipe_minus_ssthresh: gap(conn.recovery_start_pipe(), conn.ssthresh()),
-                    last_cwnd_minus_ssthresh: gap(conn.cwnd(), conn.ssthresh()),
-                    cwnd_after: None,
-                });
-            }
-            (Some(e), true) => e.last_cwnd_minus_ssthresh = gap(conn.cwnd(), conn.ssthresh()),
-            (Some(e), false) => {
-                let mut e = *e;
-                if conn.ca_state() != CaState::Loss {
-                    e.cwnd_after = Some(conn.cwnd());
-                }
-                slot.episode = None;
-                self.result.episodes.push(e);
-            }
-            (None, false) => {}
-        }
     }
 
     fn schedule_timer(&mut self, c: u32) {
@@ -661,4 +635,16 @@ impl Sim {
             }
         }
     }
+}
+
+/// The sending connection's ISS and IRS for `pkt`, when the simulator knows them.
+fn isn_of(sessions: &[Session], conns: &[ConnSlot], pkt: &Packet) -> Option<(u32, u32)> {
+    let s = sessions.get(pkt.meta.flow as usize)?;
+    let c = if pkt.meta.from_server {
+        s.sconn?
+    } else {
+        s.cconn
+    };
+    let conn = &conns[c as usize].conn;
+    Some((conn.iss(), conn.irs()))
 }

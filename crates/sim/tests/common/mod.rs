@@ -48,8 +48,6 @@ pub fn two_hosts(down: ChannelSpec, up: ChannelSpec, kind: WorkloadKind, cfg: Co
         }],
         config: cfg,
         time_limit: Duration::from_secs(600),
-        trace: false,
-        capture: None,
     }
 }
 
@@ -65,5 +63,5 @@ pub fn exchange(request: u64, response: u64, n: u32, mode: ConnectionMode) -> Wo
 }
 
 pub fn run(setup: &Setup, seed: u64) -> TrialResult {
-    Sim::new(setup, 0, seed).expect("valid setup").run().0
+    Sim::new(setup, 0, seed).expect("valid setup").run()
 }
