@@ -65,6 +65,18 @@ pub trait FastRecovery {
     }
 }
 
+/// Calls `$call` on the algorithm inside a [`Recovery`], by `match`.
+macro_rules! dispatch {
+    ($self:ident, $r:ident => $call:expr) => {
+        match $self {
+            Recovery::Rfc6675($r) => $call,
+            Recovery::Rfc3517($r) => $call,
+            Recovery::RateHalving($r) => $call,
+            Recovery::Prr($r) => $call,
+        }
+    };
+}
+
 /// Enum dispatch over the algorithms (hot path).
 #[derive(Clone, Debug)]
 pub enum Recovery {
@@ -90,29 +102,21 @@ impl Recovery {
             RecoveryAlgorithm::PrrRfc9937 => Recovery::Prr(Prr::new(Bound::Rfc9937)),
         }
     }
-    fn inner(&mut self) -> &mut dyn FastRecovery {
-        match self {
-            Recovery::Rfc6675(r) => r,
-            Recovery::Rfc3517(r) => r,
-            Recovery::RateHalving(r) => r,
-            Recovery::Prr(r) => r,
-        }
-    }
-    /// See [`RecoveryAlgorithmOps::on_enter`].
+    /// See [`FastRecovery::on_enter`].
     pub fn on_enter(&mut self, w: &mut Window, start: &RecoveryStart) {
-        self.inner().on_enter(w, start)
+        dispatch!(self, r => r.on_enter(w, start))
     }
-    /// See [`RecoveryAlgorithmOps::on_ack`].
+    /// See [`FastRecovery::on_ack`].
     pub fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
-        self.inner().on_ack(w, ack)
+        dispatch!(self, r => r.on_ack(w, ack))
     }
-    /// See [`RecoveryAlgorithmOps::on_exit`].
+    /// See [`FastRecovery::on_exit`].
     pub fn on_exit(&mut self, w: &mut Window) {
-        self.inner().on_exit(w)
+        dispatch!(self, r => r.on_exit(w))
     }
-    /// See [`RecoveryAlgorithmOps::on_sent`].
+    /// See [`FastRecovery::on_sent`].
     pub fn on_sent(&mut self, segs: u32) {
-        self.inner().on_sent(segs)
+        dispatch!(self, r => r.on_sent(segs))
     }
     /// PRR's `(prr_delivered, prr_out)`, when the algorithm is PRR.
     pub fn prr_counts(&self) -> Option<(u64, u64)> {
