@@ -21,6 +21,7 @@ pub mod recovery;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sendbuf;
+pub mod switch;
 pub mod time;
 pub mod trace;
 pub mod wire;
