@@ -8,11 +8,15 @@ use super::reader::{Result, Table};
 use super::{Variant, tables};
 use crate::units;
 
-/// The keys of a `[[variant]]`: its name, its profile, and every switch.
+/// The keys of a `[[variant]]`: its name, its profile, and every switch in
+/// declaration order.
 pub fn keys() -> Vec<&'static str> {
+    let switches = Config::SWITCHES
+        .iter()
+        .filter(|s| s.kind != SwitchKind::Fixed);
     ["name", "profile"]
         .into_iter()
-        .chain(Config::switches().map(|s| s.name))
+        .chain(switches.map(|s| s.name))
         .collect()
 }
 
