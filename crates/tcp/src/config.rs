@@ -3,220 +3,356 @@
 //! Defaults follow Linux 3.x where the papers compare against it (`prr-imc11.txt`
 //! Table 4; `gentle-aggression-sigcomm13.txt` §8.1): initial window 10, CUBIC,
 //! SACK, DSACK, FACK, limited transmit, F-RTO, cwnd undo, RTO minimum 200 ms.
+//!
+//! Every switch is one row of the `config!` table below: its name, type, default,
+//! the values a scenario file gives it ([`SwitchKind`]) and its documentation. The
+//! struct, its `Default`, [`Config::SWITCHES`], [`Config::set_switch`] and
+//! [`Config::switch_value`] are generated from the table, and every enum's names
+//! (serde's, the scenario files', the README's) from its `named_enum!`, so they
+//! cannot disagree.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// Congestion-avoidance algorithm.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CcAlgorithm {
-    /// RFC 5681 slow start and congestion avoidance, halving on loss.
-    Reno,
-    /// RFC 9438 CUBIC (β = 0.7, C = 0.4) as in Linux 2.6.19+.
-    Cubic,
+pub use crate::switch::{Switch, SwitchError, SwitchField, SwitchKind, SwitchValue};
+
+/// An enum whose values have names: serde, scenario files and error messages use
+/// them. `all = pairs` makes `ALL` a list of `(name, value)`, `all = values` a list
+/// of values.
+macro_rules! named_enum {
+    (@all pairs $T:ident $($v:ident $n:literal)*) => {
+        /// `(name, value)` pairs in declaration order.
+        pub const ALL: &'static [(&'static str, $T)] = &[$(($n, $T::$v)),*];
+    };
+    (@all values $T:ident $($v:ident $n:literal)*) => {
+        /// Every value in declaration order.
+        pub const ALL: &'static [$T] = &[$($T::$v),*];
+    };
+    (
+        $(#[doc = $doc:literal])*
+        pub enum $T:ident ($what:literal, all = $all:ident) {
+            $( $(#[doc = $vdoc:literal])* $v:ident => $n:literal, )*
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        pub enum $T {
+            $( $(#[doc = $vdoc])* #[serde(rename = $n)] $v, )*
+        }
+
+        impl $T {
+            named_enum!(@all $all $T $($v $n)*);
+
+            /// The names, in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$($n),*];
+
+            /// The values a switch of this type takes.
+            pub const KIND: SwitchKind = SwitchKind::Choice { what: $what, names: Self::NAMES };
+
+            /// The name scenario files and serde use.
+            pub fn name(self) -> &'static str {
+                match self { $($T::$v => $n),* }
+            }
+
+            pub fn from_name(s: &str) -> Option<$T> {
+                match s { $($n => Some($T::$v),)* _ => None }
+            }
+        }
+
+        impl SwitchField for $T {
+            fn from_value(v: SwitchValue<'_>) -> Option<Self> {
+                match v { SwitchValue::Name(s) => Self::from_name(s), _ => None }
+            }
+            fn to_value(&self) -> SwitchValue<'static> {
+                SwitchValue::Name(self.name())
+            }
+        }
+    };
 }
 
-/// Fast-recovery algorithm: how cwnd evolves while in Recovery.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RecoveryAlgorithm {
-    /// RFC 6675 §5: cwnd = ssthresh (from congestion control) on entry, send while
-    /// pipe < cwnd.
-    Rfc6675,
-    /// RFC 3517 as `prr-imc11.txt` Algorithm 1: cwnd = ssthresh = FlightSize/2.
-    Rfc3517,
-    /// Linux 2.6 rate halving with the cwnd = pipe + 1 clamp (`prr-imc11.txt` §3.2).
-    RateHalving,
-    /// PRR-SSRB, `prr-imc11.txt` Algorithm 2 (Linux 3.2+).
-    Prr,
-    /// PRR with RFC 6937's conservative reduction bound.
-    PrrCrb,
-    /// PRR as RFC 9937 specifies it.
-    PrrRfc9937,
-}
-
-impl RecoveryAlgorithm {
-    pub const ALL: &'static [(&'static str, RecoveryAlgorithm)] = &[
-        ("rfc6675", RecoveryAlgorithm::Rfc6675),
-        ("rfc3517", RecoveryAlgorithm::Rfc3517),
-        ("rate-halving", RecoveryAlgorithm::RateHalving),
-        ("prr", RecoveryAlgorithm::Prr),
-        ("prr-crb", RecoveryAlgorithm::PrrCrb),
-        ("prr-rfc9937", RecoveryAlgorithm::PrrRfc9937),
-    ];
-
-    pub fn from_name(s: &str) -> Option<RecoveryAlgorithm> {
-        Self::ALL.iter().find(|(n, _)| *n == s).map(|&(_, a)| a)
+named_enum! {
+    /// Congestion-avoidance algorithm.
+    pub enum CcAlgorithm ("congestion control", all = pairs) {
+        /// RFC 5681 slow start and congestion avoidance, halving on loss.
+        Reno => "reno",
+        /// RFC 9438 CUBIC (β = 0.7, C = 0.4) as in Linux 2.6.19+.
+        Cubic => "cubic",
     }
 }
 
-/// Early Retransmit (RFC 5827) mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EarlyRetransmit {
-    Off,
-    /// Retransmit as soon as the lowered threshold is met.
-    On,
-    /// Wait srtt/4 first (`prr-imc11.txt` §6 mitigation 2).
-    Delayed,
-}
-
-/// How the tail-loss probe timeout is computed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TlpFlavour {
-    /// `gentle-aggression-sigcomm13.txt` Algorithm 1 and the 2013 IETF draft.
-    #[serde(rename = "draft-2013")]
-    Draft2013,
-    /// Linux 3.10 `tcp_schedule_loss_probe`.
-    #[serde(rename = "linux-3.10")]
-    Linux310,
-    /// RFC 8985 §7.2.
-    Rfc8985,
-    /// Linux 4.11+ `tcp_schedule_loss_probe`: 2·SRTT plus 2 ms (`TCP_TIMEOUT_MIN`),
-    /// or plus `rto_min` with one segment in flight; 1 s without an RTT sample;
-    /// allowed in CWR as well as Open.
-    #[serde(rename = "linux-6")]
-    Linux6,
-}
-
-/// How a loss-probe episode decides whether a probe repaired a loss.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TlpDetection {
-    /// Count probe duplicate ACKs (basic SACK; the paper's footnote 4).
-    Basic,
-    /// A DSACK or a duplicate ACK shows the probe was unnecessary (Linux 3.10,
-    /// RFC 8985 §7.4).
-    Dsack,
-}
-
-/// When a receiver acknowledges data (see the engine's `ack_policy` module).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ReceiverPolicy {
-    /// Linux: quick-ACK mode and an adaptive delayed-ACK timeout (40–200 ms).
-    Linux,
-    /// Windows: a fixed 200 ms delayed-ACK timer, every second full segment, and no
-    /// timestamps unless set.
-    Windows,
-    /// The minimum RFC 1122 §4.2.3.2 and RFC 5681 §4.2 ask for: every second full
-    /// segment, out-of-order and hole-filling data at once, the rest within 500 ms.
-    Rfc,
-}
-
-impl ReceiverPolicy {
-    pub const ALL: &'static [(&'static str, ReceiverPolicy)] = &[
-        ("linux", ReceiverPolicy::Linux),
-        ("windows", ReceiverPolicy::Windows),
-        ("rfc", ReceiverPolicy::Rfc),
-    ];
-
-    pub fn from_name(s: &str) -> Option<ReceiverPolicy> {
-        Self::ALL.iter().find(|(n, _)| *n == s).map(|&(_, p)| p)
+named_enum! {
+    /// Fast-recovery algorithm: how cwnd evolves while in Recovery.
+    pub enum RecoveryAlgorithm ("recovery algorithm", all = pairs) {
+        /// RFC 6675 §5: cwnd = ssthresh (from congestion control) on entry, send while
+        /// pipe < cwnd.
+        Rfc6675 => "rfc6675",
+        /// RFC 3517 as `prr-imc11.txt` Algorithm 1: cwnd = ssthresh = FlightSize/2.
+        Rfc3517 => "rfc3517",
+        /// Linux 2.6 rate halving with the cwnd = pipe + 1 clamp (`prr-imc11.txt` §3.2).
+        RateHalving => "rate-halving",
+        /// PRR-SSRB, `prr-imc11.txt` Algorithm 2 (Linux 3.2+).
+        Prr => "prr",
+        /// PRR with RFC 6937's conservative reduction bound.
+        PrrCrb => "prr-crb",
+        /// PRR as RFC 9937 specifies it.
+        PrrRfc9937 => "prr-rfc9937",
     }
 }
 
-/// All switches of a connection. Build one from a [`Profile`] and adjust fields.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Config {
+named_enum! {
+    /// Early Retransmit (RFC 5827) mode.
+    pub enum EarlyRetransmit ("early-retransmit mode", all = pairs) {
+        Off => "off",
+        /// Retransmit as soon as the lowered threshold is met.
+        On => "on",
+        /// Wait srtt/4 first (`prr-imc11.txt` §6 mitigation 2).
+        Delayed => "delayed",
+    }
+}
+
+named_enum! {
+    /// How the tail-loss probe timeout is computed.
+    pub enum TlpFlavour ("probe-timeout flavour", all = pairs) {
+        /// `gentle-aggression-sigcomm13.txt` Algorithm 1 and the 2013 IETF draft.
+        Draft2013 => "draft-2013",
+        /// Linux 3.10 `tcp_schedule_loss_probe`.
+        Linux310 => "linux-3.10",
+        /// RFC 8985 §7.2.
+        Rfc8985 => "rfc8985",
+        /// Linux 4.11+ `tcp_schedule_loss_probe`: 2·SRTT plus 2 ms (`TCP_TIMEOUT_MIN`),
+        /// or plus `rto_min` with one segment in flight; 1 s without an RTT sample;
+        /// allowed in CWR as well as Open.
+        Linux6 => "linux-6",
+    }
+}
+
+named_enum! {
+    /// How a loss-probe episode decides whether a probe repaired a loss.
+    pub enum TlpDetection ("loss-probe detection", all = pairs) {
+        /// Count probe duplicate ACKs (basic SACK; the paper's footnote 4).
+        Basic => "basic",
+        /// A DSACK or a duplicate ACK shows the probe was unnecessary (Linux 3.10,
+        /// RFC 8985 §7.4).
+        Dsack => "dsack",
+    }
+}
+
+named_enum! {
+    /// When a receiver acknowledges data (see the engine's `ack_policy` module).
+    pub enum ReceiverPolicy ("receiver policy", all = pairs) {
+        /// Linux: quick-ACK mode and an adaptive delayed-ACK timeout (40–200 ms).
+        Linux => "linux",
+        /// Windows: a fixed 200 ms delayed-ACK timer, every second full segment, and no
+        /// timestamps unless set.
+        Windows => "windows",
+        /// The minimum RFC 1122 §4.2.3.2 and RFC 5681 §4.2 ask for: every second full
+        /// segment, out-of-order and hole-filling data at once, the rest within 500 ms.
+        Rfc => "rfc",
+    }
+}
+
+/// Stores a switch's value: in the field, or through a setter that sets more.
+macro_rules! store {
+    ($c:ident . $f:ident = $x:expr) => {
+        $c.$f = $x
+    };
+    ($c:ident . $f:ident = $x:expr, $setter:ident) => {
+        $c.$setter($x)
+    };
+}
+
+/// The switch table: `field: type = default => kind (, via setter)?;`, documented.
+macro_rules! config {
+    ($(
+        $(#[doc = $doc:literal])*
+        $field:ident : $ty:ty = $default:expr => $kind:expr $(, via $setter:ident)? ;
+    )*) => {
+        /// All switches of a connection. Build one from a [`Profile`] and adjust fields.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        pub struct Config {
+            $( $(#[doc = $doc])* pub $field: $ty, )*
+        }
+
+        impl Default for Config {
+            /// The `linux-2.6` baseline.
+            fn default() -> Self {
+                Config { $( $field: $default, )* }
+            }
+        }
+
+        impl Config {
+            /// Every field, in declaration order, with the values it takes
+            /// ([`SwitchKind::Fixed`] for those a scenario does not set).
+            pub const SWITCHES: &'static [Switch] = &[$(
+                Switch {
+                    name: stringify!($field),
+                    kind: $kind,
+                    doc: concat!($($doc, "\n"),*),
+                },
+            )*];
+
+            /// Sets switch `name` to `v`, after checking `v` fits it.
+            pub fn set_switch(&mut self, name: &str, v: SwitchValue<'_>) -> Result<(), SwitchError> {
+                let sw = Self::switch(name).ok_or_else(|| SwitchError {
+                    message: format!("no switch `{name}`"),
+                    expected: "a switch".into(),
+                    names: &[],
+                })?;
+                sw.check(v)?;
+                let wrong = || SwitchError {
+                    message: "wrong type".into(),
+                    expected: sw.expected(),
+                    names: &[],
+                };
+                match name {
+                    $( stringify!($field) => {
+                        let x = <$ty as SwitchField>::from_value(v).ok_or_else(wrong)?;
+                        store!(self.$field = x $(, $setter)?);
+                    } )*
+                    _ => return Err(wrong()),
+                }
+                Ok(())
+            }
+
+            /// The value of field `name`, in its switch's terms.
+            pub fn switch_value(&self, name: &str) -> Option<SwitchValue<'static>> {
+                let sw = Self::SWITCHES.iter().find(|s| s.name == name)?;
+                let v = match name {
+                    $( stringify!($field) => SwitchField::to_value(&self.$field), )*
+                    _ => return None,
+                };
+                Some(sw.shape(v))
+            }
+        }
+    };
+}
+
+config! {
     /// MSS advertised in the SYN (bytes of payload without options; RFC 9293 §3.7.1).
-    pub mss: u16,
+    mss: u16 = 1460 => SwitchKind::Int { min: 88, max: 65495 };
     /// Initial congestion window in segments (RFC 6928; Linux 3.x default 10).
-    pub initial_window: u32,
-    pub cc: CcAlgorithm,
+    initial_window: u32 = 10 => SwitchKind::Int { min: 1, max: 1000 };
+    /// Congestion control: Reno (RFC 5681) or CUBIC (RFC 9438).
+    cc: CcAlgorithm = CcAlgorithm::Cubic => CcAlgorithm::KIND;
     /// CUBIC's hybrid slow start (Linux `tcp_cubic` `hystart = 1`, ACK-train and
     /// delay detection).
-    pub hystart: bool,
-    pub recovery: RecoveryAlgorithm,
+    hystart: bool = false => SwitchKind::Flag;
+    /// Fast recovery: how cwnd evolves in Recovery (`prr-imc11.txt` Algorithms 1–2,
+    /// §3.2; RFC 6675, RFC 6937, RFC 9937).
+    recovery: RecoveryAlgorithm = RecoveryAlgorithm::RateHalving => RecoveryAlgorithm::KIND;
     /// RACK time-based loss detection (RFC 8985 §6; Linux `tcp_recovery = 1`, 4.10+)
     /// in place of duplicate-ACK counting and FACK when SACK is in use.
-    pub rack: bool,
+    rack: bool = false => SwitchKind::Flag;
     /// Offer and use SACK (RFC 2018).
-    pub sack: bool,
+    sack: bool = true => SwitchKind::Flag;
     /// Generate and use DSACK (RFC 2883).
-    pub dsack: bool,
+    dsack: bool = true => SwitchKind::Flag;
     /// Linux FACK loss marking (`prr-imc11.txt` §3.2). Needs `sack`.
-    pub fack: bool,
+    fack: bool = true => SwitchKind::Flag;
     /// Offer and use RFC 7323 timestamps.
-    pub timestamps: bool,
+    timestamps: bool = true => SwitchKind::Flag;
     /// Offer and use RFC 7323 window scaling.
-    pub window_scale: bool,
+    window_scale: bool = true => SwitchKind::Flag;
     /// Appropriate byte counting (RFC 3465): cwnd grows by the segments an ACK
     /// covers, as Linux does since 3.18. Off, it grows by at most one segment per
     /// ACK (RFC 5681 §3.1; Linux 2.6/3.x, `tcp_abc` = 0), so delayed ACKs slow it.
-    pub abc: bool,
+    abc: bool = false => SwitchKind::Flag;
     /// Limited transmit (RFC 3042).
-    pub limited_transmit: bool,
+    limited_transmit: bool = true => SwitchKind::Flag;
     /// F-RTO spurious RTO detection (RFC 5682).
-    pub frto: bool,
+    frto: bool = true => SwitchKind::Flag;
     /// Undo cwnd reductions shown to be spurious by DSACK or timestamps (RFC 3522, RFC 3708).
-    pub undo: bool,
-    /// Early Retransmit (RFC 5827).
-    pub er: EarlyRetransmit,
+    undo: bool = true => SwitchKind::Flag;
+    /// Early Retransmit (RFC 5827): off, on, or delayed by srtt/4 (`prr-imc11.txt` §6).
+    er: EarlyRetransmit = EarlyRetransmit::Off => EarlyRetransmit::KIND;
     /// Turn Early Retransmit off for good once reordering is detected
     /// (`prr-imc11.txt` §6 mitigation 1; Linux `tcp_disable_early_retrans`).
-    pub er_reorder_disable: bool,
+    er_reorder_disable: bool = true => SwitchKind::Flag;
     /// Lower bound of the delayed-ER wait of srtt/4: Linux 3.5–3.10
     /// `tcp_pause_early_retransmit` uses 2 ms; the implementation `prr-imc11.txt` §6
     /// evaluated used 25 ms.
-    pub er_delay_min: Duration,
+    er_delay_min: Duration = Duration::from_millis(2) => SwitchKind::Duration;
     /// Upper bound of the delayed-ER wait: none in Linux; 500 ms in `prr-imc11.txt` §6.
-    pub er_delay_max: Option<Duration>,
+    er_delay_max: Option<Duration> = None => SwitchKind::DurationOrOff;
     /// Tail loss probe (`gentle-aggression-sigcomm13.txt` §4, RFC 8985 §7).
-    pub tlp: bool,
-    pub tlp_flavour: TlpFlavour,
-    pub tlp_detection: TlpDetection,
+    tlp: bool = false => SwitchKind::OnOff;
+    /// How the probe timeout is computed: the paper's draft, Linux 3.10, Linux 4.11+
+    /// or RFC 8985.
+    tlp_flavour: TlpFlavour = TlpFlavour::Draft2013 => TlpFlavour::KIND;
+    /// How a probe episode decides the probe repaired a loss: probe duplicate ACKs
+    /// (`basic`) or DSACKs.
+    tlp_detection: TlpDetection = TlpDetection::Basic => TlpDetection::KIND;
     /// Consecutive probes without progress (the paper's deployment: 1).
-    pub tlp_max_probes: u32,
+    tlp_max_probes: u32 = 1 => SwitchKind::Int { min: 1, max: 2 };
     /// Worst-case delayed-ACK time added with one segment in flight (200 ms).
-    pub tlp_wdt: Duration,
+    tlp_wdt: Duration = Duration::from_millis(200) => SwitchKind::Duration;
     /// Corrective: XOR forward error correction inside TCP
     /// (`gentle-aggression-sigcomm13.txt` §5), offered in the handshake and used when
     /// the peer offers it too.
-    pub corrective: bool,
+    corrective: bool = false => SwitchKind::OnOff;
     /// Send every SYN and SYN-ACK twice (`gentle-aggression-sigcomm13.txt` §8.4.1,
     /// "transmitting all SYN packets twice").
-    pub redundant_syn: bool,
+    redundant_syn: bool = false => SwitchKind::OnOff;
     /// Duplicate-ACK threshold (RFC 5681 §3.2: 3).
-    pub dupthresh: u32,
+    dupthresh: u32 = 3 => SwitchKind::Int { min: 1, max: 1000 };
     /// Minimum RTO. Linux: `TCP_RTO_MIN` = 200 ms (RFC 6298 §2.4 says 1 s).
-    pub rto_min: Duration,
+    rto_min: Duration = Duration::from_millis(200) => SwitchKind::Duration;
     /// Maximum RTO. Linux: `TCP_RTO_MAX` = 120 s.
-    pub rto_max: Duration,
+    rto_max: Duration = Duration::from_secs(120) => SwitchKind::Duration;
     /// Initial RTO before any RTT sample (RFC 6298 §2.1: 1 s).
-    pub rto_initial: Duration,
-    /// The receiver's acknowledgement policy. Set it with [`Config::set_receiver`],
-    /// which also sets the policy's defaults below.
-    pub receiver: ReceiverPolicy,
-    /// Delayed-ACK timeout; `None` acknowledges every segment at once. For the Linux
-    /// policy the floor of the adaptive timeout (`TCP_ATO_MIN` = 40 ms); Windows
+    rto_initial: Duration = Duration::from_secs(1) => SwitchKind::Duration;
+    /// The receiver's acknowledgement policy. Setting it (`Config::set_receiver`) also
+    /// sets the policy's defaults: `delayed_ack`, `quickack`, and for Windows no
+    /// timestamps.
+    receiver: ReceiverPolicy = ReceiverPolicy::Linux => ReceiverPolicy::KIND, via set_receiver;
+    /// Delayed-ACK timeout; `None` (`"off"`) acknowledges every segment at once. For the
+    /// Linux policy the floor of the adaptive timeout (`TCP_ATO_MIN` = 40 ms); Windows
     /// 200 ms; RFC 500 ms.
-    pub delayed_ack: Option<Duration>,
+    delayed_ack: Option<Duration> = Some(Duration::from_millis(40)) => SwitchKind::DurationOrOff;
     /// Most quick ACKs per entry into Linux's quick-ACK mode (`TCP_MAX_QUICKACKS` =
     /// 16). 0 disables quick ACKs.
-    pub quickack: u32,
+    quickack: u32 = 16 => SwitchKind::Int { min: 0, max: 1000 };
     /// Receive buffer in bytes: the largest window advertised.
-    pub recv_buffer: u32,
+    recv_buffer: u32 = 6 * 1024 * 1024 => SwitchKind::Bytes { min: 536, max: 1 << 30 };
     /// SYN (and SYN-ACK) retransmissions before giving up (Linux `tcp_syn_retries` = 6).
-    pub syn_retries: u32,
+    syn_retries: u32 = 6 => SwitchKind::Fixed;
     /// Data retransmissions by timeout before the connection is aborted
     /// (Linux `tcp_retries2` = 15).
-    pub max_retries: u32,
+    max_retries: u32 = 15 => SwitchKind::Fixed;
     /// Time spent in TIME-WAIT (RFC 9293: 2·MSL; Linux 60 s).
-    pub time_wait: Duration,
+    time_wait: Duration = Duration::from_secs(60) => SwitchKind::Fixed;
     /// Reduce cwnd after an idle period longer than the RTO (RFC 2861 as Linux's
     /// `tcp_slow_start_after_idle` = 1 does).
-    pub slow_start_after_idle: bool,
+    slow_start_after_idle: bool = true => SwitchKind::Flag;
     /// Maximum reordering degree Linux tracks (`tcp_max_reordering`, 127 in 3.x).
-    pub max_reordering: u32,
+    max_reordering: u32 = 127 => SwitchKind::Fixed;
     /// Record an event trace (state changes, timers, retransmissions).
-    pub trace: bool,
+    trace: bool = false => SwitchKind::Fixed;
 }
 
 impl Config {
+    /// The switch a scenario sets by `name` (not the [`SwitchKind::Fixed`] fields).
+    pub fn switch(name: &str) -> Option<&'static Switch> {
+        Self::SWITCHES
+            .iter()
+            .find(|s| s.name == name && s.kind != SwitchKind::Fixed)
+    }
+
+    /// The switches a scenario sets, in the order to apply them: `receiver` first,
+    /// since it sets defaults (`delayed_ack`, `quickack`, `timestamps`) that the
+    /// others then override; the rest in declaration order.
+    pub fn switches() -> impl Iterator<Item = &'static Switch> {
+        let settable = |s: &&Switch| s.kind != SwitchKind::Fixed;
+        let first = |s: &&Switch| s.name == "receiver";
+        Self::SWITCHES.iter().filter(settable).filter(first).chain(
+            Self::SWITCHES
+                .iter()
+                .filter(settable)
+                .filter(move |s| !first(s)),
+        )
+    }
+
     /// Chooses the receiver policy and its defaults: the delayed-ACK timeout, the
     /// quick ACKs, and (Windows) no timestamps.
     pub fn set_receiver(&mut self, p: ReceiverPolicy) {
@@ -239,53 +375,28 @@ impl Config {
     }
 }
 
-/// Named baselines the papers compare against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Profile {
-    /// No SACK, NewReno recovery on duplicate ACKs, Reno congestion control.
-    Plain,
-    /// SACK with RFC 6675 loss detection and recovery, no FACK, Reno.
-    Rfc,
-    /// SACK + FACK + rate halving + CUBIC: Linux 2.6 as `prr-imc11.txt` §3.2
-    /// describes it.
-    #[serde(rename = "linux-2.6")]
-    Linux26,
-    /// Linux 2.6 plus PRR, delayed Early Retransmit (`prr-imc11.txt` §4, §6) and the
-    /// tail loss probe (`gentle-aggression-sigcomm13.txt` §4).
-    #[serde(rename = "linux-3.10")]
-    Linux310,
-    /// Today's Linux (6.x, `tcp_recovery = 1`, `tcp_early_retrans = 3`): RACK-TLP
-    /// (RFC 8985), PRR as RFC 9937, CUBIC with HyStart, F-RTO and DSACK undo, byte
-    /// counting; no FACK (removed in 4.15) and no Early Retransmit (replaced by RACK
-    /// in 4.11).
-    #[serde(rename = "linux-6")]
-    Linux6,
+named_enum! {
+    /// Named baselines the papers compare against.
+    pub enum Profile ("profile", all = values) {
+        /// No SACK, NewReno recovery on duplicate ACKs, Reno congestion control.
+        Plain => "plain",
+        /// SACK with RFC 6675 loss detection and recovery, no FACK, Reno.
+        Rfc => "rfc",
+        /// SACK + FACK + rate halving + CUBIC: Linux 2.6 as `prr-imc11.txt` §3.2
+        /// describes it.
+        Linux26 => "linux-2.6",
+        /// Linux 2.6 plus PRR, delayed Early Retransmit (`prr-imc11.txt` §4, §6) and the
+        /// tail loss probe (`gentle-aggression-sigcomm13.txt` §4).
+        Linux310 => "linux-3.10",
+        /// Today's Linux (6.x, `tcp_recovery = 1`, `tcp_early_retrans = 3`): RACK-TLP
+        /// (RFC 8985), PRR as RFC 9937, CUBIC with HyStart, F-RTO and DSACK undo, byte
+        /// counting; no FACK (removed in 4.15) and no Early Retransmit (replaced by RACK
+        /// in 4.11).
+        Linux6 => "linux-6",
+    }
 }
 
 impl Profile {
-    pub const ALL: &'static [Profile] = &[
-        Profile::Plain,
-        Profile::Rfc,
-        Profile::Linux26,
-        Profile::Linux310,
-        Profile::Linux6,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Profile::Plain => "plain",
-            Profile::Rfc => "rfc",
-            Profile::Linux26 => "linux-2.6",
-            Profile::Linux310 => "linux-3.10",
-            Profile::Linux6 => "linux-6",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<Profile> {
-        Profile::ALL.iter().copied().find(|p| p.name() == s)
-    }
-
     pub fn config(self) -> Config {
         let mut c = Config::default();
         match self {
@@ -322,53 +433,5 @@ impl Profile {
             }
         }
         c
-    }
-}
-
-impl Default for Config {
-    /// The `linux-2.6` baseline.
-    fn default() -> Self {
-        Config {
-            mss: 1460,
-            initial_window: 10,
-            cc: CcAlgorithm::Cubic,
-            hystart: false,
-            recovery: RecoveryAlgorithm::RateHalving,
-            rack: false,
-            sack: true,
-            dsack: true,
-            fack: true,
-            timestamps: true,
-            window_scale: true,
-            abc: false,
-            limited_transmit: true,
-            frto: true,
-            undo: true,
-            er: EarlyRetransmit::Off,
-            er_reorder_disable: true,
-            er_delay_min: Duration::from_millis(2),
-            er_delay_max: None,
-            tlp: false,
-            tlp_flavour: TlpFlavour::Draft2013,
-            tlp_detection: TlpDetection::Basic,
-            tlp_max_probes: 1,
-            tlp_wdt: Duration::from_millis(200),
-            corrective: false,
-            redundant_syn: false,
-            dupthresh: 3,
-            rto_min: Duration::from_millis(200),
-            rto_max: Duration::from_secs(120),
-            rto_initial: Duration::from_secs(1),
-            receiver: ReceiverPolicy::Linux,
-            delayed_ack: Some(Duration::from_millis(40)),
-            quickack: 16,
-            recv_buffer: 6 * 1024 * 1024,
-            syn_retries: 6,
-            max_retries: 15,
-            time_wait: Duration::from_secs(60),
-            slow_start_after_idle: true,
-            max_reordering: 127,
-            trace: false,
-        }
     }
 }

@@ -22,6 +22,7 @@ pub mod recovery;
 pub(crate) mod rtt;
 pub(crate) mod scoreboard;
 pub(crate) mod sendbuf;
+pub mod switch;
 pub mod time;
 pub mod trace;
 pub mod wire;

@@ -18,6 +18,7 @@ use gentle_tcp::Config;
 pub use network::{ChanDef, DelayParam, LinkDef};
 use reader::{Result, Table};
 use toml_edit::Item;
+pub use variant::switch_table;
 
 /// Which response time the report ranks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

@@ -114,23 +114,6 @@ impl<'a> Table<'a> {
         }
     }
 
-    /// A switch: `true`/`false`, or `"on"`/`"off"`.
-    pub fn switch(&self, key: &str) -> Result<Option<bool>> {
-        let expected = "\"on\", \"off\", true or false";
-        match self.item(key) {
-            None => Ok(None),
-            Some(i) => match (i.as_bool(), i.as_str()) {
-                (Some(b), _) => Ok(Some(b)),
-                (_, Some("on")) => Ok(Some(true)),
-                (_, Some("off")) => Ok(Some(false)),
-                (_, Some(other)) => {
-                    Err(self.bad(key, format!("unknown value `{other}`"), expected))
-                }
-                _ => Err(self.bad(key, "wrong type", expected)),
-            },
-        }
-    }
-
     pub fn int(&self, key: &str, min: i64, max: i64) -> Result<Option<i64>> {
         let expected = format!("an integer from {min} to {max}");
         match self.item(key) {
