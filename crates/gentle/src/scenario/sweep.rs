@@ -17,7 +17,7 @@
 
 use std::ops::Range;
 
-use toml_edit::{Item, TableLike, Value};
+use toml_edit::{Item, Key, TableLike, Value};
 
 use super::error::{ScenarioError, Source};
 use super::reader::{Result, Table};
@@ -112,6 +112,9 @@ fn coords_label(coords: &[(String, String)], sep: &str) -> String {
 struct Setting {
     path: Vec<String>,
     span: Option<Range<usize>>,
+    /// The last key as written (a key the scenario lacks is added with it, so an
+    /// error about it points here).
+    key: Option<Key>,
     value: Item,
 }
 
@@ -366,6 +369,7 @@ fn parse_axis<'a>(st: &Table<'a>, key: &str, item: &'a Item) -> Result<Vec<AxisV
             settings: vec![Setting {
                 path: one.path.clone(),
                 span: one.span.clone(),
+                key: one.key.clone(),
                 value: Item::Value(v.clone()),
             }],
         });
@@ -382,6 +386,7 @@ fn flatten(t: &dyn TableLike, prefix: &mut Vec<String>, out: &mut Vec<Setting>) 
             _ => out.push(Setting {
                 path: prefix.clone(),
                 span: t.key(k).and_then(|k| k.span()),
+                key: t.key(k).cloned(),
                 value: i.clone(),
             }),
         }
@@ -557,9 +562,14 @@ fn set(root: &mut toml_edit::Table, s: &Setting) -> std::result::Result<(), Stri
             }
             *old = value;
         }
-        None => {
-            cur.insert(last, value);
-        }
+        None => match &s.key {
+            Some(k) => {
+                cur.entry_format(k).or_insert(value);
+            }
+            None => {
+                cur.insert(last, value);
+            }
+        },
     }
     Ok(())
 }
