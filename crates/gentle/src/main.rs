@@ -491,7 +491,7 @@ fn run_scenarios(
                 if let Some(flows) = &tsg_flows {
                     let p = st.path(&format!("{stem}tsg.png"));
                     st.path(&format!("{stem}tsg.svg"));
-                    tsg::draw(
+                    plot::tsg(
                         &p,
                         &format!("{} — time-sequence graph, trial 0", scn.name),
                         flows,
@@ -620,7 +620,7 @@ fn plot_command(
     } else {
         format!("{} — time-sequence graph", flows[0].scenario)
     };
-    if let Err(e) = tsg::draw(&p, &title, &flows) {
+    if let Err(e) = plot::tsg(&p, &title, &flows) {
         eprintln!("error: drawing: {e}");
         return ExitCode::from(1);
     }

@@ -5,6 +5,7 @@
 
 mod cdf;
 mod error_bars;
+mod tsg;
 
 use std::sync::Once;
 
@@ -12,6 +13,7 @@ use plotters::prelude::*;
 
 pub use cdf::cdf;
 pub use error_bars::{Panel, Series, error_bars};
+pub use tsg::tsg;
 
 /// DejaVu Sans (Bitstream Vera license, see assets/DejaVuSans.LICENSE), embedded so
 /// PNGs render text on machines without system fonts.
