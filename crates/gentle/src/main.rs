@@ -218,13 +218,7 @@ fn main() -> ExitCode {
                     }
                 }
             }
-            let scns: Vec<Scenario> = scns
-                .into_iter()
-                .map(|e| {
-                    Scenario::parse(&format!("<built-in {}>", e.name), e.toml)
-                        .expect("built-in scenarios are valid")
-                })
-                .collect();
+            let scns: Vec<Scenario> = scns.into_iter().map(|e| e.scenario()).collect();
             let progs: Vec<&str> = progs.iter().map(|p| p.name).collect();
             if let Err(e) = checks::program_args(&progs, &to_checked(&opts))
                 .and_then(|()| checks::run_args(&scns, &to_checked(&opts), quick))

@@ -428,10 +428,15 @@ fn every_example_is_built_in_or_tested() {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
-        let built_in = catalogue::CATALOGUE.iter().any(|e| e.toml == text)
-            || SWEEPS.iter().any(|(_, b)| b.text == text);
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let built_in = catalogue::CATALOGUE
+            .iter()
+            .any(|e| e.toml == text && e.path() == format!("examples/{name}"))
+            || SWEEPS
+                .iter()
+                .any(|(_, b)| b.text == text && b.path == format!("examples/{name}"));
         if !built_in {
-            tested.push(path.file_name().unwrap().to_string_lossy().into_owned());
+            tested.push(name);
         }
     }
     tested.sort();

@@ -16,7 +16,7 @@ use serde::Serialize;
 use gentle_tcp::{Counters, Profile};
 
 use crate::catalogue;
-use crate::scenario::{Scenario, Variant};
+use crate::scenario::Variant;
 
 /// The four generations, oldest first.
 pub const ERAS: [Profile; 4] = [
@@ -129,7 +129,7 @@ fn tails() -> Vec<TailRow> {
 
 fn path(name: &str, what: &str, quick: bool) -> PathTable {
     let e = catalogue::find(name).expect("a built-in experiment");
-    let mut scn = Scenario::parse(name, e.toml).expect("built-in scenarios are valid");
+    let mut scn = e.scenario();
     scn.variants = eras_variants();
     let trials = if quick { scn.quick_trials } else { scn.trials };
     let run = super::run_scenario(&scn, trials, false);
