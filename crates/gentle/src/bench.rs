@@ -19,40 +19,22 @@ use serde::Serialize;
 use crate::runner::{self, RunOptions};
 use crate::scenario::Scenario;
 
-const BULK: &str = r#"
-name = "bench-bulk"
-[[link]]
-a = "server"
-b = "client"
-rate = "100Mbit/s"
-delay = "5ms"
-queue = "1000pkt"
-[[workload]]
-kind = "bulk"
-client = "client"
-server = "server"
-bytes = "200MB"
-[[variant]]
-name = "linux-2.6"
-"#;
+/// The scenarios, compiled in; errors cite their files.
+const BULK: (&str, &str) = (
+    "crates/gentle/scenarios/bench-bulk.toml",
+    include_str!("../scenarios/bench-bulk.toml"),
+);
+const SHORT: (&str, &str) = (
+    "crates/gentle/scenarios/bench-short.toml",
+    include_str!("../scenarios/bench-short.toml"),
+);
 
-const SHORT: &str = r#"
-name = "bench-short"
-[[link]]
-a = "server"
-b = "client"
-rate = "10Mbit/s"
-delay = "100ms"
-queue = "100pkt"
-[[workload]]
-client = "client"
-server = "server"
-request = "40B"
-response = "5000B"
-connection = "fresh"
-[[variant]]
-name = "linux-2.6"
-"#;
+/// The scenario with only variant `name`.
+fn only(mut scn: Scenario, name: &str) -> Scenario {
+    scn.variants.retain(|v| v.name == name);
+    assert_eq!(scn.variants.len(), 1, "variant {name}");
+    scn
+}
 
 /// Runs of the bulk transfer; the median is reported.
 const BULK_RUNS: usize = 5;
@@ -149,7 +131,7 @@ fn one_core(scn: &Scenario, trials: u64) -> Scaling {
 pub fn run(full: bool) -> BenchResult {
     // Wall-clock time on a shared machine is noisy: the bulk figure is the median
     // of five identical runs.
-    let bulk = Scenario::parse("<bench-bulk>", BULK).expect("valid");
+    let bulk = Scenario::parse(BULK.0, BULK.1).expect("valid");
     let mut runs: Vec<(f64, gentle_sim::record::TrialResult)> = (0..BULK_RUNS)
         .map(|_| {
             let t0 = WallClock::now();
@@ -159,7 +141,8 @@ pub fn run(full: bool) -> BenchResult {
         .collect();
     runs.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (bulk_seconds, r) = runs.swap_remove(BULK_RUNS / 2);
-    let short = Scenario::parse("<bench-short>", SHORT).expect("valid");
+    let short_both = Scenario::parse(SHORT.0, SHORT.1).expect("valid");
+    let short = only(short_both.clone(), "linux-2.6");
     let mut counts = vec![1_000, 10_000, 100_000];
     if full {
         counts.push(1_000_000);
@@ -180,14 +163,7 @@ pub fn run(full: bool) -> BenchResult {
     assert_eq!(run.variants[0].exchanges, n_all);
     let (engine_segments, engine_seconds) = engine_transfer(200 << 20, false);
     let (fec_segments, fec_seconds) = engine_transfer(200 << 20, true);
-    let fec_short = Scenario::parse(
-        "<bench-short>",
-        &SHORT.replace(
-            "name = \"linux-2.6\"",
-            "name = \"corrective\"\ncorrective = \"on\"",
-        ),
-    )
-    .expect("valid");
+    let fec_short = only(short_both, "corrective");
     let fec_scaling = one_core(&fec_short, 10_000);
     BenchResult {
         packets_per_second: r.data_packets as f64 / bulk_seconds,
@@ -234,4 +210,20 @@ pub fn text(r: &BenchResult) -> String {
         r.corrective_trials_per_second
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bench_scenarios_are_valid_and_measure_one_variant_each() {
+        Scenario::parse(BULK.0, BULK.1).expect("valid");
+        let short = Scenario::parse(SHORT.0, SHORT.1).expect("valid");
+        for name in ["linux-2.6", "corrective"] {
+            assert_eq!(only(short.clone(), name).variants[0].name, name);
+        }
+        let r = one_core(&only(short, "corrective"), 3);
+        assert_eq!(r.trials, 3);
+    }
 }

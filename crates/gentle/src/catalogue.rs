@@ -61,6 +61,19 @@ pub const CATALOGUE: &[Experiment] = &[
     },
 ];
 
+impl Experiment {
+    /// Its file in the repository, which errors cite.
+    pub fn path(&self) -> String {
+        format!("examples/{}.toml", self.name)
+    }
+
+    /// Its scenario.
+    pub fn scenario(&self) -> crate::scenario::Scenario {
+        crate::scenario::Scenario::parse(&self.path(), self.toml)
+            .expect("built-in scenarios are valid")
+    }
+}
+
 pub fn find(name: &str) -> Option<&'static Experiment> {
     CATALOGUE.iter().find(|e| e.name == name)
 }
@@ -72,7 +85,7 @@ pub fn run(
     quick: bool,
 ) -> Option<(crate::scenario::Scenario, crate::runner::RunResult)> {
     let e = find(name)?;
-    let scn = crate::scenario::Scenario::parse(name, e.toml).expect("built-in scenarios are valid");
+    let scn = e.scenario();
     let opts = crate::runner::RunOptions {
         trials: if quick { scn.quick_trials } else { scn.trials },
         seed: scn.seed,

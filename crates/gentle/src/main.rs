@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use gentle::catalogue::{self, CATALOGUE};
 use gentle::programs::{self, PROGRAMS};
 use gentle::runner::{self, RunOptions};
-use gentle::scenario::Scenario;
+use gentle::scenario::{Scenario, Sweep};
 use gentle::{bench, checks, interrupt, output, plot, report, tsg};
 
 /// Trials build and drop many small objects; mimalloc serves them faster than the
@@ -43,13 +43,16 @@ enum Cmd {
         #[arg(long)]
         force: bool,
     },
-    /// Run a scenario file.
+    /// Run a scenario file (every point of its [sweep], if it has one).
     Run {
         /// The scenario (TOML).
         scenario: PathBuf,
         /// Run the scenario's `quick_trials` instead of its `trials`.
         #[arg(long)]
         quick: bool,
+        /// Run only the sweep points that match: `AXIS=VALUE[,AXIS=VALUE...]`.
+        #[arg(long, value_name = "AXIS=VALUE,...")]
+        point: Option<String>,
         #[command(flatten)]
         opts: RunArgs,
     },
@@ -114,7 +117,8 @@ fn main() -> ExitCode {
         Cmd::Run {
             scenario,
             quick,
-            opts,
+            point,
+            mut opts,
         } => {
             let text = match std::fs::read_to_string(&scenario) {
                 Ok(t) => t,
@@ -123,14 +127,26 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let scn = match Scenario::parse(&scenario.display().to_string(), &text) {
+            let mut sweep = match Sweep::parse(&scenario.display().to_string(), &text) {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("{e}");
                     return ExitCode::from(2);
                 }
             };
-            let scns = [scn];
+            if let Some(spec) = &point
+                && let Err(e) = sweep.select(spec)
+            {
+                eprintln!("error: --point: {e}");
+                return ExitCode::from(2);
+            }
+            if !sweep.axes.is_empty()
+                && let Some(seed) = opts.seed.take()
+            {
+                // --seed is the sweep's: each point derives its own from it.
+                sweep.reseed(seed);
+            }
+            let scns: Vec<Scenario> = sweep.points.into_iter().map(|p| p.scenario).collect();
             if let Err(e) = checks::run_args(&scns, &to_checked(&opts), quick) {
                 eprintln!("error: {e}");
                 return ExitCode::from(2);
@@ -202,13 +218,7 @@ fn main() -> ExitCode {
                     }
                 }
             }
-            let scns: Vec<Scenario> = scns
-                .into_iter()
-                .map(|e| {
-                    Scenario::parse(&format!("<built-in {}>", e.name), e.toml)
-                        .expect("built-in scenarios are valid")
-                })
-                .collect();
+            let scns: Vec<Scenario> = scns.into_iter().map(|e| e.scenario()).collect();
             let progs: Vec<&str> = progs.iter().map(|p| p.name).collect();
             if let Err(e) = checks::program_args(&progs, &to_checked(&opts))
                 .and_then(|()| checks::run_args(&scns, &to_checked(&opts), quick))
@@ -443,7 +453,12 @@ fn run_scenarios(
                     flows.iter().map(|f| tsg::facts(f, later_ms)).collect();
                 j["trial0"] = serde_json::to_value(facts).expect("serialisable");
             }
-            docs.push(j);
+            if scn.point.is_empty() {
+                docs.push(j);
+            } else {
+                // A sweep's points stream: one JSON line each, as it finishes.
+                let _ = writeln!(std::io::stdout().lock(), "{j}");
+            }
         } else {
             let mut out = std::io::stdout().lock();
             // A closed pipe (`| head`) is not an error worth a panic.
@@ -470,7 +485,7 @@ fn run_scenarios(
                 if let Some(flows) = &tsg_flows {
                     let p = st.path(&format!("{stem}tsg.png"));
                     st.path(&format!("{stem}tsg.svg"));
-                    tsg::draw(
+                    plot::tsg(
                         &p,
                         &format!("{} — time-sequence graph, trial 0", scn.name),
                         flows,
@@ -599,7 +614,7 @@ fn plot_command(
     } else {
         format!("{} — time-sequence graph", flows[0].scenario)
     };
-    if let Err(e) = tsg::draw(&p, &title, &flows) {
+    if let Err(e) = plot::tsg(&p, &title, &flows) {
         eprintln!("error: drawing: {e}");
         return ExitCode::from(1);
     }

@@ -397,7 +397,7 @@ pub fn json(scn: &Scenario, run: &RunResult, trials: u64, seed: u64) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut doc = json!({
         "scenario": scn.name,
         "metric": scn.metric,
         "seed": seed,
@@ -406,7 +406,17 @@ pub fn json(scn: &Scenario, run: &RunResult, trials: u64, seed: u64) -> Value {
         "sim_events": run.events(),
         "sim_packets": run.packets(),
         "variants": variants,
-    })
+    });
+    if !scn.point.is_empty() {
+        // A sweep point names its coordinates.
+        let point: serde_json::Map<String, Value> = scn
+            .point
+            .iter()
+            .map(|(a, l)| (a.clone(), json!(l)))
+            .collect();
+        doc["point"] = Value::Object(point);
+    }
+    doc
 }
 
 /// Why exchanges did not finish, per variant, for stderr; empty when all did.

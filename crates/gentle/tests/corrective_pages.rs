@@ -22,7 +22,8 @@ fn corrective_shortens_the_tail_of_page_loads_on_3g() {
             l.link,
             c.overhead_pct
         );
-        assert!(b.cdf.len() > 10 && b.cdf.windows(2).all(|w| w[0].1 <= w[1].1));
+        let cdf = b.cdf.as_deref().expect("a CDF");
+        assert!(cdf.len() > 10 && cdf.windows(2).all(|w| w[0].1 <= w[1].1));
         if l.link == "3g" {
             // "Corrective also significantly improves performance in a lossy mobile
             // environment": the 90th percentile drops.

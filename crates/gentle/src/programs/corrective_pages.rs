@@ -15,128 +15,50 @@
 //! size it does not give; here the same 1,387 KB page is loaded on both links, so
 //! the 3G load times are longer than the paper's (5.5 s of it is serialisation at
 //! 2 Mbit/s).
+//!
+//! The scenario and its grid are `examples/corrective-pages.toml`; this file holds
+//! the paper's numbers and the table's layout.
 
 use serde::Serialize;
 
+use super::{Builtin, Summary};
+use crate::runner::RunResult;
 use crate::units::no_neg_zero;
 
-use crate::runner::RunResult;
-use crate::scenario::Scenario;
-
-/// (name, objects, connections, total bytes).
-pub const PAGES: &[(&str, u32, u32, u64)] =
-    &[("small", 5, 5, 147_000), ("rich", 167, 47, 1_387_000)];
-
-/// (name, down rate, up rate, RTT ms).
-pub const LINKS: &[(&str, &str, &str, u64)] = &[
-    ("cable", "5Mbit/s", "1Mbit/s", 28),
-    ("3g", "2Mbit/s", "1Mbit/s", 150),
-];
+/// The experiment: the two pages × the two links.
+pub const FILE: Builtin = Builtin {
+    path: "examples/corrective-pages.toml",
+    text: include_str!("../../../../examples/corrective-pages.toml"),
+};
 
 /// §8.4.2 for the rich page on the mobile link: (median, 90th) in ms, baseline then
 /// Corrective.
 pub const PAPER_RICH_3G: ((f64, f64), (f64, f64)) = ((3644.0, 2793.0), (4813.0, 3819.0));
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Dist {
-    pub config: String,
-    pub n: usize,
-    pub p50: f64,
-    pub p90: f64,
-    pub mean: f64,
-    /// (ms, fraction) points of the CDF.
-    pub cdf: Vec<(f64, f64)>,
-    pub recovered: u64,
-    pub timeouts: u64,
-    pub overhead_pct: f64,
-}
-
+/// One page on one link: a point of the sweep.
 #[derive(Clone, Debug, Serialize)]
 pub struct Load {
     pub page: String,
     pub link: String,
-    pub baseline: Dist,
-    pub corrective: Dist,
-}
-
-fn scenario(page: usize, link: usize, trials: u64) -> Scenario {
-    let (_, objects, connections, total) = PAGES[page];
-    let (_, down, up, rtt) = LINKS[link];
-    let text = format!(
-        r#"
-name = "corrective-pages"
-seed = 10
-trials = {trials}
-metric = "page"
-time_limit = "3600s"
-[[link]]
-a = "server"
-b = "client"
-delay = "{half}ms"
-queue = "200pkt"
-loss = {{ model = "correlated", p = 0.01, p_after_loss = 0.5, burst_gap = "500us" }}
-a_to_b = {{ rate = "{down}" }}
-b_to_a = {{ rate = "{up}" }}
-[[workload]]
-kind = "page"
-client = "client"
-server = "server"
-objects = {objects}
-connections = {connections}
-object = "{size}B"
-request = "400B"
-[[variant]]
-name = "baseline"
-profile = "linux-2.6"
-[[variant]]
-name = "corrective"
-profile = "linux-2.6"
-corrective = "on"
-"#,
-        half = rtt as f64 / 2.0,
-        size = total / objects as u64,
-    );
-    Scenario::parse("<corrective-pages>", &text).expect("valid built-in scenario")
-}
-
-fn dist(r: &RunResult, i: usize) -> Dist {
-    let v = &r.variants[i];
-    let s = &v.latencies;
-    let c = &v.counters;
-    Dist {
-        config: v.name.clone(),
-        n: s.len(),
-        p50: s.quantile(0.5) / 1e6,
-        p90: s.quantile(0.9) / 1e6,
-        mean: s.mean() / 1e6,
-        cdf: s
-            .cdf_points(200)
-            .into_iter()
-            .map(|(x, f)| (x as f64 / 1e6, f))
-            .collect(),
-        recovered: c.corrective_recovered,
-        timeouts: c.timeouts,
-        overhead_pct: c.corrective_overhead_pct().unwrap_or(0.0),
-    }
+    pub baseline: Summary,
+    pub corrective: Summary,
 }
 
 /// Runs every page on every link; `plots` gets each run for its CDF figure.
 pub fn run(quick: bool, mut plots: impl FnMut(&str, &RunResult)) -> Vec<Load> {
-    let trials = if quick { 100 } else { 1000 };
     let mut out = Vec::new();
-    for (pi, p) in PAGES.iter().enumerate() {
-        for (li, l) in LINKS.iter().enumerate() {
-            let scn = scenario(pi, li, trials);
-            let r = super::run_scenario(&scn, trials, false);
-            plots(&format!("corrective-pages-{}-{}", p.0, l.0), &r);
-            out.push(Load {
-                page: p.0.to_string(),
-                link: l.0.to_string(),
-                baseline: dist(&r, 0),
-                corrective: dist(&r, 1),
-            });
-        }
-    }
+    super::run_points(&FILE.sweep(), quick, false, |p, r| {
+        let page = p.at("page").expect("a page axis");
+        let link = p.at("link").expect("a link axis");
+        plots(&format!("corrective-pages-{page}-{link}"), &r);
+        let dist = |i: usize| Summary::of(&r.variants[i]).with_cdf(&r.variants[i]);
+        out.push(Load {
+            page: page.to_string(),
+            link: link.to_string(),
+            baseline: dist(0),
+            corrective: dist(1),
+        });
+    });
     out
 }
 

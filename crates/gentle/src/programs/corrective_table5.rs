@@ -16,45 +16,23 @@
 //! servers ran it (§8.1); Corrective is the same with Corrective on. For (a), also
 //! redundant SYNs (every SYN and SYN-ACK sent twice) alone and with Corrective.
 //! The overhead is the Corrective packets' payload over all other payload sent.
+//!
+//! The scenario and its grid are `examples/corrective-table5.toml`; this file holds
+//! the paper's Table 5 and the table's layout.
 
 use serde::Serialize;
 
+use super::{Builtin, Summary};
 use crate::units::no_neg_zero;
 
-use crate::scenario::Scenario;
+/// The experiment: the three workloads of Table 5 × the two loss models.
+pub const FILE: Builtin = Builtin {
+    path: "examples/corrective-table5.toml",
+    text: include_str!("../../../../examples/corrective-table5.toml"),
+};
 
-/// The loss models: (column name, TOML of the loss table).
-pub const LOSSES: &[(&str, &str)] = &[
-    ("random", r#"{ model = "bernoulli", p = 0.02 }"#),
-    (
-        "correlated",
-        r#"{ model = "correlated", p = 0.01, p_after_loss = 0.5, burst_gap = "500us" }"#,
-    ),
-];
-
-/// The workloads: (label, description, response bytes, connection mode).
-pub const TABLES: &[(&str, &str, u64, &str)] = &[
-    (
-        "a",
-        "short transmission with connection establishment (handshake, 40 B request, 5000 B response)",
-        5000,
-        "fresh",
-    ),
-    (
-        "b",
-        "short transmission without connection establishment (40 B request, 5000 B response)",
-        5000,
-        "persistent",
-    ),
-    (
-        "c",
-        "long transmission without connection establishment (40 B request, 50000 B response)",
-        50_000,
-        "persistent",
-    ),
-];
-
-/// Table 5 of the paper, %: per table, rows 50/90/99/mean, (random, correlated).
+/// Table 5 of the paper, %: per table (a, b, c), rows 50/90/99/mean, (random,
+/// correlated).
 pub const PAPER: &[[(f64, f64); 4]] = &[
     [(0.0, 0.0), (-28.0, -24.0), (0.0, -15.0), (-8.0, -4.0)],
     [(0.0, 0.0), (-37.0, 0.0), (-52.0, -29.0), (-13.0, -7.0)],
@@ -67,136 +45,49 @@ pub const PAPER_SYN: (f64, f64) = (-8.0, -17.0);
 
 pub const QUANTILES: &[(&str, f64)] = &[("50", 0.5), ("90", 0.9), ("99", 0.99)];
 
-/// Latency statistics of one configuration, ms.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Stats {
-    pub config: String,
-    pub n: usize,
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub mean: f64,
-    /// Corrective payload bytes over other payload bytes, %.
-    pub overhead_pct: f64,
-    pub recovered: u64,
-    pub failed: u64,
-    pub timeouts: u64,
-}
-
-impl Stats {
-    pub fn get(&self, row: usize) -> f64 {
-        [self.p50, self.p90, self.p99, self.mean][row]
-    }
-}
-
-/// One table under one loss model.
+/// One table under one loss model: a point of the sweep.
 #[derive(Clone, Debug, Serialize)]
 pub struct Cell {
     pub table: String,
     pub loss: String,
     /// Baseline first.
-    pub configs: Vec<Stats>,
+    pub configs: Vec<Summary>,
 }
 
 impl Cell {
-    pub fn config(&self, name: &str) -> &Stats {
+    pub fn config(&self, name: &str) -> &Summary {
         self.configs
             .iter()
             .find(|s| s.config == name)
             .expect("configuration present")
     }
+
+    /// Row `row` (0..4: 50, 90, 99, mean) of configuration `name`, ms.
+    pub fn get(&self, name: &str, row: usize) -> f64 {
+        let s = self.config(name);
+        [s.p50, s.p90, s.p99.unwrap_or(f64::NAN), s.mean][row]
+    }
+
     /// Change of `name` against the baseline in `row` (0..4: 50, 90, 99, mean), %.
     pub fn delta(&self, name: &str, row: usize) -> f64 {
-        let b = self.configs[0].get(row);
-        100.0 * (self.config(name).get(row) - b) / b
+        let b = self.get(&self.configs[0].config, row);
+        100.0 * (self.get(name, row) - b) / b
     }
-}
-
-fn scenario(table: usize, loss: usize, trials: u64) -> Scenario {
-    let (_, _, response, mode) = TABLES[table];
-    let syn_variants = if table == 0 {
-        r#"
-[[variant]]
-name = "redundant-syn"
-profile = "linux-2.6"
-redundant_syn = "on"
-[[variant]]
-name = "redundant-syn+corrective"
-profile = "linux-2.6"
-redundant_syn = "on"
-corrective = "on"
-"#
-    } else {
-        ""
-    };
-    let text = format!(
-        r#"
-name = "corrective-table5"
-seed = 5
-trials = {trials}
-metric = "client"
-time_limit = "600s"
-[[link]]
-a = "server"
-b = "client"
-rate = "100Mbit/s"
-delay = "100ms"
-queue = "1000pkt"
-loss = {loss}
-[[workload]]
-client = "client"
-server = "server"
-request = "40B"
-response = "{response}B"
-connection = "{mode}"
-[[variant]]
-name = "baseline"
-profile = "linux-2.6"
-[[variant]]
-name = "corrective"
-profile = "linux-2.6"
-corrective = "on"
-{syn_variants}"#,
-        loss = LOSSES[loss].1,
-    );
-    Scenario::parse("<corrective-table5>", &text).expect("valid built-in scenario")
 }
 
 pub fn run(quick: bool) -> Vec<Cell> {
-    let trials = if quick { 2000 } else { 10_000 };
     let mut out = Vec::new();
-    for (ti, t) in TABLES.iter().enumerate() {
-        for (li, l) in LOSSES.iter().enumerate() {
-            let scn = scenario(ti, li, trials);
-            let r = super::run_scenario(&scn, trials, false);
-            let configs = r
+    super::run_points(&FILE.sweep(), quick, false, |p, r| {
+        out.push(Cell {
+            table: p.at("table").expect("a table axis").to_string(),
+            loss: p.at("loss").expect("a loss axis").to_string(),
+            configs: r
                 .variants
                 .iter()
-                .map(|v| {
-                    let s = &v.latencies;
-                    let ms = |x: f64| x / 1e6;
-                    let c = &v.counters;
-                    Stats {
-                        config: v.name.clone(),
-                        n: s.len(),
-                        p50: ms(s.quantile(0.5)),
-                        p90: ms(s.quantile(0.9)),
-                        p99: ms(s.quantile(0.99)),
-                        mean: ms(s.mean()),
-                        overhead_pct: c.corrective_overhead_pct().unwrap_or(0.0),
-                        recovered: c.corrective_recovered,
-                        failed: c.corrective_failed,
-                        timeouts: c.timeouts,
-                    }
-                })
-                .collect();
-            out.push(Cell {
-                table: t.0.to_string(),
-                loss: l.0.to_string(),
-                configs,
-            });
-        }
-    }
+                .map(|v| Summary::of(v).with_tail(v))
+                .collect(),
+        });
+    });
     out
 }
 
@@ -214,7 +105,14 @@ pub fn text(cells: &[Cell]) -> String {
     let mut s = String::from(
         "corrective-table5 — Corrective vs Linux 2.6, 200 ms RTT (gentle-aggression Table 5)\n",
     );
-    for (ti, &(label, what, _, _)) in TABLES.iter().enumerate() {
+    let sweep = FILE.sweep();
+    let tables = &sweep.axes[0].labels;
+    for (ti, label) in tables.iter().enumerate() {
+        let what = &sweep
+            .point(&[("table", label)])
+            .expect("a point")
+            .scenario
+            .description;
         s += &format!("\n({label}) {what}\n");
         s += &format!(
             "{:<10}{:>12}{:>12}{:>16}{:>12}\n",
@@ -256,10 +154,10 @@ pub fn text(cells: &[Cell]) -> String {
                 st.n,
                 st.p50,
                 st.p90,
-                st.p99,
+                st.p99.unwrap_or(f64::NAN),
                 st.mean,
                 st.recovered,
-                st.failed,
+                st.failed.unwrap_or(0),
                 st.timeouts,
                 st.overhead_pct
             );

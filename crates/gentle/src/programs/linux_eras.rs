@@ -16,8 +16,7 @@ use serde::Serialize;
 use gentle_tcp::{Counters, Profile};
 
 use crate::catalogue;
-use crate::runner;
-use crate::scenario::{Scenario, Variant};
+use crate::scenario::Variant;
 
 /// The four generations, oldest first.
 pub const ERAS: [Profile; 4] = [
@@ -101,39 +100,36 @@ pub fn repair(c: &Counters) -> &'static str {
     }
 }
 
+/// Table 1's patterns (the points of `examples/reactive-table1.toml`) with the four
+/// generations as the variants.
 fn tails() -> Vec<TailRow> {
-    super::reactive_table1::PATTERNS
-        .iter()
-        .map(|&(pattern, drops, _)| {
-            let mut scn = super::reactive_table1::scenario(drops);
-            scn.variants = eras_variants();
-            let eras = scn
-                .variants
-                .iter()
-                .map(|v| {
-                    let r = runner::run_trial(&scn, v, scn.seed, 0);
-                    let first = r.exchanges.iter().find(|e| e.index == 0);
-                    Tail {
-                        profile: v.name.clone(),
-                        repair: repair(&r.counters).to_string(),
-                        timeouts: r.counters.timeouts,
-                        response_ms: first
-                            .and_then(|e| e.server_ns)
-                            .map_or(f64::NAN, |x| x as f64 / 1e6),
-                    }
-                })
-                .collect();
-            TailRow {
-                pattern: pattern.to_string(),
-                eras,
-            }
-        })
-        .collect()
+    let mut sweep = super::reactive_table1::FILE.sweep();
+    for p in &mut sweep.points {
+        p.scenario.variants = eras_variants();
+    }
+    let mut rows = Vec::new();
+    super::run_points(&sweep, false, true, |p, r| {
+        let eras = r
+            .variants
+            .iter()
+            .map(|v| Tail {
+                profile: v.name.clone(),
+                repair: repair(&v.counters).to_string(),
+                timeouts: v.counters.timeouts,
+                response_ms: super::reactive_table1::first_response_ms(v),
+            })
+            .collect();
+        rows.push(TailRow {
+            pattern: p.at("pattern").expect("a pattern axis").to_string(),
+            eras,
+        });
+    });
+    rows
 }
 
 fn path(name: &str, what: &str, quick: bool) -> PathTable {
     let e = catalogue::find(name).expect("a built-in experiment");
-    let mut scn = Scenario::parse(name, e.toml).expect("built-in scenarios are valid");
+    let mut scn = e.scenario();
     scn.variants = eras_variants();
     let trials = if quick { scn.quick_trials } else { scn.trials };
     let run = super::run_scenario(&scn, trials, false);

@@ -1,5 +1,7 @@
-//! Built-in experiments that are programs rather than one scenario file: they build
-//! several scenarios, run them, and print tables of their own.
+//! Built-in experiments with reports of their own: the papers' tables. Four are
+//! sweeps under `examples/` (compiled in) with a report adapter each; `linux-eras`
+//! runs the points of `reactive-table1` and two catalogue scenarios with the four
+//! Linux generations as variants.
 
 pub mod corrective_pages;
 pub mod corrective_table5;
@@ -7,9 +9,110 @@ pub mod linux_eras;
 pub mod reactive_table1;
 pub mod tlp_study;
 
+use serde::Serialize;
+
 use crate::output::Staged;
-use crate::runner::{self, RunOptions, RunResult};
-use crate::scenario::Scenario;
+use crate::runner::{self, RunOptions, RunResult, VariantResult};
+use crate::scenario::{Point, Scenario, Sweep};
+
+/// A sweep file under `examples/`, compiled in: errors cite its path.
+pub struct Builtin {
+    pub path: &'static str,
+    pub text: &'static str,
+}
+
+impl Builtin {
+    /// Its points, read and checked.
+    pub fn sweep(&self) -> Sweep {
+        Sweep::parse(self.path, self.text).expect("built-in sweeps are valid")
+    }
+}
+
+/// The sweep files behind the program experiments, by experiment name.
+pub const SWEEPS: &[(&str, Builtin)] = &[
+    ("reactive-table1", reactive_table1::FILE),
+    ("tlp-study", tlp_study::FILE),
+    ("corrective-table5", corrective_table5::FILE),
+    ("corrective-pages", corrective_pages::FILE),
+];
+
+/// Runs every point of a sweep at its full or `--quick` size, in order, handing
+/// each point's result to `each` as soon as it is done (nothing is kept here).
+pub(crate) fn run_points(
+    sweep: &Sweep,
+    quick: bool,
+    keep_records: bool,
+    mut each: impl FnMut(&Point, RunResult),
+) {
+    for p in &sweep.points {
+        let s = &p.scenario;
+        let trials = if quick { s.quick_trials } else { s.trials };
+        each(p, run_scenario(s, trials, keep_records));
+    }
+}
+
+/// One configuration's latency at one point, ms, and what Corrective and the
+/// retransmission timer did there. The optional parts are the ones an experiment
+/// reports (its JSON has them only then).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Summary {
+    pub config: String,
+    pub n: usize,
+    pub p50: f64,
+    pub p90: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99: Option<f64>,
+    pub mean: f64,
+    /// (ms, fraction) points of the CDF.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cdf: Option<Vec<(f64, f64)>>,
+    /// Segments Corrective rebuilt.
+    pub recovered: u64,
+    /// Corrective's failed rebuilds (R_FAIL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<u64>,
+    pub timeouts: u64,
+    /// Corrective payload bytes over other payload bytes, %.
+    pub overhead_pct: f64,
+}
+
+impl Summary {
+    /// The median, 90th percentile and mean, and Corrective's rebuilds and overhead.
+    pub fn of(v: &VariantResult) -> Summary {
+        let s = &v.latencies;
+        let c = &v.counters;
+        Summary {
+            config: v.name.clone(),
+            n: s.len(),
+            p50: s.quantile(0.5) / 1e6,
+            p90: s.quantile(0.9) / 1e6,
+            mean: s.mean() / 1e6,
+            recovered: c.corrective_recovered,
+            timeouts: c.timeouts,
+            overhead_pct: c.corrective_overhead_pct().unwrap_or(0.0),
+            ..Summary::default()
+        }
+    }
+
+    /// With the 99th percentile and the failed rebuilds.
+    pub fn with_tail(mut self, v: &VariantResult) -> Summary {
+        self.p99 = Some(v.latencies.quantile(0.99) / 1e6);
+        self.failed = Some(v.counters.corrective_failed);
+        self
+    }
+
+    /// With 200 points of the CDF.
+    pub fn with_cdf(mut self, v: &VariantResult) -> Summary {
+        self.cdf = Some(
+            v.latencies
+                .cdf_points(200)
+                .into_iter()
+                .map(|(x, f)| (x as f64 / 1e6, f))
+                .collect(),
+        );
+        self
+    }
+}
 
 /// Runs `trials` trials of a built-in scenario from its own seed, without a
 /// progress bar (a program runs many scenarios and prints its own report).

@@ -14,19 +14,28 @@
 //! `tcp_time_to_recover`) starts recovery first and marks every timed-out segment
 //! lost. The probe still turns the RTO into fast recovery, which is the point of
 //! the table; the report names the rule that fired.
+//!
+//! The scenario and its patterns are `examples/reactive-table1.toml`; this file holds
+//! the paper's column and the table's layout.
 
 use serde::Serialize;
 
-use crate::runner;
-use crate::scenario::Scenario;
+use super::Builtin;
+use crate::runner::VariantResult;
 
-/// The patterns of Table 1 and the segments (of 10) each drops.
-pub const PATTERNS: &[(&str, &[u32], &str)] = &[
-    ("AAAL", &[10], "Reactive loss detection"),
-    ("AALL", &[9, 10], "early retransmit"),
-    ("ALLL", &[8, 9, 10], "early retransmit"),
-    ("LLLL", &[7, 8, 9, 10], "FACK fast recovery"),
-    ("≥5 L", &[6, 7, 8, 9, 10], "FACK fast recovery"),
+/// The experiment: one point per pattern of Table 1.
+pub const FILE: Builtin = Builtin {
+    path: "examples/reactive-table1.toml",
+    text: include_str!("../../../../examples/reactive-table1.toml"),
+};
+
+/// The mechanism Table 1 names for each pattern.
+pub const PAPER: &[(&str, &str)] = &[
+    ("AAAL", "Reactive loss detection"),
+    ("AALL", "early retransmit"),
+    ("ALLL", "early retransmit"),
+    ("LLLL", "FACK fast recovery"),
+    ("≥5 L", "FACK fast recovery"),
 ];
 
 /// What recovered the tail in one run.
@@ -47,47 +56,17 @@ pub struct Row {
     pub reactive: Outcome,
 }
 
-/// The scenario of one pattern: the dropped segments of the first response.
-pub fn scenario(drops: &[u32]) -> Scenario {
-    let list: Vec<String> = drops.iter().map(|d| d.to_string()).collect();
-    let text = format!(
-        r#"
-name = "reactive-table1"
-seed = 1
-trials = 1
-[[link]]
-a = "server"
-b = "client"
-rate = "10Mbit/s"
-delay = "50ms"
-queue = "100pkt"
-a_to_b = {{ loss = {{ model = "drop-list", segments = [{}] }} }}
-[[workload]]
-client = "client"
-server = "server"
-request = "100B"
-response = "14480B"
-exchanges = 2
-connection = "persistent"
-think = "1s"
-[[variant]]
-name = "without TLP"
-profile = "linux-3.10"
-tlp = "off"
-[[variant]]
-name = "Reactive"
-profile = "linux-3.10"
-tlp_flavour = "draft-2013"
-tlp_detection = "basic"
-"#,
-        list.join(", ")
-    );
-    Scenario::parse("<reactive-table1>", &text).expect("valid built-in scenario")
+/// Server-side time of a trial's first response, ms (its one trial's records).
+pub fn first_response_ms(v: &VariantResult) -> f64 {
+    v.records
+        .iter()
+        .find(|e| e.index == 0)
+        .and_then(|e| e.server_ns)
+        .map_or(f64::NAN, |x| x as f64 / 1e6)
 }
 
-fn outcome(scn: &Scenario, v: usize) -> Outcome {
-    let r = runner::run_trial(scn, &scn.variants[v], scn.seed, 0);
-    let c = r.counters;
+fn outcome(v: &VariantResult) -> Outcome {
+    let c = &v.counters;
     let mechanism = if c.timeouts > 0 {
         "RTO"
     } else if c.early_retrans > 0 {
@@ -101,30 +80,27 @@ fn outcome(scn: &Scenario, v: usize) -> Outcome {
     } else {
         "none"
     };
-    let first = r.exchanges.iter().find(|e| e.index == 0);
     Outcome {
         mechanism: mechanism.to_string(),
         timeouts: c.timeouts,
-        response_ms: first
-            .and_then(|e| e.server_ns)
-            .map_or(f64::NAN, |x| x as f64 / 1e6),
+        response_ms: first_response_ms(v),
         probes: c.loss_probes,
     }
 }
 
 pub fn run() -> Vec<Row> {
-    PATTERNS
-        .iter()
-        .map(|&(pattern, drops, paper)| {
-            let scn = scenario(drops);
-            Row {
-                pattern: pattern.to_string(),
-                paper: paper.to_string(),
-                without: outcome(&scn, 0),
-                reactive: outcome(&scn, 1),
-            }
-        })
-        .collect()
+    let mut rows = Vec::new();
+    super::run_points(&FILE.sweep(), false, true, |p, r| {
+        let pattern = p.at("pattern").expect("a pattern axis");
+        let paper = PAPER.iter().find(|x| x.0 == pattern).map_or("", |x| x.1);
+        rows.push(Row {
+            pattern: pattern.to_string(),
+            paper: paper.to_string(),
+            without: outcome(&r.variants[0]),
+            reactive: outcome(&r.variants[1]),
+        });
+    });
+    rows
 }
 
 pub fn text(rows: &[Row]) -> String {

@@ -14,25 +14,24 @@
 //! Spread: each trial draws the one-way delay uniformly within ±2% of the nominal
 //! value and starts up to 10 ms late, standing in for the timing noise of the
 //! paper's emulated network; everything else is deterministic.
+//!
+//! The scenario and its grid are `examples/tlp-study.toml`; this file holds the
+//! paper's Table 4 and the layout of the table and figures.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use plotters::prelude::*;
 use serde::Serialize;
 
-use crate::plot::{PALETTE, register_font};
+use super::Builtin;
+use crate::plot::{self, Panel, Series};
+use crate::runner::VariantResult;
 use gentle_sim::record::ExchangeRecord;
 
-use crate::scenario::Scenario;
-
-/// Table 3: (name, rate, RTT in ms, trials as in the paper).
-pub const NETWORKS: &[(&str, &str, u64, u64)] = &[
-    ("high-speed", "100Mbit/s", 10, 100),
-    ("mobile", "7.2Mbit/s", 100, 100),
-    ("satellite", "1Mbit/s", 800, 20),
-];
-
-pub const CONFIGS: &[&str] = &["plain", "ER", "TLP"];
+/// The experiment: networks (Table 3) × tail drops, three configurations each.
+pub const FILE: Builtin = Builtin {
+    path: "examples/tlp-study.toml",
+    text: include_str!("../../../../examples/tlp-study.toml"),
+};
 
 /// The paper's Table 4 (5 losses): (network, [t_total plain, ER, TLP], [t_recover ...]), s.
 pub const PAPER_TABLE4: &[(&str, [f64; 3], [f64; 3])] = &[
@@ -49,31 +48,31 @@ pub const PAPER_TABLE4: &[(&str, [f64; 3], [f64; 3])] = &[
     ),
 ];
 
-pub const MAX_DROPS: u32 = 20;
-
-/// Mean and standard deviation of one cell, seconds.
+/// Mean and standard deviation of one measure over a point's trials, seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct Cell {
+pub struct Spread {
     pub n: usize,
     pub mean: f64,
     pub sd: f64,
 }
 
-fn cell(xs: &[f64]) -> Cell {
-    let n = xs.len();
-    if n == 0 {
-        return Cell {
+impl Spread {
+    pub fn of(xs: &[f64]) -> Spread {
+        let n = xs.len();
+        if n == 0 {
+            return Spread {
+                n,
+                mean: f64::NAN,
+                sd: f64::NAN,
+            };
+        }
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n.max(2) - 1) as f64;
+        Spread {
             n,
-            mean: f64::NAN,
-            sd: f64::NAN,
-        };
-    }
-    let mean = xs.iter().sum::<f64>() / n as f64;
-    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n.max(2) - 1) as f64;
-    Cell {
-        n,
-        mean,
-        sd: var.sqrt(),
+            mean,
+            sd: var.sqrt(),
+        }
     }
 }
 
@@ -83,82 +82,74 @@ pub struct Point {
     pub network: String,
     pub config: String,
     pub drops: u32,
-    pub t_recover: Cell,
-    pub t_total: Cell,
+    pub t_recover: Spread,
+    pub t_total: Spread,
 }
 
-fn scenario(network: usize, drops: u32, trials: u64) -> Scenario {
-    let (_, rate, rtt, _) = NETWORKS[network];
-    let d = rtt as f64 / 2.0;
-    let text = format!(
-        r#"
-name = "tlp-study"
-seed = 1
-trials = {trials}
-metric = "fin"
-time_limit = "600s"
-[[link]]
-a = "server"
-b = "client"
-rate = "{rate}"
-delay = {{ uniform = ["{lo:.3}ms", "{hi:.3}ms"] }}
-queue = "1000pkt"
-a_to_b = {{ loss = {{ model = "tail-drop", n = {drops} }} }}
-[[workload]]
-client = "client"
-server = "server"
-request = "100B"
-response = "144800B"
-connection = "fresh"
-server_close = true
-jitter = "10ms"
-[[variant]]
-name = "plain"
-profile = "linux-3.10"
-sack = false
-fack = false
-er = "off"
-tlp = "off"
-[[variant]]
-name = "ER"
-profile = "linux-3.10"
-tlp = "off"
-[[variant]]
-name = "TLP"
-profile = "linux-3.10"
-"#,
-        lo = d * 0.98,
-        hi = d * 1.02,
-    );
-    Scenario::parse("<tlp-study>", &text).expect("valid built-in scenario")
+/// The grid as the table and figures lay it out: networks with their
+/// descriptions, the configurations, and the numbers of drops.
+struct Layout {
+    networks: Vec<(String, String)>,
+    configs: Vec<String>,
+    drops: Vec<u32>,
+}
+
+fn layout() -> Layout {
+    let sw = FILE.sweep();
+    let axis = |name: &str| {
+        sw.axes
+            .iter()
+            .find(|a| a.name == name)
+            .expect("an axis of the study")
+    };
+    let networks = axis("network")
+        .labels
+        .iter()
+        .map(|n| {
+            let p = sw.point(&[("network", n)]).expect("a point");
+            (n.clone(), p.scenario.description.clone())
+        })
+        .collect();
+    Layout {
+        networks,
+        configs: sw.points[0]
+            .scenario
+            .variants
+            .iter()
+            .map(|v| v.name.clone())
+            .collect(),
+        drops: axis("drops")
+            .labels
+            .iter()
+            .map(|d| d.parse().expect("whole numbers of drops"))
+            .collect(),
+    }
+}
+
+/// Seconds of one per-record measure, where it was taken.
+fn secs(v: &VariantResult, f: fn(&ExchangeRecord) -> Option<u64>) -> Vec<f64> {
+    v.records
+        .iter()
+        .filter_map(f)
+        .map(|x| x as f64 / 1e9)
+        .collect()
 }
 
 pub fn run(quick: bool) -> Vec<Point> {
     let mut out = Vec::new();
-    for (ni, &(name, _, _, trials)) in NETWORKS.iter().enumerate() {
-        let trials = if quick { (trials / 5).max(4) } else { trials };
-        for drops in 0..=MAX_DROPS {
-            let scn = scenario(ni, drops, trials);
-            let r = super::run_scenario(&scn, trials, true);
-            for (vi, v) in r.variants.iter().enumerate() {
-                // Seconds of one per-record measure, where it was taken.
-                let secs = |f: fn(&ExchangeRecord) -> Option<u64>| -> Vec<f64> {
-                    v.records
-                        .iter()
-                        .filter_map(f)
-                        .map(|x| x as f64 / 1e9)
-                        .collect()
-                };
-                out.push(Point {
-                    network: name.to_string(),
-                    config: CONFIGS[vi].to_string(),
-                    drops,
-                    t_recover: cell(&secs(|e| e.t_recover_ns)),
-                    t_total: cell(&secs(|e| e.t_total_ns)),
-                });
-            }
+    super::run_points(&FILE.sweep(), quick, true, |p, r| {
+        let network = p.at("network").expect("a network axis");
+        let drops = p.at("drops").and_then(|d| d.parse().ok()).expect("drops");
+        for v in &r.variants {
+            out.push(Point {
+                network: network.to_string(),
+                config: v.name.clone(),
+                drops,
+                t_recover: Spread::of(&secs(v, |e| e.t_recover_ns)),
+                t_total: Spread::of(&secs(v, |e| e.t_total_ns)),
+            });
         }
-    }
+    });
     out
 }
 
@@ -170,6 +161,7 @@ fn find<'a>(pts: &'a [Point], net: &str, cfg: &str, drops: u32) -> Option<&'a Po
 /// Table 4 (5 losses, ER as the baseline) beside the paper's, then the data of
 /// Figures 4 and 5.
 pub fn text(pts: &[Point]) -> String {
+    let lay = layout();
     let mut s = String::from(
         "tlp-study — 100-segment response, last n segments dropped once\n(tlp-measurement Table 4: n = 5, ER baseline)\n",
     );
@@ -178,12 +170,12 @@ pub fn text(pts: &[Point]) -> String {
         "", "plain (Δ%)", "ER", "TLP (Δ%)"
     );
     for &(net, tot, rec) in PAPER_TABLE4 {
-        let (_, rate, rtt, _) = NETWORKS
+        let what = lay
+            .networks
             .iter()
             .find(|n| n.0 == net)
-            .copied()
-            .expect("known");
-        s += &format!("{net}: {rate}, {rtt} ms RTT\n");
+            .map_or("", |n| n.1.as_str());
+        s += &format!("{net}: {what}\n");
         for (label, paper, get) in [
             (
                 "  t_total (s)",
@@ -210,21 +202,21 @@ pub fn text(pts: &[Point]) -> String {
         }
     }
     s += "\nmean ± standard deviation (s) by number of tail drops (Figures 4 and 5):\n";
-    type Get = fn(&Point) -> Cell;
+    type Get = fn(&Point) -> Spread;
     let measures: [(&str, Get); 2] = [
         ("t_recover", |p: &Point| p.t_recover),
         ("t_total", |p: &Point| p.t_total),
     ];
-    for &(net, _, _, _) in NETWORKS {
+    for (net, _) in &lay.networks {
         for (what, get) in measures {
             s += &format!("{net}, {what}\n{:>3}", "n");
-            for c in CONFIGS {
+            for c in &lay.configs {
                 s += &format!("{:>22}", c);
             }
             s += "\n";
-            for drops in 0..=MAX_DROPS {
+            for &drops in &lay.drops {
                 s += &format!("{drops:>3}");
-                for c in CONFIGS {
+                for c in &lay.configs {
                     let cell = find(pts, net, c, drops)
                         .map(get)
                         .filter(|c| c.n > 0)
@@ -244,141 +236,76 @@ the paper and gentle show.\n";
     s
 }
 
-fn draw<DB: DrawingBackend>(
-    root: DrawingArea<DB, plotters::coord::Shift>,
-    pts: &[Point],
-    which: &str,
-    networks: &[&str],
-) -> Result<(), String>
-where
-    DB::ErrorType: 'static,
-{
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let title = if which == "t_recover" {
-        "tlp-study — time to the first retransmission (Figure 4)"
-    } else {
-        "tlp-study — total transfer time (Figure 5)"
-    };
-    let root = root
-        .titled(title, ("sans-serif", 22))
-        .map_err(|e| e.to_string())?;
-    let panels = root.split_evenly((networks.len(), 1));
-    for (area, &net) in panels.iter().zip(networks) {
-        let get = |p: &Point| {
-            if which == "t_recover" {
-                p.t_recover
-            } else {
-                p.t_total
-            }
-        };
-        let ymax = pts
-            .iter()
-            .filter(|p| p.network == net)
-            .map(|p| get(p).mean + get(p).sd)
-            .filter(|x| x.is_finite())
-            .fold(0.0, f64::max)
-            // Headroom above the data for the legend, so it covers none.
-            * 1.45;
-        let mut chart = ChartBuilder::on(area)
-            .caption(net, ("sans-serif", 16))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(55)
-            .build_cartesian_2d(-0.5f64..MAX_DROPS as f64 + 0.5, 0f64..ymax.max(1e-3))
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_desc("tail segments dropped")
-            .y_desc(format!("{which} (s)"))
-            .x_label_formatter(&crate::plot::tick)
-            .y_label_formatter(&|v| {
-                // Seconds, every tick of a panel to the same precision.
-                let decimals = if ymax >= 5.0 {
-                    0
-                } else if ymax >= 1.0 {
-                    1
-                } else {
-                    2
-                };
-                format!("{v:.decimals$}")
-            })
-            .label_style(("sans-serif", 13))
-            .light_line_style(RGBColor(235, 235, 235))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        for (ci, &c) in CONFIGS.iter().enumerate() {
-            // Colours as the paper's: plain green, ER blue, TLP red.
-            let colour = [PALETTE[3], PALETTE[2], PALETTE[1]][ci];
-            let shift = (ci as f64 - 1.0) * 0.15;
-            let series: Vec<(f64, Cell)> = (0..=MAX_DROPS)
-                .filter_map(|n| find(pts, net, c, n).map(|p| (n as f64 + shift, get(p))))
-                .filter(|(_, c)| c.n > 0)
-                .collect();
-            chart
-                .draw_series(LineSeries::new(
-                    series.iter().map(|&(x, c)| (x, c.mean)),
-                    colour.stroke_width(2),
-                ))
-                .map_err(|e| e.to_string())?
-                .label(c)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2))
-                });
-            chart
-                .draw_series(series.iter().map(|&(x, c)| {
-                    ErrorBar::new_vertical(
-                        x,
-                        (c.mean - c.sd).max(0.0),
-                        c.mean,
-                        c.mean + c.sd,
-                        colour.filled(),
-                        6,
-                    )
-                }))
-                .map_err(|e| e.to_string())?;
+/// One panel per network: mean ± standard deviation of a measure against the
+/// number of drops, a series per configuration (plain green, ER blue, TLP red, as
+/// the paper's), shifted sideways a little so the error bars do not overlap.
+fn panels(pts: &[Point], lay: &Layout, which: &str, networks: &[&str]) -> Vec<Panel> {
+    let get = |p: &Point| {
+        if which == "t_recover" {
+            p.t_recover
+        } else {
+            p.t_total
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font(("sans-serif", 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(|e| e.to_string())?;
-    }
-    root.present().map_err(|e| e.to_string())
+    };
+    networks
+        .iter()
+        .map(|&net| Panel {
+            caption: net.to_string(),
+            x_desc: "tail segments dropped".to_string(),
+            y_desc: format!("{which} (s)"),
+            series: lay
+                .configs
+                .iter()
+                .enumerate()
+                .map(|(ci, c)| Series {
+                    label: c.clone(),
+                    colour: [3, 2, 1][ci % 3],
+                    points: lay
+                        .drops
+                        .iter()
+                        .filter_map(|&n| find(pts, net, c, n).map(|p| (n, get(p))))
+                        .filter(|(_, s)| s.n > 0)
+                        .map(|(n, s)| (n as f64 + (ci as f64 - 1.0) * 0.15, s.mean, s.sd))
+                        .collect(),
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// Figure 4 (t_recover, high-speed) and Figure 5 (t_total, all three networks), as
 /// PNG and SVG under `dir`.
-pub fn plots(dir: &Path, pts: &[Point]) -> Result<Vec<std::path::PathBuf>, String> {
-    register_font();
+pub fn plots(dir: &Path, pts: &[Point]) -> Result<Vec<PathBuf>, String> {
+    let lay = layout();
+    let all: Vec<&str> = lay.networks.iter().map(|n| n.0.as_str()).collect();
+    let x_max = lay.drops.iter().copied().max().unwrap_or(0) as f64;
     let mut files = Vec::new();
-    for (stem, which, nets, h) in [
-        ("tlp-study-fig4", "t_recover", vec!["high-speed"], 500u32),
+    for (stem, which, title, nets, h) in [
+        (
+            "tlp-study-fig4",
+            "t_recover",
+            "tlp-study — time to the first retransmission (Figure 4)",
+            &all[..1],
+            500u32,
+        ),
         (
             "tlp-study-fig5",
             "t_total",
-            vec!["high-speed", "mobile", "satellite"],
+            "tlp-study — total transfer time (Figure 5)",
+            &all[..],
             1100,
         ),
     ] {
-        let png = dir.join(format!("{stem}.png"));
-        draw(
-            BitMapBackend::new(&png, (900, h)).into_drawing_area(),
-            pts,
-            which,
-            &nets,
+        let stem = dir.join(stem);
+        plot::error_bars(
+            &stem,
+            title,
+            (-0.5, x_max + 0.5),
+            &panels(pts, &lay, which, nets),
+            h,
         )?;
-        let svg = dir.join(format!("{stem}.svg"));
-        draw(
-            SVGBackend::new(&svg, (900, h)).into_drawing_area(),
-            pts,
-            which,
-            &nets,
-        )?;
-        files.push(png);
-        files.push(svg);
+        files.push(stem.with_extension("png"));
+        files.push(stem.with_extension("svg"));
     }
     Ok(files)
 }

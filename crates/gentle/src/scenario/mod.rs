@@ -6,6 +6,7 @@
 mod error;
 mod network;
 mod reader;
+mod sweep;
 mod variant;
 mod workload;
 
@@ -17,6 +18,7 @@ use gentle_sim::Setup;
 use gentle_tcp::Config;
 pub use network::{ChanDef, DelayParam, LinkDef};
 use reader::{Result, Table};
+pub use sweep::{Axis, Point, Seeding, Sweep, point_seed};
 use toml_edit::Item;
 pub use variant::switch_table;
 
@@ -72,6 +74,9 @@ pub struct Scenario {
     pub filter: Filter,
     /// Print the recovery-episode tables (`prr-imc11.txt` Tables 5–7).
     pub recovery_stats: bool,
+    /// The sweep point this scenario is, as `(axis, label)` pairs; empty outside a
+    /// sweep.
+    pub point: Vec<(String, String)>,
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -92,15 +97,20 @@ const TOP_KEYS: &[&str] = &[
 ];
 
 impl Scenario {
-    /// Parses and validates a scenario. `file` names it in errors.
+    /// Parses and validates a scenario without a `[sweep]` (see [`Sweep::parse`]
+    /// for files with one). `file` names it in errors.
     pub fn parse(file: &str, text: &str) -> std::result::Result<Scenario, ScenarioError> {
         let src = Source { file, text };
-        let doc = toml_edit::Document::parse(text.to_string()).map_err(|e| {
-            let span = e.span();
-            src.error(span, format!("invalid TOML: {}", e.message()))
-                .expected("TOML syntax")
-        })?;
-        parse_doc(src, &doc)
+        let doc = parse_toml(src)?;
+        if doc.as_table().contains_key("sweep") {
+            let top = Table::new(src, doc.as_table(), Some(0..0), "the scenario");
+            return Err(top.bad(
+                "sweep",
+                "this file is a sweep of many scenarios",
+                "a scenario without [sweep] (a sweep is read point by point)",
+            ));
+        }
+        parse_doc(src, doc.as_table())
     }
 
     /// The simulator setup of one trial of `variant` (per-trial parameters such as a
@@ -129,8 +139,17 @@ impl Scenario {
     }
 }
 
-fn parse_doc(src: Source<'_>, doc: &toml_edit::Document<String>) -> Result<Scenario> {
-    let top = Table::new(src, doc.as_table(), Some(0..0), "the scenario");
+fn parse_toml(src: Source<'_>) -> Result<toml_edit::Document<String>> {
+    toml_edit::Document::parse(src.text.to_string()).map_err(|e| {
+        let span = e.span();
+        src.error(span, format!("invalid TOML: {}", e.message()))
+            .expected("TOML syntax")
+    })
+}
+
+/// Reads a scenario from its top-level table.
+fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scenario> {
+    let top = Table::new(src, root, Some(0..0), "the scenario");
     top.check_keys(TOP_KEYS)?;
     let name = top
         .str("name", "a string")?
@@ -234,6 +253,7 @@ fn parse_doc(src: Source<'_>, doc: &toml_edit::Document<String>) -> Result<Scena
         tsg,
         filter,
         recovery_stats,
+        point: Vec::new(),
     })
 }
 
