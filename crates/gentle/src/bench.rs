@@ -157,6 +157,7 @@ pub fn run(full: bool) -> BenchResult {
             seed: 1,
             keep_records: false,
             progress: false,
+            observe: crate::runner::Observe::default(),
         },
     );
     let all = t1.elapsed().as_secs_f64();

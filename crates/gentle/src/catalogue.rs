@@ -91,6 +91,7 @@ pub fn run(
         seed: scn.seed,
         keep_records: false,
         progress: false,
+        observe: crate::runner::Observe::default(),
     };
     let run = crate::runner::run(&scn, &opts);
     Some((scn, run))

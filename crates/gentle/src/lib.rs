@@ -14,5 +14,6 @@ pub mod report;
 pub mod runner;
 pub mod sample;
 pub mod scenario;
+pub mod sinks;
 pub mod tsg;
 pub mod units;

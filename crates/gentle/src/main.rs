@@ -9,7 +9,7 @@ use gentle::catalogue::{self, CATALOGUE};
 use gentle::programs::{self, PROGRAMS};
 use gentle::runner::{self, RunOptions};
 use gentle::scenario::{Scenario, Sweep};
-use gentle::{bench, checks, interrupt, output, plot, report, tsg};
+use gentle::{bench, checks, interrupt, output, plot, report, sinks, tsg};
 
 /// Trials build and drop many small objects; mimalloc serves them faster than the
 /// system allocator.
@@ -366,13 +366,20 @@ fn run_scenarios(
             .trials
             .unwrap_or(if quick { scn.quick_trials } else { scn.trials });
         let seed = a.seed.unwrap_or(scn.seed);
+        let trace_trial = a.trace.is_some().then(|| a.trial.unwrap_or(0));
         let opts = RunOptions {
             trials,
             seed,
             keep_records: staged.is_some(),
             progress: true,
+            // Observed as they run: --trace's trial, --pcap's, and trial 0 for a
+            // time-sequence graph.
+            observe: runner::Observe {
+                trace: trace_trial,
+                capture: a.pcap,
+                tsg: scn.tsg.then_some(0),
+            },
         };
-        // With --out, every record goes to the CSV as its wave of trials finishes.
         let stem = if scns.len() > 1 {
             format!("{}-", output::file_name(&scn.name))
         } else {
@@ -383,149 +390,43 @@ fn run_scenarios(
         {
             eprintln!("{note}");
         }
-        let mut csv = match staged.as_deref_mut() {
-            Some(st) => {
-                let path = st.path(&format!("{stem}records.csv"));
-                match std::fs::File::create(&path) {
-                    Ok(f) => {
-                        let mut w = std::io::BufWriter::new(f);
-                        let _ = w.write_all(report::CSV_HEADER.as_bytes());
-                        Some(w)
-                    }
-                    Err(e) => {
-                        eprintln!("error: cannot write {}: {e}", path.display());
-                        return ExitCode::from(1);
-                    }
-                }
+        // With --out, every record goes to the CSV as its wave of trials finishes.
+        let mut csv = match sinks::CsvSink::open(staged.as_deref_mut(), &stem) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(1);
             }
-            None => None,
         };
-        let mut csv_error: Option<std::io::Error> = None;
-        let run = runner::run_streaming(scn, &opts, &mut |vi, recs| {
-            if let Some(w) = csv.as_mut() {
-                let rows = report::csv_rows(scn, &scn.variants[vi].name, recs);
-                if let Err(e) = w.write_all(rows.as_bytes()) {
-                    csv_error.get_or_insert(e);
-                }
-            }
-        });
-        drop(csv.take());
+        let run = runner::run_streaming(scn, &opts, &mut |vi, recs| csv.write(scn, vi, recs));
+        let csv_done = csv.close();
         if interrupt::requested() {
-            let done: u64 = run.variants.iter().map(|v| v.trials_run).sum();
-            let total = trials * scn.variants.len() as u64;
-            let staged_mb = staged.as_deref().map_or(0, |s| s.staged_bytes()) / 1_000_000;
-            let what = if done < total {
-                format!(
-                    "{} abandoned after {done} of {total} trials × variants",
-                    scn.name
-                )
-            } else {
-                format!("stopped after {} finished", scn.name)
-            };
-            eprintln!(
-                "interrupted: {what}; nothing was written{}",
-                if staged_mb > 0 {
-                    format!(" ({staged_mb} MB of staged results removed)")
-                } else {
-                    String::new()
-                }
-            );
-            return ExitCode::from(interrupt::EXIT_INTERRUPTED);
+            return interrupted(scn, &run, trials, staged.as_deref());
         }
-        if let Some(e) = csv_error {
-            eprintln!("error: writing records: {e}");
+        if let Err(e) = csv_done {
+            eprintln!("error: {e}");
             return ExitCode::from(1);
         }
         if run.variants.iter().any(|v| v.corrupt_bytes > 0) {
             failed = true;
         }
         eprint!("{}", report::unfinished_note(&run));
-        // Scenarios with a time-sequence graph: trial 0 of every variant, traced.
-        let tsg_flows = scn
-            .tsg
-            .then(|| tsg::flows(&runner::observed_trace(scn, seed, 0)));
-        let later_ms = tsg::later_write_ms(scn);
-        if a.json {
-            let mut j = report::json(scn, &run, trials, seed);
-            j["experiment"] = serde_json::Value::String(scn.name.clone());
-            if let Some(flows) = &tsg_flows {
-                let facts: Vec<tsg::Facts> =
-                    flows.iter().map(|f| tsg::facts(f, later_ms)).collect();
-                j["trial0"] = serde_json::to_value(facts).expect("serialisable");
-            }
-            if scn.point.is_empty() {
-                docs.push(j);
-            } else {
-                // A sweep's points stream: one JSON line each, as it finishes.
-                let _ = writeln!(std::io::stdout().lock(), "{j}");
-            }
-        } else {
-            let mut out = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error worth a panic.
-            let _ = writeln!(out, "{}", report::table(scn, &run, trials));
-            if let Some(flows) = &tsg_flows {
-                let facts: Vec<tsg::Facts> =
-                    flows.iter().map(|f| tsg::facts(f, later_ms)).collect();
-                let _ = writeln!(
-                    out,
-                    "trial 0, times from the first data segment:\n{}",
-                    tsg::facts_text(&facts, later_ms)
-                );
-            }
-        }
+        let flows = sinks::flows(scn, &run);
+        sinks::report(scn, &run, (trials, seed), a.json, flows.as_deref(), docs);
+        let mut res = Ok(());
         if let Some(st) = staged.as_deref_mut() {
-            let res = (|| -> Result<(), String> {
-                let j = serde_json::to_string_pretty(&report::json(scn, &run, trials, seed))
-                    .expect("serialisable");
-                st.write(&format!("{stem}summary.json"), j.as_bytes())
-                    .map_err(|e| e.to_string())?;
-                let p = st.path(&format!("{stem}cdf.png"));
-                st.path(&format!("{stem}cdf.svg"));
-                plot::cdf(&p, &report::cdf_title(scn), &run)?;
-                if let Some(flows) = &tsg_flows {
-                    let p = st.path(&format!("{stem}tsg.png"));
-                    st.path(&format!("{stem}tsg.svg"));
-                    plot::tsg(
-                        &p,
-                        &format!("{} — time-sequence graph, trial 0", scn.name),
-                        flows,
-                    )?;
-                }
-                Ok(())
-            })();
-            if let Err(e) = res {
-                eprintln!("error: writing results: {e}");
-                return ExitCode::from(1);
-            }
+            res = sinks::results(st, &stem, scn, &run, (trials, seed), flows.as_deref())
+                .map_err(|e| format!("writing results: {e}"));
         }
-        if a.pcap.is_some() || a.trace.is_some() {
-            for v in &scn.variants {
-                if let Some(k) = a.pcap {
-                    let (_, _, frames) = runner::run_trial_observed(scn, v, seed, k);
-                    let name = format!(
-                        "{}-trial{}-{}.pcap",
-                        output::file_name(&scn.name),
-                        k,
-                        output::file_name(&v.name)
-                    );
-                    let bytes = output::pcap_bytes(&frames);
-                    let res = match staged.as_deref_mut() {
-                        Some(st) => st.write(&name, &bytes),
-                        None => std::fs::write(&name, &bytes).map(|()| {
-                            eprintln!("wrote {name}");
-                        }),
-                    };
-                    if let Err(e) = res {
-                        eprintln!("error: writing {name}: {e}");
-                        return ExitCode::from(1);
-                    }
-                }
-                if a.trace.is_some() {
-                    for val in runner::observed_variant_trace(scn, v, seed, a.trial.unwrap_or(0)) {
-                        trace_lines.push(val.to_string());
-                    }
-                }
-            }
+        if let (Ok(()), Some(k)) = (&res, a.pcap) {
+            res = sinks::pcaps(scn, &run, k, staged.as_deref_mut());
+        }
+        if let Err(e) = res {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+        if let Some(k) = trace_trial {
+            sinks::trace_lines(scn, &run, k, &mut trace_lines);
         }
     }
     if let Some(path) = &a.trace {
@@ -541,6 +442,35 @@ fn run_scenarios(
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// Ctrl-C during `scn`: says what was abandoned; nothing is written.
+fn interrupted(
+    scn: &Scenario,
+    run: &runner::RunResult,
+    trials: u64,
+    staged: Option<&output::Staged>,
+) -> ExitCode {
+    let done: u64 = run.variants.iter().map(|v| v.trials_run).sum();
+    let total = trials * scn.variants.len() as u64;
+    let staged_mb = staged.map_or(0, |s| s.staged_bytes()) / 1_000_000;
+    let what = if done < total {
+        format!(
+            "{} abandoned after {done} of {total} trials × variants",
+            scn.name
+        )
+    } else {
+        format!("stopped after {} finished", scn.name)
+    };
+    eprintln!(
+        "interrupted: {what}; nothing was written{}",
+        if staged_mb > 0 {
+            format!(" ({staged_mb} MB of staged results removed)")
+        } else {
+            String::new()
+        }
+    );
+    ExitCode::from(interrupt::EXIT_INTERRUPTED)
 }
 
 /// The staging area of `--out DIR`, if one was asked for; a directory that cannot
@@ -572,14 +502,13 @@ fn plot_command(
             return ExitCode::from(2);
         }
     };
-    let lines = match tsg::parse_trace(trace, &text) {
+    let flows = match tsg::flows_from_file(trace, &text) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    let flows = tsg::flows(&lines);
     if flows.iter().all(|f| f.sends.is_empty()) {
         eprintln!(
             "error: {}: the trace holds no data segments to draw",

@@ -9,14 +9,16 @@ use std::time::Instant as WallClock;
 
 use gentle_sim::link::ChannelStats;
 use gentle_sim::record::{ExchangeRecord, PageRecord, TrialResult};
-use gentle_sim::{Capture, Sim, TraceLine, TraceRecorder, rng};
+use gentle_sim::{Capture, Observer, PacketEvent, PacketView, Sim, TraceLine, TraceRecorder, rng};
 use gentle_tcp::Counters;
+use gentle_tcp::{Event, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::episodes::Episodes;
 use crate::sample::Sample;
 use crate::scenario::{Filter, Metric, Scenario, Variant};
+use crate::tsg::{Flow, FlowRecorder};
 
 /// Trials per block of work.
 const BLOCK: u64 = 64;
@@ -34,6 +36,68 @@ pub struct RunOptions {
     pub keep_records: bool,
     /// Show a progress bar on stderr (only when it is a terminal).
     pub progress: bool,
+    /// Trials to observe as they run, and what to keep of them.
+    pub observe: Observe,
+}
+
+/// Which trials of every variant are observed, and how. Each trial still runs once:
+/// an observed trial runs with observers attached.
+#[derive(Clone, Debug, Default)]
+pub struct Observe {
+    /// Keep the trace of this trial (`--trace`, `--trial`).
+    pub trace: Option<u64>,
+    /// Keep the packets of this trial, captured at the scenario's capture node
+    /// (`--pcap`).
+    pub capture: Option<u64>,
+    /// Keep the time-sequence graph of this trial (scenarios with `tsg`).
+    pub tsg: Option<u64>,
+}
+
+impl Observe {
+    fn wants(&self, trial: u64) -> bool {
+        [self.trace, self.capture, self.tsg].contains(&Some(trial))
+    }
+}
+
+/// What an observed trial showed.
+#[derive(Clone, Debug, Default)]
+pub struct Observed {
+    pub trial: u64,
+    pub trace: Option<Vec<TraceLine>>,
+    pub frames: Option<Vec<(u64, Vec<u8>)>>,
+    pub flow: Option<Flow>,
+}
+
+/// The observers of one trial, each present when asked for.
+struct TrialObservers {
+    trace: Option<TraceRecorder>,
+    capture: Option<Capture>,
+    flow: Option<FlowRecorder>,
+}
+
+impl Observer for TrialObservers {
+    fn on_packet(&mut self, ev: PacketEvent, p: &PacketView<'_>) {
+        if let Some(o) = &mut self.trace {
+            o.on_packet(ev, p);
+        }
+        if let Some(o) = &mut self.capture {
+            o.on_packet(ev, p);
+        }
+        if let Some(o) = &mut self.flow {
+            o.on_packet(ev, p);
+        }
+    }
+    fn on_engine(&mut self, t: Instant, node: u16, conn: u32, ev: &Event, nodes: &[String]) {
+        if let Some(o) = &mut self.trace {
+            o.on_engine(t, node, conn, ev, nodes);
+        }
+        if let Some(o) = &mut self.flow {
+            o.on_engine(t, node, conn, ev, nodes);
+        }
+    }
+    fn wants_engine_events(&self) -> bool {
+        self.trace.is_some() || self.flow.is_some()
+    }
 }
 
 /// Everything measured for one variant.
@@ -64,6 +128,8 @@ pub struct VariantResult {
     pub with_loss: u64,
     /// Fast-recovery episodes of every sender, counted by value.
     pub episodes: Episodes,
+    /// The observed trials, in trial order.
+    pub observed: Vec<Observed>,
 }
 
 #[derive(Clone, Debug)]
@@ -165,48 +231,43 @@ pub fn run_trial(scn: &Scenario, variant: &Variant, seed: u64, trial: u64) -> Tr
         .run()
 }
 
-/// Runs one trial with tracing and packet capture on.
-pub fn run_trial_observed(
+/// Runs one trial of one variant with the observers `observe` asks for that trial.
+fn run_trial_observed(
     scn: &Scenario,
     variant: &Variant,
     seed: u64,
     trial: u64,
-) -> (TrialResult, Vec<TraceLine>, Vec<(u64, Vec<u8>)>) {
+    observe: &Observe,
+) -> (TrialResult, Observed) {
     let ts = rng::trial_seed(seed, trial);
     let setup = scn.setup(variant, ts);
-    let mut obs = (TraceRecorder::default(), Capture::new(scn.capture_node()));
+    let mut obs = TrialObservers {
+        trace: (observe.trace == Some(trial)).then(TraceRecorder::default),
+        capture: (observe.capture == Some(trial)).then(|| Capture::new(scn.capture_node())),
+        flow: (observe.tsg == Some(trial)).then(|| FlowRecorder::new(&scn.name, &variant.name)),
+    };
     let r = Sim::new(&setup, trial, ts)
         .expect("scenario validated")
         .with_observer(&mut obs)
         .run();
-    (r, obs.0.lines, obs.1.frames)
+    let seen = Observed {
+        trial,
+        trace: obs.trace.map(|t| t.lines),
+        frames: obs.capture.map(|c| c.frames),
+        flow: obs.flow.map(FlowRecorder::finish),
+    };
+    (r, seen)
 }
 
-/// The trace of trial `trial` of one variant as JSON values, each line tagged with
-/// the scenario and variant names (the format of `gentle run --trace`).
-pub fn observed_variant_trace(
-    scn: &Scenario,
-    v: &Variant,
-    seed: u64,
-    trial: u64,
-) -> Vec<serde_json::Value> {
-    let (_, lines, _) = run_trial_observed(scn, v, seed, trial);
-    lines
-        .iter()
-        .map(|l| {
-            let mut val = serde_json::to_value(l).expect("serialisable");
-            val["scenario"] = serde_json::json!(scn.name);
-            val["variant"] = serde_json::json!(v.name);
-            val
-        })
-        .collect()
-}
-
-/// The traces of trial `trial` of every variant.
-pub fn observed_trace(scn: &Scenario, seed: u64, trial: u64) -> Vec<serde_json::Value> {
+/// The time-sequence graphs of trial `trial` of every variant (one run each).
+pub fn observed_flows(scn: &Scenario, seed: u64, trial: u64) -> Vec<Flow> {
+    let observe = Observe {
+        tsg: Some(trial),
+        ..Observe::default()
+    };
     scn.variants
         .iter()
-        .flat_map(|v| observed_variant_trace(scn, v, seed, trial))
+        .filter_map(|v| run_trial_observed(scn, v, seed, trial, &observe).1.flow)
         .collect()
 }
 
@@ -287,7 +348,14 @@ pub fn run_streaming(
                 .map(|&(lo, hi)| {
                     let mut v = VariantResult::default();
                     for trial in lo..hi {
-                        let t = run_trial(scn, variant, opts.seed, trial);
+                        let t = if opts.observe.wants(trial) {
+                            let (t, seen) =
+                                run_trial_observed(scn, variant, opts.seed, trial, &opts.observe);
+                            v.observed.push(seen);
+                            t
+                        } else {
+                            run_trial(scn, variant, opts.seed, trial)
+                        };
                         absorb(&mut v, t, scn, opts.keep_records);
                     }
                     bar.inc(hi - lo);
@@ -334,4 +402,5 @@ fn merge(v: &mut VariantResult, p: VariantResult) {
     v.with_retransmission += p.with_retransmission;
     v.with_loss += p.with_loss;
     v.episodes.merge(&p.episodes);
+    v.observed.extend(p.observed);
 }

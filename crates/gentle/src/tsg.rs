@@ -2,15 +2,17 @@
 //! original transmissions black, retransmissions red, snd.una as a green staircase,
 //! SACK blocks purple; time on x, sequence on y; one panel per variant, stacked.
 //!
-//! The input is the JSON-lines trace of `gentle run --trace` (each line tagged with
-//! `scenario` and `variant`). The flow drawn is the measured workload's first
+//! The input is a trial as it runs ([`FlowRecorder`] observes it), or the JSON-lines
+//! trace of `gentle run --trace` (each line tagged with `scenario` and `variant`;
+//! [`flows_from_file`]). The flow drawn is the measured workload's first
 //! connection, seen at its data sender: what it sent and the ACKs it received.
 //! Times are relative to the first data segment; sequence numbers to the ISN.
 //! `plot::tsg` draws the flows.
 
 use std::path::Path;
 
-use serde_json::Value;
+use gentle_sim::{Observer, PacketEvent, PacketView};
+use gentle_tcp::{CaState, Event, Instant};
 
 use crate::scenario::Scenario;
 
@@ -64,46 +66,151 @@ impl Flow {
     }
 }
 
-/// Splits a trace into flows, one per (scenario, variant), in order of appearance.
-pub fn flows(lines: &[Value]) -> Vec<Flow> {
-    let mut keys: Vec<(String, String)> = Vec::new();
-    for l in lines {
-        let k = key(l);
-        if !keys.contains(&k) {
-            keys.push(k);
+/// What the graph needs of one trace line, typed: from a running trial (as an
+/// [`Observer`]) or from a trace file.
+#[derive(Clone, Debug, PartialEq)]
+enum Seen {
+    /// A segment sent by `node`: sequence offset and payload length.
+    Send { flow: u32, seq: u64, len: u64 },
+    /// A segment received by `node`: its ACK (relative) and SACK blocks, if it acks.
+    Recv {
+        flow: u32,
+        ack: Option<u64>,
+        sacks: Vec<(u64, u64)>,
+    },
+    /// A congestion-state change of connection `conn`.
+    Ca {
+        conn: u32,
+        from: String,
+        to: String,
+        cwnd: u64,
+        ssthresh: u64,
+        pipe: u64,
+    },
+}
+
+/// One typed line: when, where, what.
+#[derive(Clone, Debug)]
+struct SeenAt {
+    t_ns: u64,
+    node: String,
+    what: Seen,
+}
+
+/// Collects the time-sequence graph of one variant's trial as it runs.
+#[derive(Debug, Default)]
+pub struct FlowRecorder {
+    scenario: String,
+    variant: String,
+    seen: Vec<SeenAt>,
+}
+
+impl FlowRecorder {
+    /// For trial runs of `variant` of `scenario`.
+    pub fn new(scenario: &str, variant: &str) -> FlowRecorder {
+        FlowRecorder {
+            scenario: scenario.to_string(),
+            variant: variant.to_string(),
+            seen: Vec::new(),
         }
     }
-    keys.into_iter()
-        .map(|k| {
-            let ls: Vec<&Value> = lines.iter().filter(|l| key(l) == k).collect();
-            flow_of(k.0, k.1, &ls)
-        })
-        .collect()
+    /// The flow the trial showed.
+    pub fn finish(self) -> Flow {
+        flow_of(self.scenario, self.variant, &self.seen)
+    }
 }
 
-fn key(l: &Value) -> (String, String) {
-    let s = |f: &str| l[f].as_str().unwrap_or("").to_string();
-    (s("scenario"), s("variant"))
+impl Observer for FlowRecorder {
+    fn on_packet(&mut self, ev: PacketEvent, p: &PacketView<'_>) {
+        let (iss, irs) = p.isn.unwrap_or((0, 0));
+        let seg = p.seg;
+        let what = match ev {
+            PacketEvent::Send => Seen::Send {
+                flow: p.meta.flow,
+                seq: seg.seq.wrapping_sub(iss) as u64,
+                len: seg.payload.len() as u64,
+            },
+            PacketEvent::Recv => Seen::Recv {
+                flow: p.meta.flow,
+                ack: seg.flags.ack().then(|| seg.ack.wrapping_sub(irs) as u64),
+                sacks: seg
+                    .options
+                    .sack
+                    .as_slice()
+                    .iter()
+                    .map(|b| {
+                        (
+                            b.left.wrapping_sub(irs) as u64,
+                            b.right.wrapping_sub(irs) as u64,
+                        )
+                    })
+                    .collect(),
+            },
+            _ => return,
+        };
+        self.seen.push(SeenAt {
+            t_ns: p.t.as_nanos(),
+            node: p.nodes[p.node as usize].clone(),
+            what,
+        });
+    }
+
+    fn on_engine(&mut self, t: Instant, node: u16, conn: u32, ev: &Event, nodes: &[String]) {
+        if let Event::CaState {
+            from,
+            to,
+            cwnd,
+            ssthresh,
+            pipe,
+        } = *ev
+        {
+            self.seen.push(SeenAt {
+                t_ns: t.as_nanos(),
+                node: nodes[node as usize].clone(),
+                what: Seen::Ca {
+                    conn,
+                    from: ca_name(from),
+                    to: ca_name(to),
+                    cwnd: cwnd as u64,
+                    ssthresh: ssthresh as u64,
+                    pipe: pipe as u64,
+                },
+            });
+        }
+    }
+
+    fn wants_engine_events(&self) -> bool {
+        true
+    }
 }
 
-fn flow_of(scenario: String, variant: String, ls: &[&Value]) -> Flow {
+/// A congestion state's name as traces print it.
+fn ca_name(s: CaState) -> String {
+    match s {
+        CaState::Open => "open",
+        CaState::Disorder => "disorder",
+        CaState::Cwr => "cwr",
+        CaState::Recovery => "recovery",
+        CaState::Loss => "loss",
+    }
+    .to_string()
+}
+
+fn flow_of(scenario: String, variant: String, ls: &[SeenAt]) -> Flow {
     // The data sender of flow 0: the node that sent the most payload in it.
-    let mut by_node: Vec<(String, u64)> = Vec::new();
+    let mut by_node: Vec<(&str, u64)> = Vec::new();
     for l in ls {
-        let p = &l["packet"];
-        if l["what"] == "send" && p["flow"] == 0 {
-            let node = l["node"].as_str().unwrap_or("").to_string();
-            let len = p["len"].as_u64().unwrap_or(0);
-            match by_node.iter_mut().find(|x| x.0 == node) {
+        if let Seen::Send { flow: 0, len, .. } = l.what {
+            match by_node.iter_mut().find(|x| x.0 == l.node) {
                 Some(x) => x.1 += len,
-                None => by_node.push((node, len)),
+                None => by_node.push((&l.node, len)),
             }
         }
     }
     let sender = by_node
         .iter()
         .max_by_key(|x| x.1)
-        .map(|x| x.0.clone())
+        .map(|x| x.0.to_string())
         .unwrap_or_default();
     let mut f = Flow {
         scenario,
@@ -112,72 +219,51 @@ fn flow_of(scenario: String, variant: String, ls: &[&Value]) -> Flow {
     };
     let t0 = ls
         .iter()
-        .find(|l| {
-            l["what"] == "send"
-                && l["node"] == sender.as_str()
-                && l["packet"]["flow"] == 0
-                && l["packet"]["len"].as_u64().unwrap_or(0) > 0
-        })
-        .and_then(|l| l["t_ns"].as_u64())
-        .unwrap_or(0);
-    let ms = |l: &Value| (l["t_ns"].as_u64().unwrap_or(0) as f64 - t0 as f64) / 1e6;
+        .find(|l| l.node == sender && matches!(l.what, Seen::Send { flow: 0, len, .. } if len > 0))
+        .map_or(0, |l| l.t_ns);
+    let ms = |l: &SeenAt| (l.t_ns as f64 - t0 as f64) / 1e6;
     let mut high = 0u64;
-    let mut sender_conn: Option<u64> = None;
-    for l in ls {
-        if l["node"] != sender.as_str() {
-            continue;
-        }
-        let p = &l["packet"];
-        match l["what"].as_str() {
-            Some("send") if p["flow"] == 0 => {
-                let len = p["len"].as_u64().unwrap_or(0);
-                if len == 0 {
-                    continue;
-                }
-                let start = p["seq"].as_u64().unwrap_or(0);
+    let mut sender_conn: Option<u32> = None;
+    for l in ls.iter().filter(|l| l.node == sender) {
+        match &l.what {
+            &Seen::Send { flow: 0, seq, len } if len > 0 => {
                 f.sends.push(Tx {
                     t_ms: ms(l),
-                    start,
-                    end: start + len,
-                    retransmission: start < high,
+                    start: seq,
+                    end: seq + len,
+                    retransmission: seq < high,
                 });
-                high = high.max(start + len);
+                high = high.max(seq + len);
             }
-            Some("recv")
-                if p["flow"] == 0 && p["flags"].as_str().is_some_and(|x| x.contains('A')) =>
-            {
-                let sacks = p["sack"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|b| Some((b[0].as_u64()?, b[1].as_u64()?)))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                f.acks.push(AckIn {
-                    t_ms: ms(l),
-                    una: p["ack"].as_u64().unwrap_or(0),
-                    sacks,
-                });
-            }
-            Some("engine") if l["event"] == "ca-state" => {
+            Seen::Recv {
+                flow: 0,
+                ack: Some(una),
+                sacks,
+            } => f.acks.push(AckIn {
+                t_ms: ms(l),
+                una: *una,
+                sacks: sacks.clone(),
+            }),
+            Seen::Ca {
+                conn,
+                from,
+                to,
+                cwnd,
+                ssthresh,
+                pipe,
+            } => {
                 // The sender's connection is the one whose state changes carry cwnd;
                 // take the first seen.
-                let conn = l["conn"].as_u64();
-                if sender_conn.is_none() {
-                    sender_conn = conn;
-                }
-                if conn != sender_conn {
+                if *sender_conn.get_or_insert(*conn) != *conn {
                     continue;
                 }
-                let n = |k: &str| l[k].as_u64().unwrap_or(0);
                 f.ca.push(CaChange {
                     t_ms: ms(l),
-                    from: l["from"].as_str().unwrap_or("").to_string(),
-                    to: l["to"].as_str().unwrap_or("").to_string(),
-                    cwnd: n("cwnd"),
-                    ssthresh: n("ssthresh"),
-                    pipe: n("pipe"),
+                    from: from.clone(),
+                    to: to.clone(),
+                    cwnd: *cwnd,
+                    ssthresh: *ssthresh,
+                    pipe: *pipe,
                 });
             }
             _ => {}
@@ -186,31 +272,109 @@ fn flow_of(scenario: String, variant: String, ls: &[&Value]) -> Flow {
     f
 }
 
-/// Parses a JSON-lines trace; errors name the line.
-pub fn parse_trace(path: &Path, text: &str) -> Result<Vec<Value>, String> {
-    let mut out = Vec::new();
+/// A line of a `gentle run --trace` file, as far as the graph reads it.
+#[derive(serde::Deserialize)]
+struct FileLine {
+    t_ns: u64,
+    what: String,
+    #[serde(default)]
+    node: String,
+    #[serde(default)]
+    scenario: String,
+    #[serde(default)]
+    variant: String,
+    packet: Option<FilePacket>,
+    event: Option<String>,
+    conn: Option<u32>,
+    from: Option<String>,
+    to: Option<String>,
+    cwnd: Option<u64>,
+    ssthresh: Option<u64>,
+    pipe: Option<u64>,
+}
+
+#[derive(serde::Deserialize)]
+struct FilePacket {
+    flow: u32,
+    #[serde(default)]
+    flags: String,
+    #[serde(default)]
+    seq: u64,
+    #[serde(default)]
+    len: u64,
+    #[serde(default)]
+    ack: u64,
+    #[serde(default)]
+    sack: Vec<[u64; 2]>,
+}
+
+impl FileLine {
+    fn seen(self) -> Option<((String, String), SeenAt)> {
+        let what = match (self.what.as_str(), self.packet, self.event.as_deref()) {
+            ("send", Some(p), _) => Seen::Send {
+                flow: p.flow,
+                seq: p.seq,
+                len: p.len,
+            },
+            ("recv", Some(p), _) => Seen::Recv {
+                flow: p.flow,
+                ack: p.flags.contains('A').then_some(p.ack),
+                sacks: p.sack.iter().map(|b| (b[0], b[1])).collect(),
+            },
+            ("engine", _, Some("ca-state")) => Seen::Ca {
+                conn: self.conn.unwrap_or(0),
+                from: self.from.unwrap_or_default(),
+                to: self.to.unwrap_or_default(),
+                cwnd: self.cwnd.unwrap_or(0),
+                ssthresh: self.ssthresh.unwrap_or(0),
+                pipe: self.pipe.unwrap_or(0),
+            },
+            _ => return None,
+        };
+        let at = SeenAt {
+            t_ns: self.t_ns,
+            node: self.node,
+            what,
+        };
+        Some(((self.scenario, self.variant), at))
+    }
+}
+
+/// Reads a JSON-lines trace file into flows, one per (scenario, variant) in order of
+/// appearance; errors name the line.
+pub fn flows_from_file(path: &Path, text: &str) -> Result<Vec<Flow>, String> {
+    let mut groups: Vec<((String, String), Vec<SeenAt>)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(line).map_err(|e| {
+        let l: FileLine = serde_json::from_str(line).map_err(|e| {
+            let hint = if e.is_data() {
+                ": expected the `t_ns` and `what` of `gentle run --trace`"
+            } else {
+                ""
+            };
+            // serde's message, without its own "at line L column C".
+            let msg = e.to_string();
+            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
             format!(
-                "{}:{}:{}: not a trace line: {e}",
+                "{}:{}:{}: not a trace line: {msg}{hint}",
                 path.display(),
                 i + 1,
                 e.column()
             )
         })?;
-        if v.get("t_ns").is_none() || v.get("what").is_none() {
-            return Err(format!(
-                "{}:{}:1: not a trace line: expected the `t_ns` and `what` of `gentle run --trace`",
-                path.display(),
-                i + 1
-            ));
+        if let Some((key, at)) = l.seen() {
+            match groups.iter_mut().find(|g| g.0 == key) {
+                Some(g) => g.1.push(at),
+                None => groups.push((key, vec![at])),
+            }
         }
-        out.push(v);
     }
-    Ok(out)
+    Ok(groups
+        .into_iter()
+        .map(|((s, v), ls)| flow_of(s, v, &ls))
+        .collect())
 }
 
 /// What a time-sequence graph shows about recovery, in numbers.

@@ -10,7 +10,7 @@ use gentle::tsg::{self, Facts};
 fn facts(name: &str) -> Vec<Facts> {
     let e = catalogue::find(name).expect("built in");
     let scn = Scenario::parse(name, e.toml).expect("valid");
-    let flows = tsg::flows(&runner::observed_trace(&scn, scn.seed, 0));
+    let flows = runner::observed_flows(&scn, scn.seed, 0);
     let later = tsg::later_write_ms(&scn);
     flows.iter().map(|f| tsg::facts(f, later)).collect()
 }

@@ -52,7 +52,7 @@ fn output(name: &str) -> String {
     let (scn, run) = catalogue::run(name, false).expect("a built-in experiment");
     let mut s = report::table(&scn, &run, scn.trials);
     if scn.tsg {
-        let flows = tsg::flows(&runner::observed_trace(&scn, scn.seed, 0));
+        let flows = runner::observed_flows(&scn, scn.seed, 0);
         let later = tsg::later_write_ms(&scn);
         let facts: Vec<tsg::Facts> = flows.iter().map(|f| tsg::facts(f, later)).collect();
         s += &tsg::facts_text(&facts, later);

@@ -145,6 +145,7 @@ fn report_of(scn: &Scenario) -> Value {
             seed: scn.seed,
             keep_records: false,
             progress: false,
+            observe: gentle::runner::Observe::default(),
         },
     );
     let mut j = report::json(scn, &r, scn.trials, scn.seed);
@@ -457,6 +458,7 @@ fn every_example_is_built_in_or_tested() {
             seed: scn.seed,
             keep_records: false,
             progress: false,
+            observe: gentle::runner::Observe::default(),
         },
     );
     let (base, corr) = (&r.variants[0], &r.variants[1]);

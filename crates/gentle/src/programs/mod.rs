@@ -124,6 +124,7 @@ pub(crate) fn run_scenario(scn: &Scenario, trials: u64, keep_records: bool) -> R
             seed: scn.seed,
             keep_records,
             progress: false,
+            observe: crate::runner::Observe::default(),
         },
     )
 }
