@@ -55,6 +55,7 @@ macro_rules! named_enum {
                 match self { $($T::$v => $n),* }
             }
 
+            /// The value named `s`, if any.
             pub fn from_name(s: &str) -> Option<$T> {
                 match s { $($n => Some($T::$v),)* _ => None }
             }
@@ -103,6 +104,7 @@ named_enum! {
 named_enum! {
     /// Early Retransmit (RFC 5827) mode.
     pub enum EarlyRetransmit ("early-retransmit mode", all = pairs) {
+        /// The duplicate threshold stays at `dupthresh`.
         Off => "off",
         /// Retransmit as soon as the lowered threshold is met.
         On => "on",
@@ -397,6 +399,7 @@ named_enum! {
 }
 
 impl Profile {
+    /// The switches of this baseline.
     pub fn config(self) -> Config {
         let mut c = Config::default();
         match self {

@@ -14,16 +14,28 @@ pub enum SwitchKind {
     /// `"on"`, `"off"`, `true` or `false`.
     OnOff,
     /// An integer from `min` to `max`.
-    Int { min: i64, max: i64 },
+    Int {
+        /// Smallest.
+        min: i64,
+        /// Largest.
+        max: i64,
+    },
     /// A duration, like `"200ms"`.
     Duration,
     /// A duration, or `"off"` for none.
     DurationOrOff,
     /// A size in bytes from `min` to `max`, like `"64KiB"`.
-    Bytes { min: u64, max: u64 },
+    Bytes {
+        /// Smallest.
+        min: u64,
+        /// Largest.
+        max: u64,
+    },
     /// One of `names`; `what` says what the names name, for error messages.
     Choice {
+        /// What the names name.
         what: &'static str,
+        /// The names.
         names: &'static [&'static str],
     },
     /// Not a switch a scenario sets: fixed at the Linux value, or set by the program
@@ -34,9 +46,13 @@ pub enum SwitchKind {
 /// A switch's value as a scenario file spells it, durations and sizes parsed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SwitchValue<'a> {
+    /// `true` or `false`.
     Bool(bool),
+    /// An integer.
     Int(i64),
+    /// A duration.
     Duration(Duration),
+    /// A size in bytes.
     Bytes(u64),
     /// A name: one of a [`SwitchKind::Choice`], `"on"` or `"off"`.
     Name(&'a str),
@@ -47,6 +63,7 @@ pub enum SwitchValue<'a> {
 pub struct Switch {
     /// The field of [`Config`](crate::Config), and the key in a scenario file.
     pub name: &'static str,
+    /// What values it takes.
     pub kind: SwitchKind,
     /// The field's documentation, one line per doc-comment line.
     pub doc: &'static str,
@@ -55,6 +72,7 @@ pub struct Switch {
 /// Why a value does not fit a switch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SwitchError {
+    /// What is wrong with the value.
     pub message: String,
     /// What the switch takes, as [`Switch::expected`] says it.
     pub expected: String,
