@@ -8,10 +8,11 @@
 //!   has converged to ssthresh when recovery ends (§4.3 property 2);
 //! - every transfer completes.
 
-use std::collections::VecDeque;
+mod pair;
 
 use bytes::Bytes;
-use gentle_tcp::{CcAlgorithm, Connection, Instant, Profile, RecoveryAlgorithm};
+use gentle_tcp::{CcAlgorithm, Profile, RecoveryAlgorithm};
+use pair::{Next, Pair};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -42,13 +43,7 @@ fn run(recovery: RecoveryAlgorithm, seed: u64) -> Outcome {
     cfg.initial_window = r.gen_range(4..40);
     let p_loss = r.gen_range(0.0..0.15);
     let bytes = r.gen_range(10_000..300_000);
-    let mut now = Instant::ZERO;
-    let mut client = Connection::connect(cfg.clone(), now, 1000, 80, &mut r);
-    let syn = client.poll_transmit(now).unwrap();
-    let mut server = Connection::accept(cfg, now, &syn, &mut r).unwrap();
-    let mut to_client: VecDeque<(u64, gentle_tcp::Segment)> = VecDeque::new();
-    let mut to_server: VecDeque<(u64, gentle_tcp::Segment)> = VecDeque::new();
-    let mut link_free = 0u64;
+    let mut p = Pair::open(cfg, &mut r, ONE_WAY_NS, SPACING_NS);
     let mut written = false;
     let mut out = Outcome {
         worst_ratio_excess: i64::MIN,
@@ -64,24 +59,15 @@ fn run(recovery: RecoveryAlgorithm, seed: u64) -> Outcome {
     // ssthresh).
     let mut episode: Option<(u64, u64, u32, u32)> = None;
     for _ in 0..2_000_000 {
-        if !written && server.is_established() {
-            server.write(Bytes::from(vec![1u8; bytes]));
+        if !written && p.server.is_established() {
+            p.server.write(Bytes::from(vec![1u8; bytes]));
             written = true;
         }
         // Server output: data through a 1 ms-per-packet bottleneck with random loss.
         // PRR counts just before the ACK this server output answers (if any).
         let before = pre_ack.take().flatten();
-        let mut sent = 0u64;
-        while let Some(s) = server.poll_transmit(now) {
-            if !s.payload.is_empty() {
-                sent += 1;
-                if r.gen_bool(p_loss) {
-                    continue;
-                }
-            }
-            link_free = link_free.max(now.as_nanos()) + SPACING_NS;
-            to_client.push_back((link_free + ONE_WAY_NS, s));
-        }
+        let sent = p.server_output(&mut |_| r.gen_bool(p_loss));
+        let server = &p.server;
         if let (Some((d0, o0)), Some((d1, o1))) = (before, server.prr_counts()) {
             out.worst_ratio_excess = out.worst_ratio_excess.max(o1 as i64 - 2 * d1 as i64);
             out.checked += 1;
@@ -132,39 +118,19 @@ fn run(recovery: RecoveryAlgorithm, seed: u64) -> Outcome {
             (None, false) => {}
         }
         // The client reads first: a read may itself call for an ACK.
-        while let Some(b) = client.read() {
+        while let Some(b) = p.client.read() {
             received += b.len();
         }
-        while let Some(s) = client.poll_transmit(now) {
-            to_server.push_back((now.as_nanos() + ONE_WAY_NS, s));
-        }
-        if written && server.all_acked() && received == bytes {
+        p.client_output();
+        if written && p.server.all_acked() && received == bytes {
             out.complete = true;
             break;
         }
-        // Next event.
-        let next = [
-            to_client.front().map(|x| x.0),
-            to_server.front().map(|x| x.0),
-            server.poll_timeout().map(|t| t.as_nanos()),
-            client.poll_timeout().map(|t| t.as_nanos()),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
-        let Some(t) = next else { break };
-        now = Instant::from_nanos(t.max(now.as_nanos()));
-        if to_client.front().is_some_and(|x| x.0 <= t) {
-            let (_, s) = to_client.pop_front().unwrap();
-            client.handle_segment(now, &s);
-        } else if to_server.front().is_some_and(|x| x.0 <= t) {
-            let (_, s) = to_server.pop_front().unwrap();
-            pre_ack = Some(server.prr_counts());
-            server.handle_segment(now, &s);
-        } else {
-            server.handle_timeout(now);
-            client.handle_timeout(now);
+        let Some(next) = p.next() else { break };
+        if let Next::ToServer(_) = next {
+            pre_ack = Some(p.server.prr_counts());
         }
+        p.handle(next);
     }
     out
 }
