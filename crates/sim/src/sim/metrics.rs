@@ -10,6 +10,7 @@
 use gentle_tcp::{CaState, Connection, Instant};
 
 use super::observe::{DropReason, Observer, PacketEvent, PacketView};
+use crate::packet::PacketMeta;
 use crate::record::Episode;
 
 /// Server-side times of the current response as a filter on the server's output sees
@@ -31,6 +32,24 @@ pub(crate) struct TailWatch {
 }
 
 impl TailWatch {
+    /// The events it follows: server data at its first hop, entering the link or
+    /// dropped there by a loss model; a Corrective packet is no retransmission, and
+    /// does not end a dropped segment's t_recover.
+    #[inline]
+    pub fn wants(ev: PacketEvent, node: u16, src: u16, m: &PacketMeta) -> bool {
+        matches!(
+            ev,
+            PacketEvent::Enqueue { .. }
+                | PacketEvent::Drop {
+                    reason: DropReason::Loss,
+                    ..
+                }
+        ) && node == src
+            && m.from_server
+            && m.payload > 0
+            && !m.corrective
+    }
+
     /// A new response starts on `flow`.
     pub fn reset(&mut self, flow: u32) {
         if let Some(t) = self.flows.get_mut(flow as usize) {
@@ -50,36 +69,28 @@ impl TailWatch {
     }
 }
 
-impl Observer for TailWatch {
+impl TailWatch {
+    /// A packet event it [`wants`](Self::wants), at `now` (ns).
     #[inline]
-    fn on_packet(&mut self, ev: PacketEvent, p: &PacketView<'_>) {
-        let m = p.meta;
-        // Server data at its first hop; a Corrective packet is no retransmission: it
-        // does not end a dropped segment's t_recover.
-        if p.node != p.src || !m.from_server || m.payload == 0 || m.corrective {
-            return;
+    pub fn seen(&mut self, ev: PacketEvent, m: &PacketMeta, now: u64) {
+        let t = self.flow(m.flow);
+        if let PacketEvent::Enqueue { .. } = ev {
+            t.start.get_or_insert(now);
+            if t.recover.is_none()
+                && let Some(&(_, at)) = t.drops.iter().find(|d| d.0 == m.rel_seq)
+            {
+                t.recover = Some(now - at);
+            }
+        } else if !t.drops.iter().any(|d| d.0 == m.rel_seq) {
+            t.drops.push((m.rel_seq, now));
         }
-        let now = p.t.as_nanos();
-        match ev {
-            PacketEvent::Enqueue { .. } => {
-                let t = self.flow(m.flow);
-                t.start.get_or_insert(now);
-                if t.recover.is_none()
-                    && let Some(&(_, at)) = t.drops.iter().find(|d| d.0 == m.rel_seq)
-                {
-                    t.recover = Some(now - at);
-                }
-            }
-            PacketEvent::Drop {
-                reason: DropReason::Loss,
-                ..
-            } => {
-                let t = self.flow(m.flow);
-                if !t.drops.iter().any(|d| d.0 == m.rel_seq) {
-                    t.drops.push((m.rel_seq, now));
-                }
-            }
-            _ => {}
+    }
+}
+
+impl Observer for TailWatch {
+    fn on_packet(&mut self, ev: PacketEvent, p: &PacketView<'_>) {
+        if Self::wants(ev, p.node, p.src, p.meta) {
+            self.seen(ev, p.meta, p.t.as_nanos());
         }
     }
 }

@@ -333,26 +333,15 @@ impl<'o> Sim<'o> {
         }
     }
 
-    /// Shows a packet event to the metrics and the observer.
+    /// Shows a packet event to the metrics that want it and to the observer. The
+    /// common case — no observer, and a packet no metric follows — costs one test.
     #[inline]
     fn emit(&mut self, ev: PacketEvent, node: u16, pkt: &Packet) {
-        let isn = match self.observer {
-            Some(_) => isn_of(&self.sessions, &self.conns, pkt),
-            None => None,
-        };
-        let view = PacketView {
-            t: self.now,
-            node,
-            src: pkt.src,
-            dst: pkt.dst,
-            seg: &pkt.seg,
-            meta: &pkt.meta,
-            isn,
-            nodes: &self.node_names,
-        };
-        self.tails.on_packet(ev, &view);
-        if let Some(o) = self.observer.as_deref_mut() {
-            o.on_packet(ev, &view);
+        if TailWatch::wants(ev, node, pkt.src, &pkt.meta) {
+            self.tails.seen(ev, &pkt.meta, self.now.as_nanos());
+        }
+        if self.observer.is_some() {
+            self.emit_to(ev, node, pkt);
         }
     }
 
@@ -360,10 +349,26 @@ impl<'o> Sim<'o> {
     #[inline]
     fn emit_slot(&mut self, ev: PacketEvent, node: u16, slot: u32) {
         let pkt = self.slab.get(slot);
-        let isn = match self.observer {
-            Some(_) => isn_of(&self.sessions, &self.conns, pkt),
-            None => None,
-        };
+        if TailWatch::wants(ev, node, pkt.src, &pkt.meta) {
+            self.tails.seen(ev, &pkt.meta, self.now.as_nanos());
+        }
+        if let Some(o) = self.observer.as_deref_mut() {
+            let view = PacketView {
+                t: self.now,
+                node,
+                src: pkt.src,
+                dst: pkt.dst,
+                seg: &pkt.seg,
+                meta: &pkt.meta,
+                isn: isn_of(&self.sessions, &self.conns, pkt),
+                nodes: &self.node_names,
+            };
+            o.on_packet(ev, &view);
+        }
+    }
+
+    #[inline(never)]
+    fn emit_to(&mut self, ev: PacketEvent, node: u16, pkt: &Packet) {
         let view = PacketView {
             t: self.now,
             node,
@@ -371,10 +376,9 @@ impl<'o> Sim<'o> {
             dst: pkt.dst,
             seg: &pkt.seg,
             meta: &pkt.meta,
-            isn,
+            isn: isn_of(&self.sessions, &self.conns, pkt),
             nodes: &self.node_names,
         };
-        self.tails.on_packet(ev, &view);
         if let Some(o) = self.observer.as_deref_mut() {
             o.on_packet(ev, &view);
         }
