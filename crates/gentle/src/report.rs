@@ -259,8 +259,27 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
                 c(v).corrective_fallback.to_string()
             });
         }
+        if run
+            .variants
+            .iter()
+            .any(|v| v.counters.proactive_copies + v.counters.proactive_fallback > 0)
+        {
+            let c = |v: &VariantResult| v.counters;
+            out += &row("Proactive copies", &|v| c(v).proactive_copies.to_string());
+            out += &row("  overhead (bytes)", &|v| {
+                c(v).proactive_overhead_pct()
+                    .map_or("-".to_string(), |p| format!("{p:.1}%"))
+            });
+            out += &row("  losses repaired", &|v| c(v).proactive_repairs.to_string());
+            out += &row("  discarded by the filter", &|v| {
+                c(v).proactive_discarded.to_string()
+            });
+            out += &row("  fallbacks (middlebox)", &|v| {
+                c(v).proactive_fallback.to_string()
+            });
+        }
         out += &row("packets dropped", &|v| {
-            (v.links.dropped_loss + v.links.dropped_queue).to_string()
+            (v.links.dropped_loss + v.links.dropped_queue + v.links.dropped_middlebox).to_string()
         });
     }
     if scn.recovery_stats {

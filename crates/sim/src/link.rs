@@ -70,6 +70,24 @@ pub struct ChannelSpec {
     /// ... and subtracted from the ACK number and SACK blocks of every packet in
     /// this direction (the other side of the same translation).
     pub ack_shift: u32,
+    /// What a middlebox does to the TCP header's reserved bits (§7: Proactive's copy
+    /// flag is one of them).
+    pub reserved_bits: ReservedBits,
+}
+
+/// A middlebox's treatment of the TCP header's four reserved bits
+/// (`gentle-aggression-sigcomm13.txt` §7: "reserved bits … can trigger middleboxes
+/// that discard packets with non-compliant TCP flags").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReservedBits {
+    /// Left alone.
+    #[default]
+    Pass,
+    /// Cleared (the packet goes on).
+    Clear,
+    /// The packet is dropped.
+    Drop,
 }
 
 impl Default for ChannelSpec {
@@ -85,6 +103,7 @@ impl Default for ChannelSpec {
             strip_option: 0.0,
             seq_shift: 0,
             ack_shift: 0,
+            reserved_bits: ReservedBits::Pass,
         }
     }
 }
@@ -101,6 +120,10 @@ pub struct ChannelStats {
     pub bytes_delivered: u64,
     /// Packets whose experimental option a middlebox stripped.
     pub options_stripped: u64,
+    /// Packets whose reserved bits a middlebox cleared ...
+    pub reserved_cleared: u64,
+    /// ... or that it dropped for them.
+    pub dropped_middlebox: u64,
 }
 
 impl ChannelStats {
@@ -114,6 +137,8 @@ impl ChannelStats {
         self.duplicated += other.duplicated;
         self.bytes_delivered += other.bytes_delivered;
         self.options_stripped += other.options_stripped;
+        self.reserved_cleared += other.reserved_cleared;
+        self.dropped_middlebox += other.dropped_middlebox;
     }
 }
 
@@ -153,7 +178,10 @@ pub struct Channel {
 impl Channel {
     pub fn new(spec: ChannelSpec, from: u16, to: u16, rng: ChaCha8Rng) -> Self {
         let loss = Loss::new(spec.loss.clone(), spec.loss_applies);
-        let rewrites = spec.strip_option > 0.0 || spec.seq_shift != 0 || spec.ack_shift != 0;
+        let rewrites = spec.strip_option > 0.0
+            || spec.seq_shift != 0
+            || spec.ack_shift != 0
+            || spec.reserved_bits != ReservedBits::Pass;
         Channel {
             rewrites,
             spec,
@@ -208,8 +236,22 @@ impl Channel {
 
     /// What a middlebox on this direction does to a segment: strip the experimental
     /// option, translate sequence and acknowledgment numbers (SACK blocks too, as a
-    /// translating middlebox must for SACK to keep working).
-    pub fn rewrite(&mut self, seg: &mut gentle_tcp::Segment) {
+    /// translating middlebox must for SACK to keep working), clear the reserved
+    /// bits. Returns false if it drops the segment instead (reserved bits set).
+    pub fn rewrite(&mut self, seg: &mut gentle_tcp::Segment) -> bool {
+        if seg.flags.reserved() != 0 {
+            match self.spec.reserved_bits {
+                ReservedBits::Pass => {}
+                ReservedBits::Clear => {
+                    seg.flags.set_reserved(0);
+                    self.stats.reserved_cleared += 1;
+                }
+                ReservedBits::Drop => {
+                    self.stats.dropped_middlebox += 1;
+                    return false;
+                }
+            }
+        }
         if self.spec.strip_option > 0.0
             && seg.options.experimental.is_some()
             && self.rng.gen_bool(self.spec.strip_option)
@@ -232,6 +274,7 @@ impl Channel {
             }
             seg.options.sack = blocks;
         }
+        true
     }
 
     /// Offers a packet of `bytes` at `now`: loss model first, then the queue.

@@ -1,7 +1,8 @@
 //! Property test over every profile, every fast-recovery algorithm, the tail-loss
-//! probe flavours, every receiver policy and Corrective: under random seeded loss, reordering,
-//! duplication and ACK loss — and, for Corrective, middleboxes that strip its
-//! option or translate sequence numbers — every exchange completes and every byte
+//! probe flavours, every receiver policy, Corrective and Proactive: under random seeded
+//! loss, reordering, duplication and ACK loss — and, for Corrective, middleboxes that
+//! strip its option or translate sequence numbers; for Proactive, middleboxes that
+//! clear or refuse the reserved header bits — every exchange completes and every byte
 //! arrives once, in order and intact (so no rebuilt byte is ever wrong). Failing seeds are printed for replay.
 //! `GENTLE_SOAK=N` raises the number of cases; `GENTLE_CASE=K` replays case K and
 //! writes the trace of a failing run to /tmp/gentle-case.jsonl.
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use common::*;
 use gentle_sim::Sim;
-use gentle_sim::link::Reorder;
+use gentle_sim::link::{Reorder, ReservedBits};
 use gentle_sim::loss::LossModel;
 use gentle_sim::workload::ConnectionMode;
 use gentle_tcp::{
@@ -61,6 +62,21 @@ fn configs() -> Vec<(String, Config)> {
     c.corrective = true;
     c.redundant_syn = true;
     v.push(("linux-2.6 corrective redundant-syn".to_string(), c));
+    // Proactive: with SACK and without, with copied SYNs and ACKs, with offload.
+    for (p, syn_ack, tso) in [
+        (Profile::Linux26, false, 1),
+        (Profile::Plain, true, 1),
+        (Profile::Linux310, false, 4),
+    ] {
+        let mut c = p.config();
+        c.proactive = true;
+        c.proactive_syn_ack = syn_ack;
+        c.tso = tso;
+        v.push((
+            format!("{} proactive syn_ack={syn_ack} tso={tso}", p.name()),
+            c,
+        ));
+    }
     v
 }
 
@@ -117,6 +133,18 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
                 LossModel::None
             };
             let mut up = chan(rate, down.delay.as_millis() as u64, up_loss);
+            if config.proactive {
+                // Middleboxes (§7): one that clears the reserved bits, one that drops
+                // packets that have them set, in either direction or both.
+                let mb = [ReservedBits::Pass, ReservedBits::Clear, ReservedBits::Drop];
+                let which = mb[r.gen_range(0..3)];
+                down.reserved_bits = which;
+                up.reserved_bits = if r.gen_bool(0.8) {
+                    which
+                } else {
+                    mb[r.gen_range(0..3)]
+                };
+            }
             if config.corrective {
                 // Middleboxes (§7): option stripping in either direction, and a
                 // sequence-number translation of the server's packets.
@@ -161,8 +189,8 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
                 sim.run()
             };
             let trace = only.is_some().then_some(rec.lines);
-            recovered += res.counters.corrective_recovered;
-            fallbacks += res.counters.corrective_fallback;
+            recovered += res.counters.corrective_recovered + res.counters.proactive_repairs;
+            fallbacks += res.counters.corrective_fallback + res.counters.proactive_fallback;
             let done = res.exchanges.iter().filter(|e| e.complete).count() as u32;
             let failed = done != n || res.corrupt_bytes != 0 || res.timed_out;
             if let (true, Some(t)) = (failed, trace) {
@@ -181,9 +209,10 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
                 ));
             }
         }
-        // The Corrective cases must have exercised both the rebuild and the fallback.
-        if config.corrective && only.is_none() {
-            assert!(recovered > 0, "{name}: no Corrective recovery in any case");
+        // The Corrective and Proactive cases must have exercised both the repair and
+        // the fallback.
+        if (config.corrective || config.proactive) && only.is_none() {
+            assert!(recovered > 0, "{name}: no repair in any case");
             assert!(fallbacks > 0, "{name}: no middlebox fallback in any case");
         }
     }

@@ -296,6 +296,17 @@ config! {
     /// Send every SYN and SYN-ACK twice (`gentle-aggression-sigcomm13.txt` §8.4.1,
     /// "transmitting all SYN packets twice").
     redundant_syn: bool = false => SwitchKind::OnOff;
+    /// Proactive (`gentle-aggression-sigcomm13.txt` §6): every data segment is sent
+    /// twice, the copy marked by a reserved header bit, and the receiver filters
+    /// copies so that they cause no duplicate ACKs.
+    proactive: bool = false => SwitchKind::OnOff;
+    /// With Proactive, copy SYN, SYN-ACK and pure ACK segments too (§6, "for an
+    /// added level of resiliency").
+    proactive_syn_ack: bool = false => SwitchKind::OnOff;
+    /// Segmentation offload: frames per send (1: none). The copies of a send leave
+    /// after all its frames, so K frames mean K originals then K copies (§6,
+    /// Figure 8); Proactive's own choice is 1.
+    tso: u32 = 1 => SwitchKind::Int { min: 1, max: 64 };
     /// Duplicate-ACK threshold (RFC 5681 §3.2: 3).
     dupthresh: u32 = 3 => SwitchKind::Int { min: 1, max: 1000 };
     /// Minimum RTO. Linux: `TCP_RTO_MIN` = 200 ms (RFC 6298 §2.4 says 1 s).

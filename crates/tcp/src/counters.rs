@@ -27,6 +27,13 @@ macro_rules! counters {
                     .then(|| 100.0 * self.corrective_bytes as f64 / self.bytes_sent as f64)
             }
 
+            /// Payload bytes of Proactive copies over all other payload sent, %
+            /// (`None` when nothing was sent).
+            pub fn proactive_overhead_pct(&self) -> Option<f64> {
+                (self.bytes_sent > 0)
+                    .then(|| 100.0 * self.proactive_bytes as f64 / self.bytes_sent as f64)
+            }
+
             /// Reductions undone, of every kind.
             pub fn undos(&self) -> u64 {
                 self.full_undo + self.partial_undo + self.dsack_undo + self.loss_undo
@@ -143,6 +150,19 @@ counters! {
     corrective_cwr => "CorrectiveCWR",
     /// Connections that turned Corrective off after a packet without the option (§7).
     corrective_fallback => "CorrectiveFallback",
+    /// Proactive copies sent (`gentle-aggression-sigcomm13.txt` §6).
+    proactive_copies => "ProactiveCopies",
+    /// Payload bytes of those copies: Proactive's overhead.
+    proactive_bytes => "ProactiveBytes",
+    /// Copies whose data arrived before their original did: the original was lost
+    /// (or late), and the copy delivered it.
+    proactive_repairs => "ProactiveRepairs",
+    /// Packets the receiver's filter dropped without an ACK: copies of data already
+    /// received, and originals whose copy came first.
+    proactive_discarded => "ProactiveDiscarded",
+    /// Connections that turned Proactive off: originals kept arriving without their
+    /// copies (a middlebox dropping packets with reserved bits set, §7).
+    proactive_fallback => "ProactiveFallback",
     /// Persist-timer probes sent (zero-window probes and window-limited data).
     window_probes => "TCPWinProbe",
     /// Pure ACKs sent.

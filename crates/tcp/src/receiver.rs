@@ -82,6 +82,21 @@ impl Receiver {
         }
     }
 
+    /// Whether `[start, end)` was received: below `rcv_nxt`, or held out of order.
+    pub fn covers(&self, start: u64, end: u64) -> bool {
+        let mut pos = start.max(self.rcv_nxt);
+        for (s, b) in &self.ooo {
+            if pos >= end {
+                break;
+            }
+            if *s > pos {
+                return false;
+            }
+            pos = pos.max(s + b.len() as u64);
+        }
+        pos >= end
+    }
+
     /// Out-of-order data is queued.
     pub fn has_ooo(&self) -> bool {
         !self.ooo.is_empty()

@@ -1,12 +1,14 @@
 //! `[[link]]` sections: two nodes, and per direction a rate, a delay, a queue, a
 //! loss model, reordering and duplication, and middleboxes (`strip_option`, the
 //! probability of removing the kind-254 option from a packet; `translate_seq`, an
-//! offset added to `a`'s sequence numbers). Keys at the top of the link apply to
+//! offset added to `a`'s sequence numbers; `reserved_bits`, what a middlebox does
+//! to the TCP header's reserved bits: `"pass"`, `"clear"` or `"drop"` the packet).
+//! Keys at the top of the link apply to
 //! both directions; `[link.a_to_b]` and `[link.b_to_a]` override them.
 
 use std::time::Duration;
 
-use gentle_sim::link::{ChannelSpec, LinkSpec, QueueDiscipline, QueueLimit, Reorder};
+use gentle_sim::link::{ChannelSpec, LinkSpec, QueueDiscipline, QueueLimit, Reorder, ReservedBits};
 use gentle_sim::loss::{AppliesTo, DropCount, LossModel};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -25,6 +27,7 @@ const LINK_KEYS: &[&str] = &[
     "reorder",
     "duplicate",
     "strip_option",
+    "reserved_bits",
     "translate_seq",
     "a_to_b",
     "b_to_a",
@@ -37,6 +40,7 @@ const DIR_KEYS: &[&str] = &[
     "reorder",
     "duplicate",
     "strip_option",
+    "reserved_bits",
 ];
 const LOSS_KEYS: &[&str] = &[
     "model",
@@ -136,14 +140,14 @@ pub fn parse_links(top: &Table<'_>) -> Result<Vec<LinkDef>> {
         let mut ba = base.clone();
         if let Some(d) = t.sub(
             "a_to_b",
-            "a table of rate, delay, queue, loss, reorder, duplicate, strip_option",
+            "a table of rate, delay, queue, loss, reorder, duplicate, strip_option, reserved_bits",
         )? {
             d.check_keys(DIR_KEYS)?;
             ab = parse_dir(&d, &base)?;
         }
         if let Some(d) = t.sub(
             "b_to_a",
-            "a table of rate, delay, queue, loss, reorder, duplicate, strip_option",
+            "a table of rate, delay, queue, loss, reorder, duplicate, strip_option, reserved_bits",
         )? {
             d.check_keys(DIR_KEYS)?;
             ba = parse_dir(&d, &base)?;
@@ -232,6 +236,15 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
     }
     if let Some(p) = t.prob("strip_option")? {
         c.spec.strip_option = p;
+    }
+    const RESERVED: &str = "\"pass\", \"clear\" or \"drop\"";
+    if let Some(r) = t.str("reserved_bits", RESERVED)? {
+        c.spec.reserved_bits = match r {
+            "pass" => ReservedBits::Pass,
+            "clear" => ReservedBits::Clear,
+            "drop" => ReservedBits::Drop,
+            _ => return Err(t.bad("reserved_bits", format!("unknown value \"{r}\""), RESERVED)),
+        };
     }
     Ok(c)
 }

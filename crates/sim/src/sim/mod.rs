@@ -319,7 +319,10 @@ impl<'o> Sim<'o> {
         // moves the packet only once); a stripped option shortens it.
         if self.chans[chan as usize].rewrites() {
             let p = self.slab.get_mut(slot);
-            self.chans[chan as usize].rewrite(&mut p.seg);
+            if !self.chans[chan as usize].rewrite(&mut p.seg) {
+                self.dropped(slot, chan, DropReason::Middlebox);
+                return;
+            }
             bytes = p.wire_len();
         }
         let now = self.now.as_nanos();

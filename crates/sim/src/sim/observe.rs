@@ -26,6 +26,8 @@ pub enum DropReason {
     Loss,
     /// The link's queue was full.
     Queue,
+    /// A middlebox refused it (reserved header bits set).
+    Middlebox,
 }
 
 impl DropReason {
@@ -34,6 +36,7 @@ impl DropReason {
         match self {
             DropReason::Loss => "loss",
             DropReason::Queue => "queue",
+            DropReason::Middlebox => "middlebox",
         }
     }
 }

@@ -83,6 +83,11 @@ impl Connection {
             return;
         }
         if f.syn() && !f.ack() {
+            if f.contains(crate::wire::Flags::COPY) && self.cfg.proactive {
+                // Proactive's copy of the SYN already answered (§6).
+                self.counters.proactive_discarded += 1;
+                return;
+            }
             if seg.seq == self.rcv.irs {
                 // The peer retransmitted its SYN: our SYN-ACK was lost; resend it.
                 self.ctl.syn_pending = true;
@@ -158,6 +163,9 @@ impl Connection {
         // zero-window probe at snd.una − 1, is answered with an ACK and dropped
         // (RFC 9293 §3.10.7.4; Linux `tcp_sequence` against `rcv_wup`).
         let stale = seg_len == 0 && !f.syn() && !f.fin() && seq < self.rcv.rcv_wup;
+        if !self.proactive_filter(seg, seq) {
+            return;
+        }
         if !acceptable || stale {
             self.counters.segs_dropped += 1;
             self.rcv.ack_now = true;

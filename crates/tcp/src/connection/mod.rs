@@ -12,6 +12,7 @@
 //! - [`loss_probe`]: the tail loss probe and its loss detection.
 //! - [`rack`]: RACK time-based loss detection and its reorder timer.
 //! - [`corrective`]: Corrective's negotiation, signals and fallback.
+//! - [`proactive`]: Proactive's copies and the receiver's filter.
 
 mod ack;
 mod ack_policy;
@@ -23,6 +24,7 @@ mod loss_detection;
 mod loss_probe;
 mod output;
 mod persist;
+mod proactive;
 mod rack;
 mod reduction;
 mod timer_table;
@@ -91,8 +93,8 @@ pub enum CloseReason {
 pub struct Connection {
     pub(crate) cfg: Config,
     pub(crate) state: State,
-    pub(crate) local_port: u16,
-    pub(crate) remote_port: u16,
+    /// Our port and the peer's.
+    pub(crate) ports: (u16, u16),
     /// Sequence space, queue and window of the sending side.
     pub(crate) snd: SendState,
     /// What the handshake negotiated.
@@ -123,6 +125,8 @@ pub struct Connection {
     pub(crate) persist: persist::Persist,
     /// Corrective (forward error correction).
     pub(crate) corrective: corrective::Corrective,
+    /// Proactive (every segment twice).
+    pub(crate) proactive: proactive::Proactive,
     /// The receive side (offsets relative to IRS).
     pub(crate) rcv: Receiver,
     /// The advertised window and our window-scale shift.
@@ -214,8 +218,7 @@ impl Connection {
         };
         Connection {
             state: State::Closed,
-            local_port,
-            remote_port,
+            ports: (local_port, remote_port),
             snd: SendState {
                 iss,
                 una: 0,
@@ -262,6 +265,7 @@ impl Connection {
             tlp: loss_probe::LossProbe::default(),
             persist: persist::Persist::default(),
             corrective: corrective::Corrective::default(),
+            proactive: proactive::Proactive::new(cfg.proactive),
             rcv: Receiver::new(0),
             rwnd: ReceiveWindow::new(rcv_wscale),
             acks: ack_policy::AckPolicy::default(),
@@ -349,11 +353,11 @@ impl Connection {
     }
     /// Our port.
     pub fn local_port(&self) -> u16 {
-        self.local_port
+        self.ports.0
     }
     /// The peer's port.
     pub fn remote_port(&self) -> u16 {
-        self.remote_port
+        self.ports.1
     }
     /// Congestion window in segments.
     pub fn cwnd(&self) -> u32 {

@@ -13,7 +13,14 @@ use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment, Timestamps};
 impl Connection {
     /// Returns the next segment to put on the wire, or `None` if nothing is due now.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        if let Some(copy) = self.proactive_copy(false) {
+            return Some(copy);
+        }
         let Some(seg) = self.next_segment(now) else {
+            // A send shorter than `tso` frames: its copies leave now.
+            if let Some(copy) = self.proactive_copy(true) {
+                return Some(copy);
+            }
             // A forced retransmission belongs to the ACK that asked for it.
             self.ca.force_retransmit = false;
             self.update_persist(now);
@@ -46,6 +53,9 @@ impl Connection {
             self.counters.bytes_sent += seg.payload.len() as u64;
         } else if !seg.flags.syn() && !seg.flags.rst() {
             self.counters.acks_sent += 1;
+        }
+        if self.proactive.on {
+            self.proactive_on_sent(&seg);
         }
         Some(seg)
     }
@@ -139,8 +149,8 @@ impl Connection {
 
     pub(super) fn base_segment(&self, now: Instant, flags: Flags, seq: u64) -> Segment {
         let mut s = Segment {
-            src_port: self.local_port,
-            dst_port: self.remote_port,
+            src_port: self.ports.0,
+            dst_port: self.ports.1,
             seq: self.wire_seq(seq),
             ack: 0,
             flags,

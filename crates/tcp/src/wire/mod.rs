@@ -42,7 +42,17 @@ impl Flags {
     /// Congestion Window Reduced (RFC 3168).
     pub const CWR: Flags = Flags(0x080);
     /// Mask of the four reserved bits (bits 8..=11 of the offset/flags word).
+    ///
+    /// How gentle uses them, from the highest: `0x800` marks a Proactive copy
+    /// ([`Flags::COPY`], `gentle-aggression-sigcomm13.txt` §6: "one of the reserved
+    /// but unused bits"); `0x400` is kept for TCP fast start's low-priority mark
+    /// (`fast-start-and-sessions.txt` §7.1, "an unused bit in the TCP header");
+    /// `0x100`, the lowest, is left alone: it was ECN's nonce sum (RFC 3540) and is
+    /// AccECN's AE bit today.
     pub const RESERVED_MASK: u16 = 0x0f00;
+    /// A Proactive copy (`gentle-aggression-sigcomm13.txt` §6): the highest reserved
+    /// bit.
+    pub const COPY: Flags = Flags(0x800);
 
     /// No flag set.
     pub const fn empty() -> Flags {

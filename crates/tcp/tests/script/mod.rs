@@ -497,7 +497,7 @@ impl Script {
         }
     }
 
-    fn rel_seq(&self, seg: &Segment) -> u32 {
+    pub fn rel_seq(&self, seg: &Segment) -> u32 {
         seg.seq.wrapping_sub(self.dut_iss)
     }
     fn rel_ack(&self, seg: &Segment) -> u32 {
