@@ -215,14 +215,14 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
         });
         out += &row("SYN retransmits", &|v| v.counters.syn_retrans.to_string());
         out += &row("undo events", &|v| v.counters.undos().to_string());
+        let pct = |n: u64, d: u64| {
+            if d == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.2}%", 100.0 * n as f64 / d as f64)
+            }
+        };
         if run.variants.iter().any(|v| v.counters.loss_probes > 0) {
-            let pct = |n: u64, d: u64| {
-                if d == 0 {
-                    "-".to_string()
-                } else {
-                    format!("{:.2}%", 100.0 * n as f64 / d as f64)
-                }
-            };
             out += &row("loss probes", &|v| v.counters.loss_probes.to_string());
             out += &row("  of data segments sent", &|v| {
                 pct(v.counters.loss_probes, v.counters.segs_out)
@@ -257,6 +257,11 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
             });
             out += &row("  fallbacks (middlebox)", &|v| {
                 c(v).corrective_fallback.to_string()
+            });
+        }
+        if scn.workloads.iter().any(|w| w.backend.is_some()) {
+            out += &row("backend retransmission rate", &|v| {
+                pct(v.backend.retrans_segs, v.backend.segs_out)
             });
         }
         if run

@@ -109,6 +109,8 @@ pub struct VariantResult {
     pub records: Vec<ExchangeRecord>,
     pub pages: Vec<PageRecord>,
     pub counters: Counters,
+    /// The counters of the frontends' backend connections alone.
+    pub backend: Counters,
     pub links: ChannelStats,
     pub events: u64,
     pub packets: u64,
@@ -201,6 +203,7 @@ fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep: bool) {
         }
     }
     v.counters.add(&t.counters);
+    v.backend.add(&t.backend);
     v.trials_run += 1;
     v.links.add(&t.links);
     for e in &t.episodes {
@@ -384,6 +387,7 @@ fn merge(v: &mut VariantResult, p: VariantResult) {
     v.records.extend(p.records);
     v.pages.extend(p.pages);
     v.counters.add(&p.counters);
+    v.backend.add(&p.backend);
     v.links.add(&p.links);
     v.events += p.events;
     v.packets += p.packets;

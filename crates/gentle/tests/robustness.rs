@@ -520,3 +520,30 @@ fn a_billion_trials_start_at_once_in_little_memory() {
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert!(rss_kb < 100_000, "{rss_kb} kB resident after 3 s");
 }
+
+#[test]
+fn a_bad_backend_is_refused_with_its_location() {
+    let backend_link = "\n[[link]]\na = \"server\"\nb = \"db\"\ndelay = \"5ms\"\n";
+    let cases: [(&str, &str, &str, &str); 4] = [
+        ("backend = { node = \"nowhere\" }", "", "backend = ", "not on any link"),
+        ("backend = { node = \"client\" }", "", "backend = ", "a third node"),
+        ("backend = { node = \"db\", pools = 2 }", "", "backend = ", "pools"),
+        (
+            "backend = { node = \"db\" }",
+            "backend = { proactive = \"sometimes\" }",
+            "backend = { proactive",
+            "sometimes",
+        ),
+    ];
+    for (k, (workload, variant, at, says)) in cases.iter().enumerate() {
+        let text = format!(
+            "name = \"t\"\ntrials = 5\n{LINK}{backend_link}\n[[workload]]\nclient = \"client\"\nserver = \"server\"\nrequest = \"40B\"\nresponse = \"3000B\"\n{workload}\n[[variant]]\nname = \"a\"\n{variant}\n"
+        );
+        let (_, o) = run(&format!("backend{k}"), &text, &[]);
+        assert_eq!(o.status.code(), Some(2), "case {k}: {}", stderr(&o));
+        let line = text.lines().position(|l| l.starts_with(at)).unwrap() + 1;
+        let e = stderr(&o);
+        assert!(e.contains(&format!("s.toml:{line}:")), "case {k}: {e}");
+        assert!(e.contains(says), "case {k}: {e}");
+    }
+}

@@ -119,6 +119,8 @@ pub struct TrialResult {
     pub pages: Vec<PageRecord>,
     /// Engine counters summed over every connection of the trial.
     pub counters: Counters,
+    /// ... and over the frontends' backend connections alone (both ends).
+    pub backend: Counters,
     pub links: ChannelStats,
     /// Events processed by the simulator.
     pub events: u64,

@@ -128,4 +128,25 @@ pub struct WorkloadSpec {
     /// clients a server serves (`prr-imc11.txt` Table 1: mostly Windows).
     #[serde(default)]
     pub client_receiver: Option<ReceiverPolicy>,
+    /// A multi-stage service (`gentle-aggression-sigcomm13.txt` Figure 5): the server
+    /// is a frontend that relays each request to this backend and streams its
+    /// response back (`Exchanges` workloads only).
+    #[serde(default)]
+    pub backend: Option<Backend>,
+}
+
+/// The backend behind a frontend: a pool of persistent connections from the
+/// frontend, each carrying one request at a time; requests wait for a free one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Backend {
+    /// The backend node.
+    pub node: String,
+    /// The port it listens on.
+    pub port: u16,
+    /// Persistent frontend→backend connections, opened when the workload starts.
+    pub pool: u32,
+    /// The size of the request the frontend forwards.
+    pub request: Size,
+    /// The backend leg's configuration (both its ends); `None`: the variant's.
+    pub config: Option<Config>,
 }

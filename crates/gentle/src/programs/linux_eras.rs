@@ -75,6 +75,7 @@ fn eras_variants() -> Vec<Variant> {
         .map(|p| Variant {
             name: p.name().to_string(),
             config: p.config(),
+            backend: None,
         })
         .collect()
 }

@@ -52,6 +52,9 @@ pub enum Filter {
 pub struct Variant {
     pub name: String,
     pub config: Config,
+    /// The backend leg's configuration, for workloads relayed through a frontend;
+    /// `None`: the same as `config`.
+    pub backend: Option<Config>,
 }
 
 #[derive(Clone, Debug)]
@@ -120,7 +123,17 @@ impl Scenario {
         Setup {
             nodes: Vec::new(),
             links: self.links.iter().map(|l| l.resolve(&mut rng)).collect(),
-            workloads: self.workloads.clone(),
+            workloads: self
+                .workloads
+                .iter()
+                .map(|w| {
+                    let mut w = w.clone();
+                    if let Some(b) = w.backend.as_mut() {
+                        b.config = variant.backend.clone();
+                    }
+                    w
+                })
+                .collect(),
             config: variant.config.clone(),
             time_limit: self.time_limit,
         }

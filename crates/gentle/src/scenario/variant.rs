@@ -14,7 +14,7 @@ pub fn keys() -> Vec<&'static str> {
     let switches = Config::SWITCHES
         .iter()
         .filter(|s| s.kind != SwitchKind::Fixed);
-    ["name", "profile"]
+    ["name", "profile", "backend"]
         .into_iter()
         .chain(switches.map(|s| s.name))
         .collect()
@@ -41,9 +41,20 @@ pub fn parse_variants(top: &Table<'_>) -> Result<Vec<Variant>> {
                 "a unique name",
             ));
         }
+        let config = parse_config(t)?;
+        // The backend leg of a multi-stage service: the variant's switches, then
+        // the table's own (`backend = { proactive = "on" }`).
+        let backend = match t.sub("backend", "a table of switches for the backend leg")? {
+            None => None,
+            Some(b) => {
+                b.check_keys(&keys()[1..])?;
+                Some(apply_switches(&b, config.clone())?)
+            }
+        };
         out.push(Variant {
             name,
-            config: parse_config(t)?,
+            config,
+            backend,
         });
     }
     Ok(out)
@@ -52,8 +63,13 @@ pub fn parse_variants(top: &Table<'_>) -> Result<Vec<Variant>> {
 /// A configuration from a table of switches: the profile's, then each switch set
 /// in the order [`Config::switches`] gives.
 pub fn parse_config(t: &Table<'_>) -> Result<Config> {
+    apply_switches(t, Config::default())
+}
+
+/// `base`, or the profile `t` names, with the switches `t` sets.
+fn apply_switches(t: &Table<'_>, base: Config) -> Result<Config> {
     let mut c = match t.str("profile", &Profile::KIND.expected())? {
-        None => Config::default(),
+        None => base,
         Some(p) => match Profile::from_name(p) {
             Some(p) => p.config(),
             None => {

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use gentle_sim::workload::{ConnectionMode, Size, WorkloadKind, WorkloadSpec};
+use gentle_sim::workload::{Backend, ConnectionMode, Size, WorkloadKind, WorkloadSpec};
 use gentle_tcp::ReceiverPolicy;
 
 use super::reader::{Result, Table};
@@ -33,7 +33,9 @@ const KEYS: &[&str] = &[
     "measure",
     "max_window",
     "client_receiver",
+    "backend",
 ];
+const BACKEND: &str = "a table: node, and optionally port, pool, request";
 /// Whether `a` and `b` are joined by a chain of links.
 fn connected(links: &[(String, String)], a: &str, b: &str) -> bool {
     let mut seen = vec![a];
@@ -189,7 +191,50 @@ pub fn parse_workloads(
                 )
             })?),
         };
+        let backend = match t.sub("backend", BACKEND)? {
+            None => None,
+            Some(b) => {
+                b.check_keys(&["node", "port", "pool", "request"])?;
+                if !matches!(kind, WorkloadKind::Exchanges { .. }) {
+                    return Err(t.bad(
+                        "backend",
+                        "only an `exchanges` workload relays through a frontend",
+                        "kind = \"exchanges\", or no backend",
+                    ));
+                }
+                let n = b.req_str("node", "a node name")?;
+                if !nodes.iter().any(|x| x == n) {
+                    return Err(b.bad(
+                        "node",
+                        format!("node `{n}` is not on any link"),
+                        "a node named in a [[link]]",
+                    ));
+                }
+                if n == server || n == client {
+                    return Err(b.bad(
+                        "node",
+                        "the backend must be a third node",
+                        "a node other than the client and the frontend",
+                    ));
+                }
+                if !connected(links, &server, n) {
+                    return Err(b.bad(
+                        "node",
+                        format!("no path from `{server}` to `{n}`"),
+                        "a node the frontend reaches",
+                    ));
+                }
+                Some(Backend {
+                    node: n.to_string(),
+                    port: b.int("port", 1, 65535)?.unwrap_or(8080) as u16,
+                    pool: b.int("pool", 1, 1000)?.unwrap_or(4) as u32,
+                    request: size(&b, "request")?.unwrap_or(Size::Fixed(400)),
+                    config: None,
+                })
+            }
+        };
         out.push(WorkloadSpec {
+            backend,
             name: t
                 .str("name", "a string")?
                 .map_or_else(|| format!("workload{}", i + 1), str::to_string),

@@ -27,6 +27,10 @@ pub(crate) enum Action {
         session: u32,
         k: u32,
     },
+    /// A frontend wrote relayed bytes to this client session's connection.
+    Relay {
+        session: u32,
+    },
 }
 
 pub(crate) struct WorkloadRt {
@@ -42,6 +46,9 @@ pub(crate) struct WorkloadRt {
     pub done: bool,
     pub page_start: Option<Instant>,
     pub page_bytes: u64,
+    /// The backend node of a frontend workload, and its pool.
+    pub backend_node: u16,
+    pub pool: super::relay::Pool,
 }
 
 impl WorkloadRt {
@@ -68,6 +75,8 @@ impl WorkloadRt {
             done: false,
             page_start: None,
             page_bytes: 0,
+            backend_node: 0,
+            pool: Default::default(),
         }
     }
 }
@@ -117,9 +126,39 @@ pub(crate) struct Session {
     pub exchanges_done: u32,
     /// The first exchange's client-side time starts at the SYN (fresh connections).
     pub count_handshake: bool,
+    /// A frontend's connection to its backend, and what it relays.
+    pub backend: Option<super::relay::Relaying>,
 }
 
 impl Session {
+    /// A session whose client connection `cconn` just opened.
+    pub fn new(wl: u16, client: u16, server: u16, cconn: u32, now: Instant) -> Session {
+        Session {
+            wl,
+            client,
+            server,
+            cconn,
+            sconn: None,
+            opened: now,
+            cur: None,
+            start_on_established: false,
+            push_pending: false,
+            req_written: 0,
+            resp_written: 0,
+            client_rcvd: 0,
+            server_rcvd: 0,
+            client_closed: false,
+            server_closed: false,
+            server_close_after: false,
+            fin_delivered: None,
+            drops: 0,
+            corrupt: 0,
+            exchanges_done: 0,
+            count_handshake: false,
+            backend: None,
+        }
+    }
+
     /// The response message containing server stream offset `rel_seq` (1-based
     /// sequence offsets: the SYN is 0).
     pub fn message_at(&self, rel_seq: u64) -> Option<(u64, u64)> {
@@ -146,7 +185,14 @@ impl Sim<'_> {
                             self.open_session(wl);
                         }
                     }
+                    // A frontend's clients start once its backend pool is up.
+                    _ if w.spec.backend.is_some() => self.open_backends(wl),
                     _ => self.open_session(wl),
+                }
+            }
+            Action::Relay { session } => {
+                if let Some(sc) = self.sessions[session as usize].sconn {
+                    self.service(sc);
                 }
             }
             Action::OpenSession => self.open_session(wl),
@@ -199,29 +245,12 @@ impl Sim<'_> {
         };
         let sid = self.sessions.len() as u32;
         let (cconn, _) = self.connect(client, server, port, sid, cfg);
-        self.sessions.push(Session {
-            wl,
-            client,
-            server,
-            cconn,
-            sconn: None,
-            opened: self.now,
-            cur: None,
-            start_on_established: on_est,
-            push_pending: push,
-            req_written: 0,
-            resp_written: 0,
-            client_rcvd: 0,
-            server_rcvd: 0,
-            client_closed: false,
-            server_closed: false,
-            server_close_after: close_after,
-            fin_delivered: None,
-            drops: 0,
-            corrupt: 0,
-            exchanges_done: 0,
-            count_handshake: start_now,
-        });
+        let mut s = Session::new(wl, client, server, cconn, self.now);
+        s.start_on_established = on_est;
+        s.push_pending = push;
+        s.server_close_after = close_after;
+        s.count_handshake = start_now;
+        self.sessions.push(s);
         if start_now || push {
             // A pushed response is created now and written once the server's side
             // of the connection is established.
@@ -386,7 +415,11 @@ impl Sim<'_> {
                     && a.request > 0
                     && s.server_rcvd >= a.req_end
                 {
-                    self.server_respond(sid);
+                    if s.backend.is_none() && self.workloads[s.wl as usize].spec.backend.is_some() {
+                        self.relay_request(sid);
+                    } else {
+                        self.server_respond(sid);
+                    }
                 }
             }
             let s = &mut self.sessions[sid as usize];
@@ -420,6 +453,10 @@ impl Sim<'_> {
                 s.server_closed = true;
             }
         } else {
+            if s.backend.is_some() {
+                self.relay_progress(sid);
+                return;
+            }
             if s.start_on_established && conn.is_established() && s.cur.is_none() {
                 s.start_on_established = false;
                 self.start_exchange(sid);
@@ -559,7 +596,7 @@ impl Sim<'_> {
         for sid in 0..self.sessions.len() as u32 {
             let s = &self.sessions[sid as usize];
             let measured = self.workloads[s.wl as usize].spec.measure;
-            if s.cur.is_some() && measured {
+            if s.cur.is_some() && measured && s.backend.is_none() {
                 self.finish_exchange_incomplete(sid);
             }
         }
@@ -571,7 +608,7 @@ impl Sim<'_> {
                 continue;
             }
             let syn_failed = self.sessions.iter().any(|s| {
-                s.wl as usize == w && {
+                s.wl as usize == w && s.backend.is_none() && {
                     let c = &self.conns[s.cconn as usize].conn;
                     c.close_reason() == Some(CloseReason::TimedOut) && !c.was_established()
                 }

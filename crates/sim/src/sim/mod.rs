@@ -10,6 +10,7 @@ mod apps;
 mod capture;
 mod metrics;
 pub mod observe;
+mod relay;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -219,7 +220,26 @@ impl<'o> Sim<'o> {
                 )));
             }
             let rng = rng::stream(trial_seed, rng::ids::WORKLOAD + i as u64);
-            let rt = WorkloadRt::new(w.clone(), client, server, rng);
+            let mut rt = WorkloadRt::new(w.clone(), client, server, rng);
+            if let Some(b) = &w.backend {
+                let Some(bn) = names.iter().position(|x| *x == b.node) else {
+                    return Err(SetupError(format!(
+                        "workload `{}`: backend node `{}` is not on any link",
+                        w.name, b.node
+                    )));
+                };
+                let bn = bn as u16;
+                if sim.route[server as usize][bn as usize] == u32::MAX
+                    || sim.route[bn as usize][server as usize] == u32::MAX
+                {
+                    return Err(SetupError(format!(
+                        "workload `{}`: no path between `{}` and `{}`",
+                        w.name, w.server, b.node
+                    )));
+                }
+                rt.backend_node = bn;
+                sim.listeners.push((bn, b.port));
+            }
             let start = rt.start;
             if w.measure {
                 sim.measured_left += 1;
@@ -283,6 +303,9 @@ impl<'o> Sim<'o> {
         self.result.episodes = std::mem::take(&mut self.episodes.done);
         for c in &self.conns {
             self.result.counters.add(c.conn.counters());
+            if self.sessions[c.session as usize].backend.is_some() {
+                self.result.backend.add(c.conn.counters());
+            }
         }
         for ch in &self.chans {
             self.result.links.add(&ch.stats);
@@ -504,13 +527,20 @@ impl<'o> Sim<'o> {
     }
 
     fn accept(&mut self, node: u16, pkt: &Packet) {
-        let cfg = self.config.clone();
-        let rng = &mut self.host_rngs[node as usize];
-        let Some(conn) = Connection::accept(cfg, self.now, &pkt.seg, rng) else {
-            return;
-        };
         let skey = demux_key(pkt.src, pkt.seg.src_port, 0, 0);
         let Some(&session) = self.session_by_client.get(&skey) else {
+            return;
+        };
+        // A backend's end of a frontend's connection runs the backend leg's
+        // configuration.
+        let s = &self.sessions[session as usize];
+        let backend_cfg = s
+            .backend
+            .and_then(|_| self.workloads[s.wl as usize].spec.backend.as_ref())
+            .and_then(|b| b.config.clone());
+        let cfg = backend_cfg.unwrap_or_else(|| self.config.clone());
+        let rng = &mut self.host_rngs[node as usize];
+        let Some(conn) = Connection::accept(cfg, self.now, &pkt.seg, rng) else {
             return;
         };
         let c = self.conns.len() as u32;

@@ -45,6 +45,7 @@ pub fn two_hosts(down: ChannelSpec, up: ChannelSpec, kind: WorkloadKind, cfg: Co
             client_config: None,
             max_window: None,
             client_receiver: None,
+            backend: None,
         }],
         config: cfg,
         time_limit: Duration::from_secs(600),
