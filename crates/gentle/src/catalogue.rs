@@ -55,6 +55,21 @@ pub const CATALOGUE: &[Experiment] = &[
         toml: include_str!("../../../examples/reactive-web.toml"),
     },
     Experiment {
+        name: "proactive-table6",
+        summary: "Web responses through a frontend: Proactive on the lossy backend leg vs Linux (gentle-aggression Table 6)",
+        toml: include_str!("../../../examples/proactive-table6.toml"),
+    },
+    Experiment {
+        name: "combined-table2",
+        summary: "Web responses through a frontend: Proactive on the backend leg and Reactive on the client leg vs Linux (gentle-aggression Table 2)",
+        toml: include_str!("../../../examples/combined-table2.toml"),
+    },
+    Experiment {
+        name: "proactive-tso",
+        summary: "Proactive with segmentation offload: copies behind a send of 8 frames bring a spurious fast retransmit; offload off, none (gentle-aggression Figure 8)",
+        toml: include_str!("../../../examples/proactive-tso.toml"),
+    },
+    Experiment {
         name: "dsack-undo",
         summary: "reordering triggers a spurious fast retransmit; the DSACK undoes the cwnd reduction",
         toml: include_str!("../../../examples/dsack-undo.toml"),

@@ -1,6 +1,7 @@
 //! TCP time-sequence graphs (`prr-imc11.txt` §4.1, Figures 2–4) from an event trace:
 //! original transmissions black, retransmissions red, snd.una as a green staircase,
 //! SACK blocks purple; time on x, sequence on y; one panel per variant, stacked.
+//! Proactive's copies are not drawn (nor counted as retransmissions).
 //!
 //! The input is a trial as it runs ([`FlowRecorder`] observes it), or the JSON-lines
 //! trace of `gentle run --trace` (each line tagged with `scenario` and `variant`;
@@ -125,6 +126,8 @@ impl Observer for FlowRecorder {
         let (iss, irs) = p.isn.unwrap_or((0, 0));
         let seg = p.seg;
         let what = match ev {
+            // A Proactive copy is neither new data nor a retransmission: not drawn.
+            PacketEvent::Send if seg.flags.contains(gentle_tcp::Flags::COPY) => return,
             PacketEvent::Send => Seen::Send {
                 flow: p.meta.flow,
                 seq: seg.seq.wrapping_sub(iss) as u64,
@@ -306,11 +309,14 @@ struct FilePacket {
     ack: u64,
     #[serde(default)]
     sack: Vec<[u64; 2]>,
+    #[serde(default)]
+    copy: bool,
 }
 
 impl FileLine {
     fn seen(self) -> Option<((String, String), SeenAt)> {
         let what = match (self.what.as_str(), self.packet, self.event.as_deref()) {
+            ("send", Some(p), _) if p.copy => return None,
             ("send", Some(p), _) => Seen::Send {
                 flow: p.flow,
                 seq: p.seq,
@@ -447,7 +453,11 @@ pub fn facts_text(all: &[Facts], after_ms: f64) -> String {
             .iter()
             .map(|t| format!("{t:.0}"))
             .collect();
-        let mut line = format!("  retransmissions at {} ms", r.join(", "));
+        let mut line = if r.is_empty() {
+            "  no retransmissions".to_string()
+        } else {
+            format!("  retransmissions at {} ms", r.join(", "))
+        };
         if !x.acks_between_retransmissions.is_empty() {
             let b: Vec<String> = x
                 .acks_between_retransmissions

@@ -525,9 +525,24 @@ fn a_billion_trials_start_at_once_in_little_memory() {
 fn a_bad_backend_is_refused_with_its_location() {
     let backend_link = "\n[[link]]\na = \"server\"\nb = \"db\"\ndelay = \"5ms\"\n";
     let cases: [(&str, &str, &str, &str); 4] = [
-        ("backend = { node = \"nowhere\" }", "", "backend = ", "not on any link"),
-        ("backend = { node = \"client\" }", "", "backend = ", "a third node"),
-        ("backend = { node = \"db\", pools = 2 }", "", "backend = ", "pools"),
+        (
+            "backend = { node = \"nowhere\" }",
+            "",
+            "backend = ",
+            "not on any link",
+        ),
+        (
+            "backend = { node = \"client\" }",
+            "",
+            "backend = ",
+            "a third node",
+        ),
+        (
+            "backend = { node = \"db\", pools = 2 }",
+            "",
+            "backend = ",
+            "pools",
+        ),
         (
             "backend = { node = \"db\" }",
             "backend = { proactive = \"sometimes\" }",

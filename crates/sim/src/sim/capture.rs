@@ -26,6 +26,9 @@ pub struct PacketInfo {
     pub ts: Option<[u32; 2]>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub dup: bool,
+    /// A Proactive copy (the reserved bit `0x800`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub copy: bool,
     /// The Corrective option: `"offer"`, or its flags (`ENC`, `R_SUCC`, `R_ACK`,
     /// `R_FAIL`, joined by `|`; empty when none is set) and length.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -183,6 +186,7 @@ impl Observer for TraceRecorder {
                 .collect(),
             ts: seg.options.timestamps.map(|t| [t.val, t.ecr]),
             dup: p.meta.duplicate,
+            copy: seg.flags.contains(gentle_tcp::Flags::COPY),
             corrective: corrective_text(seg),
         };
         self.lines.push(TraceLine {
