@@ -9,6 +9,8 @@
 //!   percentile fall (paper: −14%, −37%).
 //! - `proactive-tso`: copies behind a send of 8 frames bring duplicate ACKs and a
 //!   spurious fast retransmission without SACK; with offload off, none (Figure 8).
+//! - `proactive-fig11`: the mean reduction grows with the baseline backend
+//!   retransmission rate (paper: from 6% to 20%).
 
 use gentle::catalogue;
 
@@ -75,4 +77,29 @@ fn offload_with_copies_retransmits_spuriously() {
         "offload off: no retransmission"
     );
     assert_eq!(off.counters.proactive_repairs, 1);
+}
+
+#[test]
+fn the_gain_grows_with_the_backends_retransmission_rate() {
+    // Figure 11: the mean reduction grows with the baseline's retransmission rate.
+    let pts = gentle::programs::proactive_fig11::run(true);
+    assert!(pts.len() >= 5);
+    for w in pts.windows(2) {
+        assert!(
+            w[1].baseline_retrans_pct > w[0].baseline_retrans_pct,
+            "{pts:?}"
+        );
+    }
+    for p in &pts {
+        assert!(
+            p.proactive_retrans_pct * 3.0 < p.baseline_retrans_pct,
+            "{p:?}"
+        );
+        assert!(p.mean_reduction_pct > 0.0, "{p:?}");
+    }
+    let (first, last) = (&pts[0], &pts[pts.len() - 1]);
+    assert!(
+        last.mean_reduction_pct > first.mean_reduction_pct + 5.0,
+        "{first:?} → {last:?}"
+    );
 }

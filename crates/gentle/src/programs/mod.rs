@@ -6,6 +6,7 @@
 pub mod corrective_pages;
 pub mod corrective_table5;
 pub mod linux_eras;
+pub mod proactive_fig11;
 pub mod reactive_table1;
 pub mod tlp_study;
 
@@ -34,6 +35,7 @@ pub const SWEEPS: &[(&str, Builtin)] = &[
     ("tlp-study", tlp_study::FILE),
     ("corrective-table5", corrective_table5::FILE),
     ("corrective-pages", corrective_pages::FILE),
+    ("proactive-fig11", proactive_fig11::FILE),
 ];
 
 /// Runs every point of a sweep at its full or `--quick` size, in order, handing
@@ -174,6 +176,19 @@ fn tlp_study(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), Strin
     ))
 }
 
+fn proactive_fig11(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    let pts = proactive_fig11::run(args.quick);
+    if let Some(st) = args.out {
+        let png = st.path("proactive-fig11.png");
+        st.path("proactive-fig11.svg");
+        proactive_fig11::plot(png.parent().expect("a staging directory"), &pts)?;
+    }
+    Ok((
+        proactive_fig11::text(&pts),
+        serde_json::json!({ "experiment": "proactive-fig11", "points": pts }),
+    ))
+}
+
 fn corrective_table5(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
     let cells = corrective_table5::run(args.quick);
     Ok((
@@ -232,6 +247,11 @@ pub const PROGRAMS: &[Program] = &[
         name: "corrective-pages",
         summary: "a 5-object and a 167-object page over cable-like and 3G-like links with correlated loss: Corrective vs Linux 2.6 (gentle-aggression §8.4.2, Figure 10)",
         run: corrective_pages,
+    },
+    Program {
+        name: "proactive-fig11",
+        summary: "Web responses through a frontend, the backend's loss swept: Proactive's RT reduction against the baseline backend retransmission rate (gentle-aggression Figure 11)",
+        run: proactive_fig11,
     },
     Program {
         name: "linux-eras",
