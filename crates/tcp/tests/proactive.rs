@@ -260,3 +260,50 @@ fn originals_without_copies_turn_proactive_off() {
     assert!(!seg.flags.contains(Flags::COPY));
     s.expect_quiet();
 }
+
+#[test]
+fn copied_pure_acks_and_their_filter() {
+    let mut cfg = proactive();
+    cfg.proactive_syn_ack = true;
+    let mut s = Script::server(cfg, PeerOpts::default());
+    s.skip_all();
+    s.at(200.0);
+    s.send(data(seg(MSS, 1), MSS, 1));
+    // The DUT's ACK goes out twice, the second marked.
+    let a = s.expect(pure_ack(seg(MSS, 2)));
+    assert!(!a.flags.contains(Flags::COPY));
+    let c = s.expect(
+        Exp::default()
+            .flags(Flags::ACK | Flags::COPY)
+            .ack(seg(MSS, 2)),
+    );
+    assert!(c.payload.is_empty());
+    s.expect_quiet();
+    // A copied ACK that acknowledges nothing new is dropped: the DUT, with data in
+    // flight, does not take it for a duplicate ACK.
+    s.write(3 * MSS as usize);
+    s.flush();
+    s.skip_all();
+    s.at(300.0);
+    s.send(ack(seg(MSS, 2)));
+    s.send(copy(ack(seg(MSS, 2))));
+    s.send(copy(ack(seg(MSS, 2))));
+    assert_eq!(s.dut.counters().proactive_discarded, 2);
+    s.expect_quiet();
+}
+
+#[test]
+fn offload_without_proactive_changes_nothing_on_the_wire() {
+    let mut cfg = proactive();
+    cfg.proactive = false;
+    cfg.tso = 8;
+    let mut s = Script::server(cfg, PeerOpts::default());
+    s.at(200.0);
+    s.write((4 * MSS) as usize);
+    s.flush();
+    for k in 1..=4 {
+        let seg = s.expect(tx(seg(MSS, k), MSS).at(200.0));
+        assert!(!seg.flags.contains(Flags::COPY));
+    }
+    s.expect_quiet();
+}
