@@ -117,3 +117,24 @@ fn losses_on_the_backend_leg_slow_the_response_and_copies_mask_them() {
     );
     assert!(pro_rt < plain_rt, "Proactive {pro_rt} ns vs {plain_rt} ns");
 }
+
+#[test]
+fn corrective_runs_on_either_leg() {
+    let mut c = Profile::Linux26.config();
+    c.corrective = true;
+    // The backend leg only ...
+    let r = Sim::new(&three_nodes(10, 0.01, Some(c.clone()), 5), 0, 3)
+        .unwrap()
+        .run();
+    assert!(r.exchanges.iter().all(|e| e.complete));
+    assert_eq!(r.corrupt_bytes, 0);
+    assert!(r.backend.corrective_sent > 0);
+    assert_eq!(r.counters.corrective_sent, r.backend.corrective_sent);
+    // ... or the client leg only.
+    let mut s = three_nodes(10, 0.01, Some(Profile::Linux26.config()), 5);
+    s.config = c;
+    let r = Sim::new(&s, 0, 3).unwrap().run();
+    assert!(r.exchanges.iter().all(|e| e.complete));
+    assert_eq!(r.backend.corrective_sent, 0);
+    assert!(r.counters.corrective_sent > 0);
+}

@@ -307,3 +307,17 @@ fn offload_without_proactive_changes_nothing_on_the_wire() {
     }
     s.expect_quiet();
 }
+
+#[test]
+fn behind_a_middlebox_that_clears_the_flag_copies_are_plain_duplicates() {
+    // The copy arrives unmarked: TCP delivers the data once and answers the
+    // duplicate with a DSACK, as for any duplicate (§7).
+    let mut s = receiver();
+    s.at(200.0);
+    s.send(data(seg(MSS, 1), MSS, 1));
+    s.expect(pure_ack(seg(MSS, 2)).no_sack());
+    s.send(data(seg(MSS, 1), MSS, 1));
+    s.expect(pure_ack(seg(MSS, 2)).sack(&[(seg(MSS, 1), seg(MSS, 2))]));
+    assert_eq!(s.dut.bytes_received(), MSS as u64);
+    assert_eq!(s.dut.counters().proactive_discarded, 0);
+}
