@@ -75,6 +75,11 @@ impl TailWatch {
     pub fn seen(&mut self, ev: PacketEvent, m: &PacketMeta, now: u64) {
         let t = self.flow(m.flow);
         if let PacketEvent::Enqueue { .. } = ev {
+            if t.drops.is_empty() {
+                // Nothing dropped yet: only the first packet's time matters.
+                t.start.get_or_insert(now);
+                return;
+            }
             t.start.get_or_insert(now);
             if t.recover.is_none()
                 && let Some(&(_, at)) = t.drops.iter().find(|d| d.0 == m.rel_seq)

@@ -43,11 +43,17 @@ pub(crate) const FALLBACK_ORIGINALS: u32 = 8;
 /// Recent arrivals remembered by the filter.
 const HISTORY: usize = 256;
 
-/// Proactive's state on one connection.
+/// Proactive's state on one connection: a flag, and the rest boxed, only where
+/// Proactive is configured (a connection without it stays small).
 #[derive(Debug, Default)]
 pub(crate) struct Proactive {
     /// Sending copies (configured and not fallen back).
     pub on: bool,
+    st: Option<Box<State>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
     /// Copies waiting for the rest of their send to leave (`tso` > 1).
     queue: VecDeque<Segment>,
     /// The copies in `queue` are leaving.
@@ -62,17 +68,22 @@ pub(crate) struct Proactive {
 }
 
 impl Proactive {
-    /// Sending copies when `on`.
+    /// Configured (`on`) or not.
     pub fn new(on: bool) -> Proactive {
         Proactive {
             on,
-            ..Proactive::default()
+            st: on.then(Box::default),
         }
+    }
+
+    fn st(&mut self) -> &mut State {
+        self.st.get_or_insert_with(Box::default)
     }
 }
 
 impl Connection {
     /// Queues the copy of `seg`, which just went out, if Proactive copies it.
+    #[inline(never)]
     pub(super) fn proactive_on_sent(&mut self, seg: &Segment) {
         if !self.proactive.on || seg.flags.contains(Flags::COPY) || seg.flags.rst() {
             return;
@@ -83,19 +94,35 @@ impl Connection {
         }
         let mut copy = seg.clone();
         copy.flags.insert(Flags::COPY);
-        self.proactive.queue.push_back(copy);
+        self.proactive.st().queue.push_back(copy);
         // A send of `tso` frames leaves whole before its copies; a pure ACK is its
         // own send.
-        if !data || self.proactive.queue.len() >= self.cfg.tso.max(1) as usize {
-            self.proactive.draining = true;
+        let tso = self.cfg.tso.max(1) as usize;
+        let st = self.proactive.st();
+        if !data || st.queue.len() >= tso {
+            st.draining = true;
         }
     }
 
     /// The next copy to send, if one is due: while a send's copies leave, or, with
     /// `flush`, because nothing else goes out now (the send ended short of `tso`).
+    #[inline]
     pub(super) fn proactive_copy(&mut self, flush: bool) -> Option<Segment> {
-        let p = &mut self.proactive;
-        if p.queue.is_empty() || !(p.draining || flush) {
+        if self
+            .proactive
+            .st
+            .as_ref()
+            .is_none_or(|st| st.queue.is_empty())
+        {
+            return None;
+        }
+        self.proactive_copy_due(flush)
+    }
+
+    #[inline(never)]
+    fn proactive_copy_due(&mut self, flush: bool) -> Option<Segment> {
+        let p = self.proactive.st();
+        if !(p.draining || flush) {
             return None;
         }
         let copy = p.queue.pop_front()?;
@@ -107,10 +134,13 @@ impl Connection {
 
     /// The receiver's filter, for a segment in a synchronized state whose sequence
     /// offset is `seq`. Returns false if the segment is dropped (without an ACK).
+    #[inline]
     pub(crate) fn proactive_filter(&mut self, seg: &Segment, seq: u64) -> bool {
-        if !self.cfg.proactive {
-            return true;
-        }
+        !self.cfg.proactive || self.proactive_filter_slow(seg, seq)
+    }
+
+    #[inline(never)]
+    fn proactive_filter_slow(&mut self, seg: &Segment, seq: u64) -> bool {
         let copy = seg.flags.contains(Flags::COPY);
         let len = seg.payload.len() as u64 + seg.flags.fin() as u64;
         if len == 0 {
@@ -124,15 +154,16 @@ impl Connection {
             !received || !self.proactive_copy_came_first(seq, end)
         };
         if copy {
-            self.proactive.originals_run = 0;
+            self.proactive.st().originals_run = 0;
             if keep {
                 self.counters.proactive_repairs += 1;
             }
         } else if !received {
-            self.proactive.originals_run += 1;
-            if self.proactive.on && self.proactive.originals_run >= FALLBACK_ORIGINALS {
+            let st = self.proactive.st();
+            st.originals_run += 1;
+            if st.originals_run >= FALLBACK_ORIGINALS && self.proactive.on {
                 self.proactive.on = false;
-                self.proactive.queue.clear();
+                self.proactive.st().queue.clear();
                 self.counters.proactive_fallback += 1;
             }
         } else if !keep {
@@ -153,11 +184,8 @@ impl Connection {
 
     /// A copied SYN, or a copied ACK that acknowledges nothing new, is dropped.
     fn proactive_filter_control(&mut self, seg: &Segment, copy: bool) -> bool {
-        let news = seg.flags.ack()
-            && self
-                .proactive
-                .last_ack
-                .is_none_or(|a| (seg.ack.wrapping_sub(a) as i32) > 0);
+        let last = self.proactive.st().last_ack;
+        let news = seg.flags.ack() && last.is_none_or(|a| (seg.ack.wrapping_sub(a) as i32) > 0);
         let keep = !copy || (!seg.flags.syn() && news);
         if keep && seg.flags.ack() {
             self.proactive_ack_seen(seg.ack);
@@ -170,7 +198,7 @@ impl Connection {
     }
 
     fn proactive_ack_seen(&mut self, ack: u32) {
-        let last = &mut self.proactive.last_ack;
+        let last = &mut self.proactive.st().last_ack;
         if last.is_none_or(|a| (ack.wrapping_sub(a) as i32) > 0) {
             *last = Some(ack);
         }
@@ -178,8 +206,9 @@ impl Connection {
 
     /// Whether the last arrival that carried `[start, end)` was a copy that delivered
     /// it: the copy overtook (or outlived) its original, which is this packet.
-    fn proactive_copy_came_first(&self, start: u64, end: u64) -> bool {
+    fn proactive_copy_came_first(&mut self, start: u64, end: u64) -> bool {
         self.proactive
+            .st()
             .history
             .iter()
             .rev()
@@ -188,7 +217,7 @@ impl Connection {
     }
 
     fn proactive_remember(&mut self, start: u64, end: u64, copy: bool) {
-        let h = &mut self.proactive.history;
+        let h = &mut self.proactive.st().history;
         if h.len() == HISTORY {
             h.pop_front();
         }
