@@ -16,7 +16,13 @@ impl Connection {
             State::Closed => {}
             State::SynSent => self.on_syn_sent(now, seg),
             State::SynReceived => self.on_syn_received(now, seg),
-            _ => self.on_synchronized(now, seg),
+            _ => {
+                // Proactive's receiver filter (§6) comes first: a copy it drops must
+                // not reach ACK processing.
+                if !self.cfg.proactive || self.proactive_filter(seg) {
+                    self.on_synchronized(now, seg);
+                }
+            }
         }
     }
 
@@ -163,9 +169,6 @@ impl Connection {
         // zero-window probe at snd.una − 1, is answered with an ACK and dropped
         // (RFC 9293 §3.10.7.4; Linux `tcp_sequence` against `rcv_wup`).
         let stale = seg_len == 0 && !f.syn() && !f.fin() && seq < self.rcv.rcv_wup;
-        if !self.proactive_filter(seg, seq) {
-            return;
-        }
         if !acceptable || stale {
             self.counters.segs_dropped += 1;
             self.rcv.ack_now = true;

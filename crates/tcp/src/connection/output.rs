@@ -13,12 +13,16 @@ use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment, Timestamps};
 impl Connection {
     /// Returns the next segment to put on the wire, or `None` if nothing is due now.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
-        if let Some(copy) = self.proactive_copy(false) {
+        if self.proactive.on
+            && let Some(copy) = self.proactive_copy(false)
+        {
             return Some(copy);
         }
         let Some(seg) = self.next_segment(now) else {
             // A send shorter than `tso` frames: its copies leave now.
-            if let Some(copy) = self.proactive_copy(true) {
+            if self.proactive.on
+                && let Some(copy) = self.proactive_copy(true)
+            {
                 return Some(copy);
             }
             // A forced retransmission belongs to the ACK that asked for it.

@@ -132,15 +132,14 @@ impl Connection {
         Some(copy)
     }
 
-    /// The receiver's filter, for a segment in a synchronized state whose sequence
-    /// offset is `seq`. Returns false if the segment is dropped (without an ACK).
-    #[inline]
-    pub(crate) fn proactive_filter(&mut self, seg: &Segment, seq: u64) -> bool {
-        !self.cfg.proactive || self.proactive_filter_slow(seg, seq)
-    }
-
+    /// The receiver's filter, for a segment in a synchronized state (resets pass).
+    /// Returns false if the segment is dropped (without an ACK).
     #[inline(never)]
-    fn proactive_filter_slow(&mut self, seg: &Segment, seq: u64) -> bool {
+    pub(crate) fn proactive_filter(&mut self, seg: &Segment) -> bool {
+        if seg.flags.rst() {
+            return true;
+        }
+        let seq = self.rcv_offset(seg.seq);
         let copy = seg.flags.contains(Flags::COPY);
         let len = seg.payload.len() as u64 + seg.flags.fin() as u64;
         if len == 0 {
