@@ -469,10 +469,16 @@ pub fn facts_text(all: &[Facts], after_ms: f64) -> String {
         s += &crate::units::wrap(&line, 100, 4);
         s += "\n";
         if let (Some(a), Some(b)) = (x.recovery_start_ms, x.recovery_end_ms) {
+            // An undone reduction leaves ssthresh at its initial "infinity".
+            let ss = x.ssthresh_at_exit.unwrap_or(0);
+            let ss = if ss >= gentle_tcp::cc::INFINITE_SSTHRESH as u64 {
+                "unset (the reduction was undone)".to_string()
+            } else {
+                ss.to_string()
+            };
             s += &format!(
-                "  recovery from {a:.0} to {b:.0} ms, leaving with cwnd {} and ssthresh {}\n",
+                "  recovery from {a:.0} to {b:.0} ms, leaving with cwnd {} and ssthresh {ss}\n",
                 x.cwnd_at_exit.unwrap_or(0),
-                x.ssthresh_at_exit.unwrap_or(0)
             );
         }
         if x.later_flights > 0 {

@@ -562,3 +562,32 @@ fn a_bad_backend_is_refused_with_its_location() {
         assert!(e.contains(says), "case {k}: {e}");
     }
 }
+
+#[test]
+fn a_variant_backend_table_needs_a_backend_and_only_switches() {
+    let backend_link = "\n[[link]]\na = \"server\"\nb = \"db\"\ndelay = \"5ms\"\n";
+    let cases: [(&str, &str); 2] = [
+        ("", "no workload has a backend"),
+        ("backend = { node = \"db\" }", "unknown key"),
+    ];
+    for (k, (workload, says)) in cases.iter().enumerate() {
+        let variant = if k == 0 {
+            "backend = { proactive = \"on\" }"
+        } else {
+            "backend = { backend = { proactive = \"on\" } }"
+        };
+        let text = format!(
+            "name = \"t\"\ntrials = 5\n{LINK}{backend_link}\n[[workload]]\nclient = \"client\"\nserver = \"server\"\nrequest = \"40B\"\nresponse = \"3000B\"\n{workload}\n[[variant]]\nname = \"a\"\n{variant}\n"
+        );
+        let (_, o) = run(&format!("vbackend{k}"), &text, &[]);
+        assert_eq!(o.status.code(), Some(2), "case {k}: {}", stderr(&o));
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("backend = {") && l.contains("proactive"))
+            .unwrap()
+            + 1;
+        let e = stderr(&o);
+        assert!(e.contains(&format!("s.toml:{line}:")), "case {k}: {e}");
+        assert!(e.to_lowercase().contains(says), "case {k}: {e}");
+    }
+}

@@ -305,7 +305,7 @@ config! {
     proactive_syn_ack: bool = false => SwitchKind::OnOff;
     /// Segmentation offload: frames per send (1: none). The copies of a send leave
     /// after all its frames, so K frames mean K originals then K copies (§6,
-    /// Figure 8); Proactive's own choice is 1.
+    /// Figure 8); Proactive's own choice is 1. Without Proactive it changes nothing.
     tso: u32 = 1 => SwitchKind::Int { min: 1, max: 64 };
     /// Duplicate-ACK threshold (RFC 5681 §3.2: 3).
     dupthresh: u32 = 3 => SwitchKind::Int { min: 1, max: 1000 };

@@ -320,4 +320,10 @@ fn behind_a_middlebox_that_clears_the_flag_copies_are_plain_duplicates() {
     s.expect(pure_ack(seg(MSS, 2)).sack(&[(seg(MSS, 1), seg(MSS, 2))]));
     assert_eq!(s.dut.bytes_received(), MSS as u64);
     assert_eq!(s.dut.counters().proactive_discarded, 0);
+    // Duplicates show the copies get through: no fallback, however long the run.
+    for k in 2..=12 {
+        s.send(data(seg(MSS, k), MSS, 1));
+        s.send(data(seg(MSS, k), MSS, 1));
+    }
+    assert_eq!(s.dut.counters().proactive_fallback, 0);
 }

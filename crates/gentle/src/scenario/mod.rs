@@ -231,7 +231,8 @@ fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scenario> {
         .collect();
     let pairs: Vec<(String, String)> = links.iter().map(|l| (l.a.clone(), l.b.clone())).collect();
     let workloads = workload::parse_workloads(&top, &nodes, &pairs, time_limit)?;
-    let variants = variant::parse_variants(&top)?;
+    let relayed = workloads.iter().any(|w| w.backend.is_some());
+    let variants = variant::parse_variants(&top, relayed)?;
     if let Some(c) = &capture
         && !nodes.contains(c)
     {

@@ -20,7 +20,9 @@ pub fn keys() -> Vec<&'static str> {
         .collect()
 }
 
-pub fn parse_variants(top: &Table<'_>) -> Result<Vec<Variant>> {
+/// The `[[variant]]` tables; `relayed`: some workload has a backend, so a variant's
+/// `backend` table has a leg to configure.
+pub fn parse_variants(top: &Table<'_>, relayed: bool) -> Result<Vec<Variant>> {
     let ts = tables(top, "variant")?;
     if ts.is_empty() {
         return Err(top.missing(
@@ -46,8 +48,19 @@ pub fn parse_variants(top: &Table<'_>) -> Result<Vec<Variant>> {
         // the table's own (`backend = { proactive = "on" }`).
         let backend = match t.sub("backend", "a table of switches for the backend leg")? {
             None => None,
+            Some(_) if !relayed => {
+                return Err(t.bad(
+                    "backend",
+                    "no workload has a backend for this table to configure",
+                    "a workload with `backend = { node = ... }`, or no backend table here",
+                ));
+            }
             Some(b) => {
-                b.check_keys(&keys()[1..])?;
+                let inner: Vec<&str> = keys()
+                    .into_iter()
+                    .filter(|k| *k != "name" && *k != "backend")
+                    .collect();
+                b.check_keys(&inner)?;
                 Some(apply_switches(&b, config.clone())?)
             }
         };

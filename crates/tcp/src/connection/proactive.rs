@@ -24,10 +24,13 @@
 //! - **Middleboxes** (§7). One that clears the reserved bits turns copies into
 //!   plain duplicates: TCP delivers them once and answers with DSACK. One that
 //!   drops packets with reserved bits set leaves only originals: when
-//!   [`FALLBACK_ORIGINALS`] new data segments in a row arrive and no copy has since
-//!   the last one, the receiver concludes its peer's copies do not get through
-//!   (or that the peer does not send any) and stops sending its own; the peer, no
-//!   longer receiving copies, concludes the same.
+//!   [`FALLBACK_ORIGINALS`] new data segments in a row arrive and neither a copy nor
+//!   a duplicate has since the last one, the receiver concludes its peer's copies do
+//!   not get through (or that the peer does not send any) and stops sending its own.
+//!   The peer concludes the same once it has received as many of this side's
+//!   segments without copies; a side that receives less data than that (a server
+//!   answering short requests) keeps sending copies the middlebox drops: TCP has no
+//!   signal to tell it sooner.
 //!
 //! The receiver's memory of which packet last carried a range is a short history
 //! of recent arrivals ([`HISTORY`] segments), enough for the copies and
@@ -168,6 +171,10 @@ impl Connection {
         } else if !keep {
             // The original of a copy that came first: that copy repaired nothing.
             self.counters.proactive_repairs = self.counters.proactive_repairs.saturating_sub(1);
+        } else {
+            // Data received twice, unmarked: copies get through (a middlebox cleared
+            // their flag), or this is a retransmission. No reason to fall back.
+            self.proactive.st().originals_run = 0;
         }
         // Remembered as "a copy that delivered the data" only when it did.
         self.proactive_remember(seq, end, copy && keep);
