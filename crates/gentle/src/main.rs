@@ -189,8 +189,13 @@ fn main() -> ExitCode {
                 for (name, summary) in
                     all.filter(|(n, _)| names.is_empty() || names.iter().any(|x| x == n))
                 {
-                    let line = format!("{name:<20} {summary}");
-                    let _ = writeln!(out, "{}", gentle::units::wrap(&line, 100, 21));
+                    // The summaries in one column: a long name takes its own line.
+                    let text = gentle::units::wrap(summary, 79, 21);
+                    let _ = if name.chars().count() < 21 {
+                        writeln!(out, "{name:<20} {text}")
+                    } else {
+                        writeln!(out, "{name}\n{:21}{text}", "")
+                    };
                 }
                 return ExitCode::SUCCESS;
             }
