@@ -379,34 +379,32 @@ impl<'o> Sim<'o> {
             self.tails.seen(ev, &pkt.meta, self.now.as_nanos());
         }
         if let Some(o) = self.observer.as_deref_mut() {
-            let view = PacketView {
-                t: self.now,
+            show(
+                o,
+                ev,
                 node,
-                src: pkt.src,
-                dst: pkt.dst,
-                seg: &pkt.seg,
-                meta: &pkt.meta,
-                isn: isn_of(&self.sessions, &self.conns, pkt),
-                nodes: &self.node_names,
-            };
-            o.on_packet(ev, &view);
+                pkt,
+                self.now,
+                &self.sessions,
+                &self.conns,
+                &self.node_names,
+            );
         }
     }
 
     #[inline(never)]
     fn emit_to(&mut self, ev: PacketEvent, node: u16, pkt: &Packet) {
-        let view = PacketView {
-            t: self.now,
-            node,
-            src: pkt.src,
-            dst: pkt.dst,
-            seg: &pkt.seg,
-            meta: &pkt.meta,
-            isn: isn_of(&self.sessions, &self.conns, pkt),
-            nodes: &self.node_names,
-        };
         if let Some(o) = self.observer.as_deref_mut() {
-            o.on_packet(ev, &view);
+            show(
+                o,
+                ev,
+                node,
+                pkt,
+                self.now,
+                &self.sessions,
+                &self.conns,
+                &self.node_names,
+            );
         }
     }
 
@@ -672,6 +670,32 @@ impl<'o> Sim<'o> {
             }
         }
     }
+}
+
+/// Shows `pkt` to the observer (out of line: the common case has none).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn show(
+    o: &mut dyn Observer,
+    ev: PacketEvent,
+    node: u16,
+    pkt: &Packet,
+    t: Instant,
+    sessions: &[Session],
+    conns: &[ConnSlot],
+    nodes: &[String],
+) {
+    let view = PacketView {
+        t,
+        node,
+        src: pkt.src,
+        dst: pkt.dst,
+        seg: &pkt.seg,
+        meta: &pkt.meta,
+        isn: isn_of(sessions, conns, pkt),
+        nodes,
+    };
+    o.on_packet(ev, &view);
 }
 
 /// The sending connection's ISS and IRS for `pkt`, when the simulator knows them.

@@ -178,14 +178,7 @@ impl Connection {
         }
         // Remembered as "a copy that delivered the data" only when it did.
         self.proactive_remember(seq, end, copy && keep);
-        if keep && seg.flags.ack() {
-            self.proactive_ack_seen(seg.ack);
-        }
-        if !keep {
-            self.counters.proactive_discarded += 1;
-            self.counters.segs_dropped += 1;
-        }
-        keep
+        self.proactive_verdict(seg, keep)
     }
 
     /// A copied SYN, or a copied ACK that acknowledges nothing new, is dropped.
@@ -193,21 +186,22 @@ impl Connection {
         let last = self.proactive.st().last_ack;
         let news = seg.flags.ack() && last.is_none_or(|a| (seg.ack.wrapping_sub(a) as i32) > 0);
         let keep = !copy || (!seg.flags.syn() && news);
-        if keep && seg.flags.ack() {
-            self.proactive_ack_seen(seg.ack);
-        }
+        self.proactive_verdict(seg, keep)
+    }
+
+    /// Books the filter's decision: a kept segment's ACK is the newest seen, a
+    /// dropped one is counted. Returns `keep`.
+    fn proactive_verdict(&mut self, seg: &Segment, keep: bool) -> bool {
         if !keep {
             self.counters.proactive_discarded += 1;
             self.counters.segs_dropped += 1;
+        } else if seg.flags.ack() {
+            let last = &mut self.proactive.st().last_ack;
+            if last.is_none_or(|a| (seg.ack.wrapping_sub(a) as i32) > 0) {
+                *last = Some(seg.ack);
+            }
         }
         keep
-    }
-
-    fn proactive_ack_seen(&mut self, ack: u32) {
-        let last = &mut self.proactive.st().last_ack;
-        if last.is_none_or(|a| (ack.wrapping_sub(a) as i32) > 0) {
-            *last = Some(ack);
-        }
     }
 
     /// Whether the last arrival that carried `[start, end)` was a copy that delivered
