@@ -35,4 +35,4 @@ pub use connection::{CloseReason, Connection};
 pub use counters::Counters;
 pub use time::Instant;
 pub use trace::{CaState, Event, State, Traced};
-pub use wire::{Flags, Options, Segment};
+pub use wire::{Ecn, Flags, Options, Segment};

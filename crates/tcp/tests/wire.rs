@@ -65,6 +65,7 @@ fn arb_segment() -> impl Strategy<Value = Segment> {
                     urgent: urg,
                     options: o,
                     payload: Bytes::from(payload),
+                    ecn: gentle_tcp::Ecn::NotEct,
                 }
             },
         )

@@ -53,6 +53,12 @@ impl Flags {
     /// A Proactive copy (`gentle-aggression-sigcomm13.txt` §6): the highest reserved
     /// bit.
     pub const COPY: Flags = Flags(0x800);
+    /// A TCP fast start packet, low priority at routers that implement priority
+    /// drop (`fast-start-and-sessions.txt` §7.1: "the fast start bit set (an unused
+    /// bit in the TCP header)"; §3.3). The second-highest reserved bit: Proactive's
+    /// copy flag keeps the highest, and the two never share a packet's meaning
+    /// (a copy of a fast-start segment carries both).
+    pub const FAST_START: Flags = Flags(0x400);
 
     /// No flag set.
     pub const fn empty() -> Flags {
@@ -298,6 +304,54 @@ pub struct Segment {
     pub options: Options,
     /// Data.
     pub payload: Bytes,
+    /// The IP header's ECN field (RFC 3168 §5), carried with the segment between
+    /// the engine and the network. It is not part of the TCP bytes: [`emit`]
+    /// ignores it and [`parse`] leaves it [`Ecn::NotEct`]; a network that carries
+    /// segments in IP packets reads and writes it there.
+    ///
+    /// [`emit`]: Segment::emit
+    /// [`parse`]: Segment::parse
+    pub ecn: Ecn,
+}
+
+/// The ECN field of the IP header (RFC 3168 §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ecn {
+    /// Not ECN-capable transport (`00`).
+    #[default]
+    NotEct,
+    /// ECN-capable transport, ECT(1) (`01`).
+    Ect1,
+    /// ECN-capable transport, ECT(0) (`10`), what an RFC 3168 sender sets.
+    Ect0,
+    /// Congestion experienced (`11`), set by a router instead of dropping.
+    Ce,
+}
+
+impl Ecn {
+    /// The two-bit codepoint, as in the IP header.
+    pub const fn bits(self) -> u8 {
+        match self {
+            Ecn::NotEct => 0b00,
+            Ecn::Ect1 => 0b01,
+            Ecn::Ect0 => 0b10,
+            Ecn::Ce => 0b11,
+        }
+    }
+    /// The codepoint of two bits (higher bits ignored).
+    pub const fn from_bits(b: u8) -> Ecn {
+        match b & 0b11 {
+            0b00 => Ecn::NotEct,
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+    /// ECT(0), ECT(1) or CE: a router may mark the packet instead of dropping it
+    /// (RFC 3168 §5).
+    pub const fn is_capable(self) -> bool {
+        !matches!(self, Ecn::NotEct)
+    }
 }
 
 impl Segment {

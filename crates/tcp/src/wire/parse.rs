@@ -2,6 +2,7 @@
 
 use bytes::Bytes;
 
+use super::Ecn;
 use super::{
     Experimental, Flags, KIND_EXPERIMENTAL, MAX_EXPERIMENTAL_DATA, Options, SackBlock, Segment,
     Timestamps, emit::checksum,
@@ -67,6 +68,7 @@ impl Segment {
             urgent: be16(18),
             options,
             payload: Bytes::copy_from_slice(&buf[hdr..]),
+            ecn: Ecn::NotEct,
         })
     }
 

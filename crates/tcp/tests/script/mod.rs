@@ -97,6 +97,8 @@ pub struct Pkt {
     pub fec: Option<CorrectiveOption>,
     /// Send no Corrective option, as a middlebox that strips it would deliver.
     pub strip_fec: bool,
+    /// The IP ECN field the segment arrives with.
+    pub ecn: gentle_tcp::Ecn,
 }
 
 impl Pkt {
@@ -108,6 +110,11 @@ impl Pkt {
     /// Corrective option flags (and length) for this packet.
     pub fn fec(mut self, flags: u8, length: Option<u32>) -> Self {
         self.fec = Some(CorrectiveOption::Data { flags, length });
+        self
+    }
+    /// The IP ECN field the segment arrives with (CE: a router marked it).
+    pub fn ecn(mut self, e: gentle_tcp::Ecn) -> Self {
+        self.ecn = e;
         self
     }
     pub fn strip_fec(mut self) -> Self {
@@ -466,6 +473,7 @@ impl Script {
                 .payload
                 .clone()
                 .unwrap_or_else(|| Bytes::from(vec![b'y'; p.len as usize])),
+            ecn: p.ecn,
         }
     }
 
