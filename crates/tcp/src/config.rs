@@ -307,6 +307,40 @@ config! {
     /// after all its frames, so K frames mean K originals then K copies (§6,
     /// Figure 8); Proactive's own choice is 1. Without Proactive it changes nothing.
     tso: u32 = 1 => SwitchKind::Int { min: 1, max: 64 };
+    /// Explicit Congestion Notification (RFC 3168): offered in the handshake, used
+    /// when the peer offers it too; new data is sent ECT(0), a CE mark is echoed with
+    /// ECE until CWR, and ECE reduces cwnd once per window through CWR. Off by
+    /// default, as on the papers' servers.
+    ecn: bool = false => SwitchKind::OnOff;
+    /// TCP fast start (`fast-start-and-sessions.txt` §3.4): after an idle period
+    /// longer than the RTO, restart from the last window that went through without
+    /// loss instead of slow start, pacing the first round trip and marking the
+    /// segments past a normal restart low priority; also start new connections from
+    /// the path state an earlier one left (§3.2).
+    fast_start: bool = false => SwitchKind::OnOff;
+    /// Most segments per paced burst during fast start (§3.4.3: 4).
+    fast_start_maxburst: u32 = 4 => SwitchKind::Int { min: 1, max: 1000 };
+    /// Set the fast start bit (low priority at routers with priority drop, §3.3) on
+    /// fast-start segments.
+    fast_start_mark: bool = true => SwitchKind::Flag;
+    /// The fine-grained reset timer, `srtt + 4·rttvar`, beside the retransmission
+    /// timer during fast start (§3.4.4).
+    fast_start_reset_timer: bool = true => SwitchKind::Flag;
+    /// When the reset timer fires, slow start without penalty: restart window, the
+    /// saved ssthresh, no back-off (§3.4.4). Off, it times out like the
+    /// retransmission timer.
+    fast_start_no_penalty: bool = true => SwitchKind::Flag;
+    /// Without SACK, a partial new ACK in fast recovery during fast start aborts it
+    /// to slow start without penalty (§3.4.4, "Recovery from multiple losses").
+    fast_start_partial_abort: bool = true => SwitchKind::Flag;
+    /// Granularity of the reset timer: BSD/OS checks it on the fast TCP timer,
+    /// every 200 ms (§7.1); `"off"` fires it exactly.
+    fast_start_tick: Option<Duration> = Some(Duration::from_millis(200)) => SwitchKind::DurationOrOff;
+    /// A model, not TCP: the simulator opens the connection already ESTABLISHED on
+    /// both sides, with no handshake on the network and no RTT sample from it — the
+    /// T/TCP-style accelerated open of the ns simulations in
+    /// `fast-start-and-sessions.txt` §4 (see `Connection::accelerated_open`).
+    accelerated_open: bool = false => SwitchKind::OnOff;
     /// Duplicate-ACK threshold (RFC 5681 §3.2: 3).
     dupthresh: u32 = 3 => SwitchKind::Int { min: 1, max: 1000 };
     /// Minimum RTO. Linux: `TCP_RTO_MIN` = 200 ms (RFC 6298 §2.4 says 1 s).

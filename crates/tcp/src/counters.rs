@@ -163,6 +163,24 @@ counters! {
     /// Connections that turned Proactive off: originals kept arriving without their
     /// copies (a middlebox dropping packets with reserved bits set, §7).
     proactive_fallback => "ProactiveFallback",
+    /// Data segments that arrived with CE, a router's congestion mark (RFC 3168 §5).
+    ecn_ce_received => "EcnCeRecv",
+    /// ACKs with ECE that started a congestion-window reduction (RFC 3168 §6.1.2: at
+    /// most once per window).
+    ecn_reductions => "EcnReductions",
+    /// Segments sent with CWR (RFC 3168 §6.1.2).
+    ecn_cwr_sent => "EcnCwrSent",
+    /// Fast start phases begun after an idle period or from cached path state
+    /// (`fast-start-and-sessions.txt` §3.4.1).
+    fast_start => "FastStart",
+    /// Fast start segments sent, marked low priority (§3.3, §7.1).
+    fast_start_segs => "FastStartSegs",
+    /// Failed fast starts reset to slow start without penalty, by the reset timer
+    /// (§3.4.4 "Fine-grained reset timer", "Slow start without penalty") ...
+    fast_start_resets => "FastStartResets",
+    /// ... or by a partial ACK in fast recovery without SACK (§3.4.4 "Recovery from
+    /// multiple losses").
+    fast_start_aborts => "FastStartAborts",
     /// Persist-timer probes sent (zero-window probes and window-limited data).
     window_probes => "TCPWinProbe",
     /// Pure ACKs sent.

@@ -31,7 +31,7 @@ pub use config::{
     CcAlgorithm, Config, EarlyRetransmit, Profile, ReceiverPolicy, RecoveryAlgorithm, TlpDetection,
     TlpFlavour,
 };
-pub use connection::{CloseReason, Connection};
+pub use connection::{CloseReason, Connection, PathMetrics};
 pub use counters::Counters;
 pub use time::Instant;
 pub use trace::{CaState, Event, State, Traced};

@@ -109,6 +109,30 @@ impl RttEstimator {
     pub fn srtt(&self) -> Option<Duration> {
         self.has_sample.then(|| Duration::from_nanos(self.srtt))
     }
+    /// RFC 6298's RTTVAR, the mean deviation, without Linux's floor.
+    pub fn rttvar(&self) -> Option<Duration> {
+        self.has_sample
+            .then(|| Duration::from_nanos(self.mdev4 / 4))
+    }
+    /// `srtt + 4·rttvar` from the fine-grained estimates, without the RTO minimum:
+    /// fast start's reset timer (`fast-start-and-sessions.txt` §3.4.4 footnote 5).
+    pub fn fine_rto(&self) -> Option<Duration> {
+        self.has_sample
+            .then(|| Duration::from_nanos(self.srtt + self.mdev4))
+    }
+    /// Starts from a cached estimate (Linux `tcp_init_metrics`), when there is no
+    /// sample of the connection's own.
+    pub fn seed(&mut self, srtt: Duration, rttvar: Duration) {
+        if self.has_sample {
+            return;
+        }
+        self.srtt = (srtt.as_nanos() as u64).max(1);
+        self.mdev4 = 4 * rttvar.as_nanos() as u64;
+        self.rttvar = self.mdev4.max(self.rto_min);
+        self.mdev4_max = self.rttvar;
+        self.has_sample = true;
+        self.rto = (self.srtt + self.rttvar).min(self.rto_max);
+    }
     pub fn min_rtt(&self) -> Option<Duration> {
         self.has_sample.then(|| Duration::from_nanos(self.min_rtt))
     }

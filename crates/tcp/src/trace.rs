@@ -66,6 +66,8 @@ pub enum TimerKind {
     LossProbe,
     /// RACK's reorder timer (RFC 8985 §6.3).
     ReorderTimeout,
+    /// Fast start's reset timer (`fast-start-and-sessions.txt` §3.4.4).
+    FastStartReset,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -159,6 +161,22 @@ pub enum Event {
     },
     /// An RST closed the connection.
     Reset,
+    /// A fast start began (`fast-start-and-sessions.txt` §3.4.1).
+    FastStart {
+        /// The window it starts with, segments.
+        cwnd: u32,
+        /// The window a normal restart would have used, segments.
+        restart: u32,
+    },
+    /// A failed fast start was reset to slow start without penalty (§3.4.4).
+    FastStartReset {
+        /// By a partial ACK in fast recovery (else by the reset timer).
+        partial_ack: bool,
+        /// Congestion window after, segments.
+        cwnd: u32,
+        /// Slow-start threshold restored, segments.
+        ssthresh: u32,
+    },
 }
 
 /// An event with the time it happened.

@@ -244,19 +244,26 @@ impl Sim<'_> {
             WorkloadKind::Page { .. } => (true, false, false, false),
         };
         let sid = self.sessions.len() as u32;
-        let (cconn, _) = self.connect(client, server, port, sid, cfg);
+        let accelerated = cfg.accelerated_open;
+        let (cconn, lport) = self.connect(client, server, port, sid, cfg);
         let mut s = Session::new(wl, client, server, cconn, self.now);
         s.start_on_established = on_est;
         s.push_pending = push;
         s.server_close_after = close_after;
         s.count_handshake = start_now;
         self.sessions.push(s);
+        if accelerated {
+            self.accelerate(sid, lport, port);
+        }
         if start_now || push {
             // A pushed response is created now and written once the server's side
             // of the connection is established.
             self.start_exchange(sid);
         }
         self.service(cconn);
+        if let Some(sc) = self.sessions[sid as usize].sconn {
+            self.service(sc);
+        }
     }
 
     /// Starts the next exchange of `sid`: the client writes its request, or (for a

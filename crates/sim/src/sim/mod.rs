@@ -89,6 +89,8 @@ pub(crate) struct ConnSlot {
     pub session: u32,
     pub is_server: bool,
     pub timer_at: Option<Instant>,
+    /// Its path state went to the host's cache when it closed.
+    pub cached: bool,
 }
 
 /// One trial's simulation, shown to an [`Observer`] if one is attached.
@@ -109,6 +111,9 @@ pub struct Sim<'o> {
     session_by_client: FxHashMap<u64, u32>,
     pub(crate) workloads: Vec<WorkloadRt>,
     host_rngs: Vec<ChaCha8Rng>,
+    /// Each host's path state per peer host, left by closed connections (Linux
+    /// `tcp_metrics`), for fast start (`fast-start-and-sessions.txt` §3.2).
+    path_cache: FxHashMap<(u16, u16), gentle_tcp::PathMetrics>,
     next_port: Vec<u16>,
     config: Config,
     time_limit: u64,
@@ -195,6 +200,7 @@ impl<'o> Sim<'o> {
             session_by_client: FxHashMap::default(),
             workloads: Vec::new(),
             host_rngs,
+            path_cache: FxHashMap::default(),
             next_port: vec![32768; n],
             config: setup.config.clone(),
             time_limit: setup.time_limit.as_nanos() as u64,
@@ -524,23 +530,28 @@ impl<'o> Sim<'o> {
         );
     }
 
-    fn accept(&mut self, node: u16, pkt: &Packet) {
-        let skey = demux_key(pkt.src, pkt.seg.src_port, 0, 0);
-        let Some(&session) = self.session_by_client.get(&skey) else {
-            return;
-        };
-        // A backend's end of a frontend's connection runs the backend leg's
-        // configuration.
+    /// The configuration of the server end of `session`: a backend's end of a
+    /// frontend's connection runs the backend leg's.
+    fn server_config(&self, session: u32) -> Config {
         let s = &self.sessions[session as usize];
         let backend_cfg = s
             .backend
             .and_then(|_| self.workloads[s.wl as usize].spec.backend.as_ref())
             .and_then(|b| b.config.clone());
-        let cfg = backend_cfg.unwrap_or_else(|| self.config.clone());
-        let rng = &mut self.host_rngs[node as usize];
-        let Some(conn) = Connection::accept(cfg, self.now, &pkt.seg, rng) else {
+        backend_cfg.unwrap_or_else(|| self.config.clone())
+    }
+
+    fn accept(&mut self, node: u16, pkt: &Packet) {
+        let skey = demux_key(pkt.src, pkt.seg.src_port, 0, 0);
+        let Some(&session) = self.session_by_client.get(&skey) else {
             return;
         };
+        let cfg = self.server_config(session);
+        let rng = &mut self.host_rngs[node as usize];
+        let Some(mut conn) = Connection::accept(cfg, self.now, &pkt.seg, rng) else {
+            return;
+        };
+        self.use_path_cache(&mut conn, node, pkt.src);
         let c = self.conns.len() as u32;
         self.conns.push(ConnSlot {
             conn,
@@ -548,6 +559,7 @@ impl<'o> Sim<'o> {
             session,
             is_server: true,
             timer_at: None,
+            cached: false,
         });
         self.demux.insert(
             demux_key(node, pkt.seg.dst_port, pkt.src, pkt.seg.src_port),
@@ -555,6 +567,56 @@ impl<'o> Sim<'o> {
         );
         self.sessions[session as usize].sconn = Some(c);
         self.service(c);
+    }
+
+    /// `accelerated_open`: the server end of session `sid`'s new client connection
+    /// (local port `lport`, server port `port`) is made established with it, with
+    /// no handshake on the network (a model of T/TCP, see
+    /// [`Connection::accelerated_open`]).
+    pub(crate) fn accelerate(&mut self, sid: u32, lport: u16, port: u16) {
+        let s = &self.sessions[sid as usize];
+        let (client, server, cconn) = (s.client, s.server, s.cconn);
+        let cfg = self.server_config(sid);
+        let rng = &mut self.host_rngs[server as usize];
+        let mut conn =
+            Connection::accelerated_open(&mut self.conns[cconn as usize].conn, cfg, self.now, rng);
+        self.use_path_cache(&mut conn, server, client);
+        let c = self.conns.len() as u32;
+        self.conns.push(ConnSlot {
+            conn,
+            node: server,
+            session: sid,
+            is_server: true,
+            timer_at: None,
+            cached: false,
+        });
+        self.demux.insert(demux_key(server, port, client, lport), c);
+        self.sessions[sid as usize].sconn = Some(c);
+    }
+
+    /// A new connection on `node` to `peer` starts from the path state an earlier
+    /// one left, when it runs fast start.
+    fn use_path_cache(&self, conn: &mut Connection, node: u16, peer: u16) {
+        if conn.config().fast_start
+            && let Some(m) = self.path_cache.get(&(node, peer))
+        {
+            conn.use_path_metrics(*m);
+        }
+    }
+
+    /// A connection that has closed (or waits in TIME-WAIT) leaves its path state
+    /// to its host (Linux `tcp_update_metrics`).
+    #[inline(never)]
+    fn save_path_state(&mut self, c: u32) {
+        let slot = &mut self.conns[c as usize];
+        slot.cached = true;
+        if let Some(m) = slot.conn.path_metrics() {
+            let peer = {
+                let s = &self.sessions[slot.session as usize];
+                if slot.is_server { s.client } else { s.server }
+            };
+            self.path_cache.insert((slot.node, peer), m);
+        }
     }
 
     /// Opens a client connection for `session`; returns its slot.
@@ -569,7 +631,8 @@ impl<'o> Sim<'o> {
         let lport = self.next_port[node as usize];
         self.next_port[node as usize] = if lport == 60999 { 32768 } else { lport + 1 };
         let rng = &mut self.host_rngs[node as usize];
-        let conn = Connection::connect(cfg, self.now, lport, port, rng);
+        let mut conn = Connection::connect(cfg, self.now, lport, port, rng);
+        self.use_path_cache(&mut conn, node, server);
         let c = self.conns.len() as u32;
         self.conns.push(ConnSlot {
             conn,
@@ -577,6 +640,7 @@ impl<'o> Sim<'o> {
             session,
             is_server: false,
             timer_at: None,
+            cached: false,
         });
         self.demux.insert(demux_key(node, lport, server, port), c);
         self.session_by_client
@@ -626,6 +690,15 @@ impl<'o> Sim<'o> {
                     meta,
                 },
             );
+        }
+        let slot = &self.conns[c as usize];
+        if !slot.cached
+            && matches!(
+                slot.conn.state(),
+                gentle_tcp::State::TimeWait | gentle_tcp::State::Closed
+            )
+        {
+            self.save_path_state(c);
         }
         if self.engine_events {
             while let Some(ev) = self.conns[c as usize].conn.poll_event() {

@@ -59,12 +59,18 @@ impl Sim<'_> {
         cfg.trace |= self.config.trace;
         for _ in 0..b.pool {
             let sid = self.sessions.len() as u32;
-            let (cconn, _) = self.connect(frontend, backend, b.port, sid, cfg.clone());
+            let (cconn, lport) = self.connect(frontend, backend, b.port, sid, cfg.clone());
             let mut s = Session::new(wl, frontend, backend, cconn, self.now);
             s.backend = Some(Relaying::default());
             self.sessions.push(s);
+            if cfg.accelerated_open {
+                self.accelerate(sid, lport, b.port);
+            }
             self.workloads[wl as usize].pool.sessions.push(sid);
             self.service(cconn);
+            if let Some(sc) = self.sessions[sid as usize].sconn {
+                self.service(sc);
+            }
         }
     }
 

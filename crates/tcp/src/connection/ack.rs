@@ -44,6 +44,7 @@ impl Connection {
         self.timers.put(Timer::EarlyRetransmit, None);
         let prior_wnd = self.snd.wnd;
         let prior_ca = self.ca.state;
+        self.ecn.ack_ece = self.ecn.on && seg.flags.contains(crate::wire::Flags::ECE);
         self.ts.last_ecr = match (self.opts.ts, seg.options.timestamps) {
             (true, Some(ts)) if ts.ecr != 0 => Some(ts.ecr),
             _ => None,
@@ -113,6 +114,9 @@ impl Connection {
             if acked.fin_acked {
                 self.on_fin_acked(now);
             }
+            if self.fast_start.phase.is_some() {
+                self.fast_start_on_ack(now);
+            }
         }
         let window_update = self.snd.wnd != prior_wnd;
         // Neither advancing, carrying data or FIN, nor updating the window.
@@ -122,9 +126,11 @@ impl Connection {
         let delivered =
             acked.newly_delivered + newly_sacked + (!self.opts.sack && is_dupack) as u32;
 
-        // Window growth (Linux `tcp_may_raise_cwnd`: not in Recovery or CWR).
+        // Window growth (Linux 3.x `tcp_may_raise_cwnd`: not in Recovery or CWR, and
+        // after ECE only in slow start).
         if una_advanced
             && !matches!(prior_ca, CaState::Recovery | CaState::Cwr)
+            && (!self.ecn.ack_ece || self.cong.w.cwnd < self.cong.w.ssthresh)
             && self.frto == Frto::Off
             && prior_in_flight + CWND_LIMITED_SLACK >= self.cong.w.cwnd
         {
@@ -258,6 +264,7 @@ impl Connection {
             && !is_dupack
             && self.sb.sacked_out == 0
             && self.sb.lost_out == 0
+            && !self.ecn.ack_ece
         {
             return;
         }
@@ -300,6 +307,9 @@ impl Connection {
         // F. Process the state.
         match self.ca.state {
             CaState::Recovery => {
+                if una_advanced && self.fast_start_partial_ack(now) {
+                    return;
+                }
                 if una_advanced {
                     self.try_undo_partial(now);
                 }
@@ -350,6 +360,12 @@ impl Connection {
                     self.rack_mark_lost(now);
                 }
                 if !self.time_to_recover(now) && !self.early_retransmit_due(now) {
+                    // Linux `tcp_try_to_open`: ECE reduces cwnd, once per window
+                    // (RFC 3168 §6.1.2; `enter_cwr` does nothing in CWR).
+                    if self.ecn.ack_ece && self.ca.state < CaState::Cwr {
+                        self.counters.ecn_reductions += 1;
+                        self.enter_cwr(now);
+                    }
                     self.try_to_open(now);
                     if self.ca.state == CaState::Cwr {
                         self.reduction_on_ack(delivered, una_advanced, false);

@@ -207,6 +207,9 @@ impl Connection {
                 self.counters.segs_dropped += 1;
                 return;
             }
+            if self.ecn.on {
+                self.ecn_on_data(seg);
+            }
             let len = seg.payload.len() as u32;
             let a = self
                 .rcv

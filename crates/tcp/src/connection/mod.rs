@@ -13,11 +13,15 @@
 //! - [`rack`]: RACK time-based loss detection and its reorder timer.
 //! - [`corrective`]: Corrective's negotiation, signals and fallback.
 //! - [`proactive`]: Proactive's copies and the receiver's filter.
+//! - [`ecn`]: Explicit Congestion Notification (RFC 3168).
+//! - [`fast_start`]: TCP fast start after idle periods and from cached path state.
 
 mod ack;
 mod ack_policy;
 mod corrective;
 mod early_retransmit;
+mod ecn;
+mod fast_start;
 mod frto;
 mod input;
 mod loss_detection;
@@ -47,6 +51,7 @@ use crate::sendbuf::SendBuffer;
 use crate::time::Instant;
 use crate::trace::{CaState, Event, State, Traced};
 use crate::wire::Segment;
+pub use fast_start::PathMetrics;
 use frto::Frto;
 use loss_detection::{Detection, LossDetection};
 use reduction::CaMachine;
@@ -127,6 +132,10 @@ pub struct Connection {
     pub(crate) corrective: corrective::Corrective,
     /// Proactive (every segment twice).
     pub(crate) proactive: proactive::Proactive,
+    /// Explicit Congestion Notification.
+    pub(crate) ecn: ecn::Ecn,
+    /// Fast start.
+    pub(crate) fast_start: fast_start::FastStart,
     /// The receive side (offsets relative to IRS).
     pub(crate) rcv: Receiver,
     /// The advertised window and our window-scale shift.
@@ -266,6 +275,8 @@ impl Connection {
             persist: persist::Persist::default(),
             corrective: corrective::Corrective::default(),
             proactive: proactive::Proactive::new(cfg.proactive),
+            ecn: ecn::Ecn::default(),
+            fast_start: fast_start::FastStart::default(),
             rcv: Receiver::new(0),
             rwnd: ReceiveWindow::new(rcv_wscale),
             acks: ack_policy::AckPolicy::default(),
@@ -310,6 +321,47 @@ impl Connection {
         Some(c)
     }
 
+    /// A model of T/TCP's accelerated open (RFC 1644), as the one-way TCP agents of
+    /// ns have it (`fast-start-and-sessions.txt` §4: "all the four protocol
+    /// combinations in our experiments assume T/TCP-style accelerated open that
+    /// avoids the RTT for connection setup"): `client`, a connection just made by
+    /// [`connect`](Self::connect), and a server end with `server_cfg` agree on
+    /// everything a handshake would — options, sequence numbers, windows — at
+    /// `now`, without a packet on the network, and both are ESTABLISHED. Neither
+    /// takes an RTT sample from it, nor counts its segments. Not a wire behaviour:
+    /// real TCP has no such open (the switch `accelerated_open` asks for it).
+    pub fn accelerated_open(
+        client: &mut Connection,
+        server_cfg: Config,
+        now: Instant,
+        rng: &mut dyn RngCore,
+    ) -> Connection {
+        let syn = client
+            .poll_transmit(now)
+            .expect("a connection just made sends its SYN");
+        while client.poll_transmit(now).is_some() {} // a redundant SYN's copy
+        let mut server =
+            Connection::accept(server_cfg, now, &syn, rng).expect("a SYN opens a connection");
+        let mut rounds = 0;
+        while !(client.is_established() && server.is_established()) && rounds < 4 {
+            while let Some(s) = server.poll_transmit(now) {
+                client.handle_segment(now, &s);
+            }
+            while let Some(s) = client.poll_transmit(now) {
+                server.handle_segment(now, &s);
+            }
+            rounds += 1;
+        }
+        for c in [&mut *client, &mut server] {
+            let cfg = &c.cfg;
+            c.rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
+            c.counters = Counters::default();
+            c.timers.clear();
+            c.rcv.ack_now = false;
+        }
+        server
+    }
+
     /// Applies the peer's SYN options (RFC 9293 §3.7.1, RFC 7323 §2.2, RFC 2018 §2).
     pub(crate) fn negotiate(&mut self, syn: &Segment) {
         let o = &syn.options;
@@ -330,6 +382,7 @@ impl Connection {
         self.opts.smss = mss.saturating_sub(if self.opts.ts { 12 } else { 0 }).max(1);
         self.opts.rcv_mss = self.initial_rcv_mss();
         self.loss.negotiated(self.opts.sack);
+        self.ecn_negotiate(syn);
         self.corrective_negotiate(syn);
     }
 
@@ -424,6 +477,10 @@ impl Connection {
     /// FACK loss detection is in force (it stops once reordering is seen).
     pub fn fack_enabled(&self) -> bool {
         self.loss.kind == Detection::Fack
+    }
+    /// ECN was negotiated (RFC 3168 §6.1.1).
+    pub fn ecn_enabled(&self) -> bool {
+        self.ecn.on
     }
     /// Corrective was negotiated and is still in use.
     pub fn corrective_enabled(&self) -> bool {

@@ -116,7 +116,7 @@ impl Connection {
             Flags::SYN | Flags::ACK
         } else {
             Flags::SYN
-        };
+        } | self.ecn_syn_flags(synack);
         let mut s = self.base_segment(now, flags, 0);
         let c = &self.cfg;
         let mut o = Options {
@@ -172,6 +172,9 @@ impl Connection {
         }
         if self.corrective.on {
             s.options.experimental = Some(self.corrective_option(flags.rst()));
+        }
+        if self.ecn.on && flags.ack() && !flags.syn() {
+            self.ecn_echo(&mut s);
         }
         s
     }
@@ -319,6 +322,9 @@ impl Connection {
         }
         let len = len as usize;
         self.restart_after_idle(now);
+        if self.fast_start.phase.is_some() && !self.fast_start_may_send(now) {
+            return None;
+        }
         let start = self.snd.nxt;
         let payload = self.snd.buf.slice(start, len);
         let last = start + len as u64 == self.snd.buf.end();
@@ -338,6 +344,10 @@ impl Connection {
         }
         let mut s = self.data_or_ack(now, flags, start);
         s.payload = payload;
+        self.ecn_new_data(&mut s);
+        if self.fast_start.phase.is_some() {
+            self.fast_start_on_send(now, start, &mut s);
+        }
         self.record_new_data(now, start, len as u64, fin);
         // Algorithm 1: schedule_pto after new data in Open.
         if self.cfg.tlp {

@@ -99,6 +99,7 @@ impl Connection {
         }
         self.undo.marker = None;
         self.undo.prior_cwnd = self.cong.w.cwnd;
+        self.ecn_queue_cwr();
         self.cong.w.ssthresh = self.cong.reduction_target();
         self.ca.high_seq = self.snd.nxt;
         self.cong.w.cwnd_cnt = 0;
@@ -133,6 +134,7 @@ impl Connection {
         self.undo.prior_cwnd = self.cong.w.cwnd;
         self.undo.marker = Some(self.snd.una);
         self.undo.retrans = self.sb.retrans_out as i64;
+        self.ecn_queue_cwr();
         if self.ca.state < CaState::Cwr {
             self.undo.prior_ssthresh = self.current_ssthresh();
             self.cong.w.ssthresh = self.cong.reduction_target();
@@ -197,6 +199,7 @@ impl Connection {
     /// Linux `tcp_enter_loss` with RFC 5682 F-RTO.
     pub(super) fn enter_loss(&mut self, now: Instant) {
         self.counters.timeouts += 1;
+        self.fast_start_end();
         self.tlp.episode = None;
         self.timers.put(Timer::LossProbe, None);
         match self.ca.state {
@@ -216,6 +219,7 @@ impl Connection {
             self.cong.w.ssthresh = self.cong.reduction_target();
         }
         self.cong.on_timeout();
+        self.ecn_queue_cwr();
         self.cong.w.cwnd = 1;
         self.cong.w.cwnd_cnt = 0;
         if !self.opts.sack {
@@ -237,9 +241,16 @@ impl Connection {
     }
 
     /// RFC 2861 / Linux `tcp_cwnd_restart`: after an idle period longer than the RTO,
-    /// halve cwnd per RTO elapsed, down to the initial window.
+    /// halve cwnd per RTO elapsed, down to the initial window — or, with
+    /// `fast_start`, restart from the last window that went through
+    /// ([`super::fast_start`]). A connection given cached path state starts its
+    /// first data the same way.
     pub(super) fn restart_after_idle(&mut self, now: Instant) {
-        if !self.cfg.slow_start_after_idle || !self.sb.is_empty() || self.snd.nxt <= 1 {
+        if self.fast_start.cached.is_some() && self.snd.nxt <= 1 {
+            self.fast_start_from_cache(now);
+            return;
+        }
+        if !self.sb.is_empty() || self.snd.nxt <= 1 {
             return;
         }
         let idle = now - self.snd.last_data_sent;
@@ -247,15 +258,64 @@ impl Connection {
         if idle <= rto || self.ca.state != CaState::Open {
             return;
         }
-        let restart = self.cfg.initial_window.min(self.cong.w.cwnd);
-        self.cong.w.ssthresh = self.current_ssthresh();
         let mut cwnd = self.cong.w.cwnd;
-        let mut d = idle;
-        while d > rto && cwnd > restart {
-            cwnd >>= 1;
-            d -= rto;
+        if self.cfg.slow_start_after_idle {
+            let restart = self.cfg.initial_window.min(cwnd);
+            let mut d = idle;
+            while d > rto && cwnd > restart {
+                cwnd >>= 1;
+                d -= rto;
+            }
+            cwnd = cwnd.max(restart);
         }
-        self.cong.w.cwnd = cwnd.max(restart);
+        let (old, ssthresh) = (self.cong.w.cwnd, self.cong.w.ssthresh);
+        if self.cfg.fast_start && self.fast_start_begin(now, old, ssthresh, cwnd) {
+            return;
+        }
+        if self.cfg.slow_start_after_idle {
+            self.cong.w.ssthresh = self.current_ssthresh();
+            self.cong.w.cwnd = cwnd;
+            self.cong.w.cwnd_cnt = 0;
+        }
+    }
+
+    /// A failed fast start (`fast-start-and-sessions.txt` §3.4.4, §7.1): back to
+    /// the state a normal restart would have had — cwnd the restart window, the
+    /// saved ssthresh, slow start — without a timeout's penalties: no RTO back-off,
+    /// no change to ssthresh from this loss, SACK information kept. Everything
+    /// neither acknowledged nor SACKed is marked lost and resent in slow start.
+    pub(super) fn fast_start_reset(&mut self, now: Instant) {
+        let Some(p) = self.fast_start.phase.take() else {
+            return;
+        };
+        let partial_ack = self.ca.state == CaState::Recovery;
+        self.timers.put(Timer::Pace, None);
+        self.timers.put(Timer::FastStartReset, None);
+        self.tlp.episode = None;
+        self.timers.put(Timer::LossProbe, None);
+        self.undo.marker = None;
+        self.undo.prior_ssthresh = 0;
+        self.cong.w.ssthresh = p.saved_ssthresh;
+        self.cong.w.cwnd = p.restart_cwnd;
         self.cong.w.cwnd_cnt = 0;
+        if !self.opts.sack {
+            self.sb.reset_reno_dupacks();
+        }
+        self.sb.mark_all_lost(true);
+        self.frto = super::Frto::Off;
+        self.ca.high_seq = self.snd.nxt;
+        self.ca.loss_first_retrans = false;
+        self.set_ca(now, CaState::Loss);
+        self.undo.retrans_stamp = None;
+        self.timers
+            .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
+        self.trace(
+            now,
+            Event::FastStartReset {
+                partial_ack,
+                cwnd: p.restart_cwnd,
+                ssthresh: p.saved_ssthresh,
+            },
+        );
     }
 }

@@ -22,9 +22,13 @@ pub(crate) enum Timer {
     LossProbe,
     /// RACK's reorder timer.
     Reorder,
+    /// Fast start's pacing: the next burst of the first round trip.
+    Pace,
+    /// Fast start's fine-grained reset timer.
+    FastStartReset,
 }
 
-const COUNT: usize = 7;
+const COUNT: usize = 9;
 
 /// When each timer fires, if it is set.
 #[derive(Clone, Debug, Default)]

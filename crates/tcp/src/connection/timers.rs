@@ -42,6 +42,18 @@ impl Connection {
         if self.timers.take_due(Timer::Persist, now) {
             self.on_persist_timeout(now);
         }
+        if self.timers.take_due(Timer::Pace, now) {
+            // Fast start's next burst: `poll_transmit` sends it.
+        }
+        if self.timers.take_due(Timer::FastStartReset, now) {
+            self.trace(
+                now,
+                Event::Timer {
+                    timer: TimerKind::FastStartReset,
+                },
+            );
+            self.on_fast_start_reset_timer(now);
+        }
         if self.timers.take_due(Timer::Rto, now) {
             self.trace(
                 now,

@@ -50,6 +50,9 @@ pub struct PeerOpts {
     /// The peer offers Corrective in its SYN and, once the DUT agrees, puts the
     /// option (flags 0 unless a packet says otherwise) on every later packet.
     pub corrective: bool,
+    /// The peer sets ECN up in its SYN (ECE and CWR) or SYN-ACK (ECE), RFC 3168
+    /// §6.1.1.
+    pub ecn: bool,
 }
 
 impl Default for PeerOpts {
@@ -62,6 +65,7 @@ impl Default for PeerOpts {
             window: 1 << 20,
             rtt: 100.0,
             corrective: false,
+            ecn: false,
         }
     }
 }
@@ -289,8 +293,14 @@ impl Script {
     /// The DUT accepts a connection: the peer's SYN arrives at 0 and the SYN-ACK is
     /// checked; the peer's ACK arrives one RTT later.
     pub fn server(cfg: Config, peer: PeerOpts) -> Self {
+        let ecn = cfg.ecn && peer.ecn;
         let mut s = Script::syn_received(cfg, peer);
-        s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(0.0));
+        let synack = Flags::SYN | Flags::ACK;
+        s.expect(
+            Exp::default()
+                .flags(if ecn { synack | Flags::ECE } else { synack })
+                .at(0.0),
+        );
         s.at(peer.rtt);
         s.send(ack(1));
         assert!(
@@ -309,7 +319,11 @@ impl Script {
             peer,
         );
         let syn = s.to_segment(&Pkt {
-            flags: Flags::SYN,
+            flags: if peer.ecn {
+                Flags::SYN | Flags::ECE | Flags::CWR
+            } else {
+                Flags::SYN
+            },
             seq: Some(0),
             options: Some(s.peer_syn_options()),
             ..Pkt::default()
@@ -333,12 +347,22 @@ impl Script {
     /// The DUT opens a connection: SYN at 0, the peer's SYN-ACK one RTT later, the
     /// DUT's ACK at once.
     pub fn client(cfg: Config, peer: PeerOpts) -> Self {
+        let ecn = cfg.ecn;
         let mut s = Script::connecting(cfg, peer);
-        s.expect(Exp::default().flags(Flags::SYN).seq(0).at(0.0));
+        let syn = if ecn {
+            Flags::SYN | Flags::ECE | Flags::CWR
+        } else {
+            Flags::SYN
+        };
+        s.expect(Exp::default().flags(syn).seq(0).at(0.0));
         s.at(peer.rtt);
         let o = s.peer_syn_options();
         s.send(Pkt {
-            flags: Flags::SYN | Flags::ACK,
+            flags: if peer.ecn {
+                Flags::SYN | Flags::ACK | Flags::ECE
+            } else {
+                Flags::SYN | Flags::ACK
+            },
             seq: Some(0),
             ack: 1,
             options: Some(o),
@@ -495,8 +519,9 @@ impl Script {
             let n = seg
                 .emit(DUT_IP, PEER_IP, &mut self.buf)
                 .expect("DUT emitted an unserialisable segment");
-            let back = Segment::parse_checked(&self.buf[..n], DUT_IP, PEER_IP)
+            let mut back = Segment::parse_checked(&self.buf[..n], DUT_IP, PEER_IP)
                 .expect("DUT segment does not parse");
+            back.ecn = seg.ecn; // the IP header's, not in the TCP bytes
             assert_eq!(back, seg, "wire round trip changed the segment");
             if let Some(ts) = seg.options.timestamps {
                 self.last_tsval = ts.val;

@@ -1,0 +1,283 @@
+//! TCP fast start, `fast-start-and-sessions.txt` §3.4 (the end-host algorithm) and
+//! §7.1 (its BSD/OS implementation):
+//!
+//! - **Initiation** (§3.4.1, §7.1): when data is sent after an idle period longer
+//!   than the RTO, cwnd restarts at the last window that went through without loss
+//!   — half the old cwnd after slow start, the old cwnd less one segment after
+//!   congestion avoidance — instead of the restart window of slow start. ssthresh,
+//!   srtt and rttvar are kept (§3.4.2); the ssthresh in force is saved.
+//! - **Marking** (§3.3, §7.1): new data in `(snd.nxt + restart window, snd.nxt +
+//!   cwnd)` — past what a normal restart would have sent anyway — carries the fast
+//!   start bit, [`Flags::FAST_START`], low priority at routers with priority drop.
+//! - **Pacing** (§3.4.3, §7.1): until the first ACK of new data brings the ACK clock
+//!   back, at most `maxburst` segments leave per `maxburst · srtt / cwnd`.
+//! - **Failed fast start** (§3.4.4, §7.1): a reset timer of `srtt + 4·rttvar` from
+//!   the fine-grained estimates, checked at the granularity of the fast TCP timer,
+//!   runs beside the retransmission timer while fast-start packets are outstanding.
+//!   If it fires with the earliest unacknowledged segment a fast-start one, the
+//!   sender resets to what slow start would have done: cwnd the restart window,
+//!   ssthresh the saved value, no RTO back-off, SACK information kept; so are data
+//!   the peer has (the reset marks lost only what is neither acknowledged nor
+//!   SACKed). Without SACK, a partial new ACK in fast recovery during fast start
+//!   aborts it the same way. Each technique is a switch.
+//! - **Cached state** (§3.2): [`PathMetrics`] carries cwnd, ssthresh, srtt and rttvar
+//!   from one connection to the next to the same host, as Linux's `tcp_metrics`
+//!   does; a connection given them starts its first data with a fast start.
+//!
+//! Retransmissions are never marked: after a reset the connection is a standard
+//! slow-starting one (§3.4.4, "as close as possible to the case where the connection
+//! just did standard slow start").
+
+use std::time::Duration;
+
+use super::Connection;
+use super::timer_table::Timer;
+use crate::time::Instant;
+use crate::trace::{CaState, Event};
+use crate::wire::{Flags, Segment};
+
+/// What a connection learned about its path, for later connections to the same
+/// destination (`fast-start-and-sessions.txt` §3.2: "The cached information includes
+/// the congestion window size (cwnd), the slow start threshold (ssthresh), and the
+/// smoothed round-trip (srtt) time and its variance (rttvar)"; Linux `tcp_metrics`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathMetrics {
+    /// Congestion window, segments.
+    pub cwnd: u32,
+    /// Slow-start threshold, segments.
+    pub ssthresh: u32,
+    /// Smoothed RTT.
+    pub srtt: Duration,
+    /// RTT mean deviation (RFC 6298 RTTVAR).
+    pub rttvar: Duration,
+}
+
+/// One fast start attempt.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Phase {
+    /// Data at or past this offset is marked (BSD/OS `fs_startseq`) ...
+    pub mark_from: u64,
+    /// ... up to this one (`fs_endseq`).
+    pub mark_to: u64,
+    /// ssthresh when the attempt began, restored if it fails.
+    pub saved_ssthresh: u32,
+    /// The window a normal restart would have used.
+    pub restart_cwnd: u32,
+    /// No ACK of new data yet: sends are paced.
+    pub pacing: bool,
+    pub burst_start: Instant,
+    pub burst_sent: u32,
+    /// `maxburst · srtt / cwnd`.
+    pub spacing: Duration,
+}
+
+/// A connection's fast start state.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FastStart {
+    pub phase: Option<Phase>,
+    /// Path state handed over from an earlier connection, used at the first send.
+    pub cached: Option<PathMetrics>,
+}
+
+impl Connection {
+    /// What this connection knows of its path now, once it has an RTT sample.
+    pub fn path_metrics(&self) -> Option<PathMetrics> {
+        Some(PathMetrics {
+            cwnd: self.cong.w.cwnd,
+            ssthresh: self.cong.w.ssthresh,
+            srtt: self.rtt.srtt()?,
+            rttvar: self.rtt.rttvar()?,
+        })
+    }
+
+    /// Starts from path state an earlier connection to the same destination left
+    /// (Linux `tcp_init_metrics`): the RTT estimate seeds the estimator when the
+    /// handshake gave none, and with `fast_start` the first data goes out as a fast
+    /// start from the cached window. Call it right after the constructor.
+    pub fn use_path_metrics(&mut self, m: PathMetrics) {
+        self.rtt.seed(m.srtt, m.rttvar);
+        if self.cfg.fast_start {
+            self.fast_start.cached = Some(m);
+        }
+    }
+
+    /// A fast start is under way.
+    pub fn in_fast_start(&self) -> bool {
+        self.fast_start.phase.is_some()
+    }
+
+    /// Data is about to be sent after an idle period longer than the RTO whose
+    /// normal restart window is `restart`: begins a fast start from `cwnd` and
+    /// `ssthresh` (this connection's, or cached ones). Returns false when fast start
+    /// would send no more than the restart, or there is no RTT estimate to pace by.
+    pub(super) fn fast_start_begin(
+        &mut self,
+        now: Instant,
+        cwnd: u32,
+        ssthresh: u32,
+        restart: u32,
+    ) -> bool {
+        let Some(srtt) = self.rtt.srtt() else {
+            return false;
+        };
+        // §7.1: "either half the old cwnd (if old cwnd < ssthresh) or cwnd minus
+        // maxseg (if old cwnd > ssthresh)".
+        let fs_cwnd = if cwnd < ssthresh { cwnd / 2 } else { cwnd - 1 };
+        if fs_cwnd <= restart {
+            return false;
+        }
+        let smss = self.opts.smss as u64;
+        let nxt = self.snd.nxt;
+        let maxburst = self.cfg.fast_start_maxburst;
+        self.fast_start.phase = Some(Phase {
+            mark_from: nxt + restart as u64 * smss,
+            mark_to: nxt + fs_cwnd as u64 * smss,
+            saved_ssthresh: ssthresh,
+            restart_cwnd: restart,
+            pacing: true,
+            burst_start: now,
+            burst_sent: 0,
+            spacing: srtt * maxburst / fs_cwnd,
+        });
+        self.cong.w.cwnd = fs_cwnd;
+        self.cong.w.ssthresh = ssthresh;
+        self.cong.w.cwnd_cnt = 0;
+        self.counters.fast_start += 1;
+        self.trace(
+            now,
+            Event::FastStart {
+                cwnd: fs_cwnd,
+                restart,
+            },
+        );
+        true
+    }
+
+    /// The first data of a connection given cached path state (§3.2).
+    pub(super) fn fast_start_from_cache(&mut self, now: Instant) {
+        let Some(m) = self.fast_start.cached.take() else {
+            return;
+        };
+        let restart = self.cfg.initial_window.min(m.cwnd);
+        self.fast_start_begin(now, m.cwnd, m.ssthresh, restart);
+    }
+
+    /// Pacing (§3.4.3): whether a new segment may leave now; if not, the pacing
+    /// timer is set for the next burst.
+    pub(super) fn fast_start_may_send(&mut self, now: Instant) -> bool {
+        let maxburst = self.cfg.fast_start_maxburst;
+        let Some(p) = self.fast_start.phase.as_mut() else {
+            return true;
+        };
+        if !p.pacing || p.burst_sent < maxburst {
+            return true;
+        }
+        let next = p.burst_start + p.spacing;
+        if now >= next {
+            p.burst_start = now;
+            p.burst_sent = 0;
+            return true;
+        }
+        self.timers.put(Timer::Pace, Some(next));
+        false
+    }
+
+    /// New data `[start, ..)` goes out in segment `s` during a fast start: mark it
+    /// if it lies in the fast start range, count it toward the burst, and start the
+    /// reset timer.
+    pub(super) fn fast_start_on_send(&mut self, now: Instant, start: u64, s: &mut Segment) {
+        let mark = self.cfg.fast_start_mark;
+        let Some(p) = self.fast_start.phase.as_mut() else {
+            return;
+        };
+        if p.pacing {
+            p.burst_sent += 1;
+        }
+        if start >= p.mark_from && start < p.mark_to {
+            if mark {
+                s.flags.insert(Flags::FAST_START);
+            }
+            self.counters.fast_start_segs += 1;
+            if self.cfg.fast_start_reset_timer && !self.timers.is_set(Timer::FastStartReset) {
+                self.arm_fast_start_reset(now);
+            }
+        }
+    }
+
+    /// When the reset timer would fire from `now`: `srtt + 4·rttvar` (§3.4.4 fn. 5),
+    /// at the next tick of the fast TCP timer (§7.1: "tied to the fast TCP timer
+    /// (200 ms period, typically)").
+    fn arm_fast_start_reset(&mut self, now: Instant) {
+        let Some(t) = self.rtt.fine_rto() else {
+            return;
+        };
+        let mut at = (now + t).as_nanos();
+        if let Some(tick) = self.cfg.fast_start_tick {
+            let tick = tick.as_nanos() as u64;
+            at = at.div_ceil(tick) * tick;
+        }
+        self.timers
+            .put(Timer::FastStartReset, Some(Instant::from_nanos(at)));
+    }
+
+    /// An ACK advanced snd.una: the ACK clock is back (pacing ends), and the attempt
+    /// is over once every fast-start segment is acknowledged.
+    pub(super) fn fast_start_on_ack(&mut self, now: Instant) {
+        let Some(p) = self.fast_start.phase.as_mut() else {
+            return;
+        };
+        p.pacing = false;
+        self.timers.put(Timer::Pace, None);
+        if self.snd.una >= p.mark_to {
+            self.fast_start.phase = None;
+            self.timers.put(Timer::FastStartReset, None);
+        } else if self.timers.is_set(Timer::FastStartReset) {
+            self.arm_fast_start_reset(now);
+        }
+    }
+
+    /// The reset timer fired (§3.4.4): with the earliest unacknowledged segment a
+    /// fast-start one, reset without penalty (or, with `fast_start_no_penalty` off,
+    /// time out as the retransmission timer would); otherwise the retransmission
+    /// timer goes on alone.
+    pub(super) fn on_fast_start_reset_timer(&mut self, now: Instant) {
+        let Some(p) = self.fast_start.phase else {
+            return;
+        };
+        let head_marked = !self.sb.is_empty() && self.snd.una >= p.mark_from;
+        if !head_marked || self.snd.una >= p.mark_to || self.ca.state == CaState::Loss {
+            return;
+        }
+        if self.cfg.fast_start_no_penalty {
+            self.counters.fast_start_resets += 1;
+            self.fast_start_reset(now);
+        } else {
+            self.fast_start.phase = None;
+            self.timers.put(Timer::Rto, Some(now));
+        }
+    }
+
+    /// A partial new ACK in fast recovery without SACK during fast start (§3.4.4
+    /// "Recovery from multiple losses"): abort to slow start without penalty.
+    /// Returns true if it did.
+    pub(super) fn fast_start_partial_ack(&mut self, now: Instant) -> bool {
+        if self.fast_start.phase.is_none()
+            || !self.cfg.fast_start_partial_abort
+            || self.opts.sack
+            || self.snd.una >= self.ca.high_seq
+        {
+            return false;
+        }
+        self.counters.fast_start_aborts += 1;
+        self.fast_start_reset(now);
+        true
+    }
+
+    /// A timeout or the end of the connection ends the attempt.
+    pub(super) fn fast_start_end(&mut self) {
+        if self.fast_start.phase.take().is_some() {
+            self.timers.put(Timer::Pace, None);
+            self.timers.put(Timer::FastStartReset, None);
+        }
+    }
+}
