@@ -322,3 +322,32 @@ fn simultaneous_open() {
     s.write(100);
     s.expect(tx(1, 100).ack(1).at(60.0));
 }
+
+#[test]
+fn accelerated_open_makes_both_ends_established_without_an_rtt_sample() {
+    use rand_chacha::ChaCha8Rng;
+    use rand_chacha::rand_core::SeedableRng;
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let mut cfg = gentle_tcp::Config::default();
+    cfg.accelerated_open = true;
+    let now = gentle_tcp::Instant::from_nanos(5_000_000);
+    let mut client = gentle_tcp::Connection::connect(cfg.clone(), now, 40000, 80, &mut rng);
+    let mut server = gentle_tcp::Connection::accelerated_open(&mut client, cfg, now, &mut rng);
+    assert!(client.is_established() && server.is_established());
+    assert!(
+        client.srtt().is_none() && server.srtt().is_none(),
+        "no RTT sample"
+    );
+    assert_eq!(client.counters().segs_in + server.counters().segs_in, 0);
+    assert!(client.sack_enabled() && server.sack_enabled());
+    assert!(
+        client.poll_transmit(now).is_none(),
+        "nothing left of the handshake"
+    );
+    assert!(server.poll_transmit(now).is_none());
+    // Data flows at once: the server's first segment reaches the client.
+    server.write(bytes::Bytes::from_static(b"hello"));
+    let seg = server.poll_transmit(now).expect("data");
+    client.handle_segment(now, &seg);
+    assert_eq!(client.read().as_deref(), Some(&b"hello"[..]));
+}
