@@ -133,6 +133,21 @@ pub struct WorkloadSpec {
     /// response back (`Exchanges` workloads only).
     #[serde(default)]
     pub backend: Option<Backend>,
+    /// The first `warmup` exchanges run but are not recorded: they build the state
+    /// the measured ones start from (`fast-start-and-sessions.txt` §4.1 measures the
+    /// second of two bursts).
+    #[serde(default)]
+    pub warmup: u32,
+    /// The TCP configuration of the server side of this workload's connections,
+    /// when it is not the variant's (the variant's switches, then the workload's).
+    #[serde(default)]
+    pub server_config: Option<Config>,
+    /// Exchanges on a schedule instead of `think` after the previous one: exchange
+    /// k ≥ 1 begins `k · period` after `start` (before `jitter`), plus a uniform
+    /// draw in `[0, period_jitter)` — the "hot spot" of `fast-start-and-sessions.txt`
+    /// §4.4, where second bursts spread over 10 s begin again within 1 s.
+    #[serde(default)]
+    pub period: Option<(Duration, Duration)>,
 }
 
 /// The backend behind a frontend: a pool of persistent connections from the

@@ -76,6 +76,7 @@ fn eras_variants() -> Vec<Variant> {
             name: p.name().to_string(),
             config: p.config(),
             backend: None,
+            workload_configs: Vec::new(),
         })
         .collect()
 }

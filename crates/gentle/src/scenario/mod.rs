@@ -55,6 +55,9 @@ pub struct Variant {
     /// The backend leg's configuration, for workloads relayed through a frontend;
     /// `None`: the same as `config`.
     pub backend: Option<Config>,
+    /// The server side's configuration per workload, for workloads with a
+    /// `switches` table (the variant's switches, then the workload's).
+    pub workload_configs: Vec<Option<Config>>,
 }
 
 #[derive(Clone, Debug)]
@@ -126,11 +129,13 @@ impl Scenario {
             workloads: self
                 .workloads
                 .iter()
-                .map(|w| {
+                .enumerate()
+                .map(|(i, w)| {
                     let mut w = w.clone();
                     if let Some(b) = w.backend.as_mut() {
                         b.config = variant.backend.clone();
                     }
+                    w.server_config = variant.workload_configs.get(i).cloned().flatten();
                     w
                 })
                 .collect(),
@@ -230,9 +235,29 @@ fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scenario> {
         .flat_map(|l| [l.a.clone(), l.b.clone()])
         .collect();
     let pairs: Vec<(String, String)> = links.iter().map(|l| (l.a.clone(), l.b.clone())).collect();
-    let workloads = workload::parse_workloads(&top, &nodes, &pairs, time_limit)?;
+    let (workloads, table_of) = workload::parse_workloads(&top, &nodes, &pairs, time_limit)?;
     let relayed = workloads.iter().any(|w| w.backend.is_some());
-    let variants = variant::parse_variants(&top, relayed)?;
+    let mut variants = variant::parse_variants(&top, relayed)?;
+    // A workload's own switches for its server side, over each variant's.
+    let wts = tables(&top, "workload")?;
+    for v in variants.iter_mut() {
+        v.workload_configs = Vec::with_capacity(table_of.len());
+        for &i in &table_of {
+            let t = &wts[i];
+            let cfg = match t.sub("switches", "a table of switches")? {
+                None => None,
+                Some(s) => {
+                    let inner: Vec<&str> = variant::keys()
+                        .into_iter()
+                        .filter(|k| !matches!(*k, "name" | "backend" | "profile"))
+                        .collect();
+                    s.check_keys(&inner)?;
+                    Some(variant::apply_switches(&s, v.config.clone())?)
+                }
+            };
+            v.workload_configs.push(cfg);
+        }
+    }
     if let Some(c) = &capture
         && !nodes.contains(c)
     {

@@ -68,6 +68,7 @@ pub fn parse_variants(top: &Table<'_>, relayed: bool) -> Result<Vec<Variant>> {
             name,
             config,
             backend,
+            workload_configs: Vec::new(),
         });
     }
     Ok(out)
@@ -80,7 +81,7 @@ pub fn parse_config(t: &Table<'_>) -> Result<Config> {
 }
 
 /// `base`, or the profile `t` names, with the switches `t` sets.
-fn apply_switches(t: &Table<'_>, base: Config) -> Result<Config> {
+pub(super) fn apply_switches(t: &Table<'_>, base: Config) -> Result<Config> {
     let mut c = match t.str("profile", &Profile::KIND.expected())? {
         None => base,
         Some(p) => match Profile::from_name(p) {

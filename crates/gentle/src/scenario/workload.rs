@@ -34,6 +34,11 @@ const KEYS: &[&str] = &[
     "max_window",
     "client_receiver",
     "backend",
+    "warmup",
+    "switches",
+    "count",
+    "period",
+    "period_jitter",
 ];
 const BACKEND: &str = "a table: node, and optionally port, pool, request";
 /// Whether `a` and `b` are joined by a chain of links.
@@ -60,13 +65,15 @@ const SIZE: &str = "a size like \"5000B\", or { dist = \"exponential\", mean = \
 
 /// Parses the `[[workload]]` tables. `links` are the `(a, b)` node pairs of the
 /// links, to check that each client reaches its server; `time_limit` bounds the
-/// start times.
+/// start times. A table with `count = N` gives N workloads (`name#1` ...); the
+/// second list holds the table index of each workload.
 pub fn parse_workloads(
     top: &Table<'_>,
     nodes: &[String],
     links: &[(String, String)],
     time_limit: Duration,
-) -> Result<Vec<WorkloadSpec>> {
+) -> Result<(Vec<WorkloadSpec>, Vec<usize>)> {
+    let mut table_of = Vec::new();
     let ts = tables(top, "workload")?;
     if ts.is_empty() {
         return Err(top.missing("workload", "at least one [[workload]]"));
@@ -233,11 +240,20 @@ pub fn parse_workloads(
                 })
             }
         };
-        out.push(WorkloadSpec {
+        let count = t.int("count", 0, 100_000)?.unwrap_or(1) as usize;
+        if count == 0 && measure {
+            return Err(t.bad(
+                "count",
+                "a measured workload needs at least one copy",
+                "count ≥ 1, or measure = false",
+            ));
+        }
+        let name = t
+            .str("name", "a string")?
+            .map_or_else(|| format!("workload{}", i + 1), str::to_string);
+        let spec = WorkloadSpec {
             backend,
-            name: t
-                .str("name", "a string")?
-                .map_or_else(|| format!("workload{}", i + 1), str::to_string),
+            name: name.clone(),
             client,
             server,
             port: t.int("port", 1, 65535)?.unwrap_or(80) as u16,
@@ -248,7 +264,24 @@ pub fn parse_workloads(
             client_config: None,
             max_window: max_window.map(|w| w as u32),
             client_receiver,
-        });
+            warmup: t.int("warmup", 0, 10_000_000)?.unwrap_or(0) as u32,
+            server_config: None,
+            period: match t.duration("period")? {
+                None => None,
+                Some(p) if p.is_zero() => {
+                    return Err(t.bad("period", "a period of no time", "a positive duration"));
+                }
+                Some(p) => Some((p, t.duration("period_jitter")?.unwrap_or(Duration::ZERO))),
+            },
+        };
+        for k in 0..count {
+            let mut w = spec.clone();
+            if count > 1 {
+                w.name = format!("{name}#{}", k + 1);
+            }
+            out.push(w);
+            table_of.push(i);
+        }
     }
     if !out.iter().any(|w| w.measure) {
         return Err(top.missing(
@@ -256,7 +289,7 @@ pub fn parse_workloads(
             "at least one measured [[workload]] (measure = true)",
         ));
     }
-    Ok(out)
+    Ok((out, table_of))
 }
 
 fn mode(t: &Table<'_>) -> Result<ConnectionMode> {

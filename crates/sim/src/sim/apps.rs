@@ -205,6 +205,10 @@ impl Sim<'_> {
                 }
                 let c = self.sessions[session as usize].cconn;
                 self.service(c);
+                // A pushed response was written on the server's side: send it.
+                if let Some(sc) = self.sessions[session as usize].sconn {
+                    self.service(sc);
+                }
             }
         }
     }
@@ -525,7 +529,9 @@ impl Sim<'_> {
             ..counter_deltas(&d, &a.snap)
         };
         let wl = s.wl;
-        self.result.exchanges.push(rec);
+        if rec.index >= self.workloads[wl as usize].spec.warmup {
+            self.result.exchanges.push(rec);
+        }
         let w = &mut self.workloads[wl as usize];
         w.finished += 1;
         w.page_bytes += a.response;
@@ -551,7 +557,20 @@ impl Sim<'_> {
                 ..
             } => {
                 if more {
-                    self.schedule_app(self.now + think, wl, Action::NextExchange { session: sid });
+                    let w = &mut self.workloads[wl as usize];
+                    let at = match w.spec.period {
+                        None => self.now + think,
+                        Some((p, j)) => {
+                            let extra = if j.is_zero() {
+                                0
+                            } else {
+                                w.rng.gen_range(0..j.as_nanos() as u64)
+                            };
+                            let t = w.spec.start + p * w.created + Duration::from_nanos(extra);
+                            Instant::from_nanos(t.as_nanos() as u64).max(self.now)
+                        }
+                    };
+                    self.schedule_app(at, wl, Action::NextExchange { session: sid });
                 } else {
                     self.client_close(sid);
                 }
@@ -625,7 +644,7 @@ impl Sim<'_> {
             } else {
                 Unfinished::TimeLimit
             };
-            for index in wr.created..wr.total {
+            for index in wr.created.max(wr.spec.warmup)..wr.total {
                 self.result.exchanges.push(ExchangeRecord {
                     trial: self.result.trial,
                     workload: w as u16,
@@ -670,6 +689,9 @@ impl Sim<'_> {
         let trial = self.result.trial;
         let s = &mut self.sessions[sid as usize];
         let Some(a) = s.cur.take() else { return };
+        if a.index < self.workloads[s.wl as usize].spec.warmup {
+            return;
+        }
         self.result.exchanges.push(ExchangeRecord {
             trial,
             workload: s.wl,

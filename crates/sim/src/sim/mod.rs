@@ -534,11 +534,19 @@ impl<'o> Sim<'o> {
     /// frontend's connection runs the backend leg's.
     fn server_config(&self, session: u32) -> Config {
         let s = &self.sessions[session as usize];
-        let backend_cfg = s
-            .backend
-            .and_then(|_| self.workloads[s.wl as usize].spec.backend.as_ref())
-            .and_then(|b| b.config.clone());
-        backend_cfg.unwrap_or_else(|| self.config.clone())
+        let spec = &self.workloads[s.wl as usize].spec;
+        let cfg = match s.backend {
+            Some(_) => spec.backend.as_ref().and_then(|b| b.config.as_ref()),
+            None => spec.server_config.as_ref(),
+        };
+        match cfg {
+            Some(c) => {
+                let mut c = c.clone();
+                c.trace |= self.config.trace;
+                c
+            }
+            None => self.config.clone(),
+        }
     }
 
     fn accept(&mut self, node: u16, pkt: &Packet) {
