@@ -5,6 +5,7 @@
 
 pub mod corrective_pages;
 pub mod corrective_table5;
+pub mod fast_start;
 pub mod linux_eras;
 pub mod proactive_fig11;
 pub mod reactive_table1;
@@ -36,6 +37,11 @@ pub const SWEEPS: &[(&str, Builtin)] = &[
     ("corrective-table5", corrective_table5::FILE),
     ("corrective-pages", corrective_pages::FILE),
     ("proactive-fig11", proactive_fig11::FILE),
+    ("fast-start-fig2", fast_start::FIG2),
+    ("fast-start-fig3", fast_start::FIG3),
+    ("fast-start-fig4", fast_start::FIG4),
+    ("fast-start-fig6", fast_start::FIG6),
+    ("fast-start-table2", fast_start::TABLE2),
 ];
 
 /// Runs every point of a sweep at its full or `--quick` size, in order, handing
@@ -219,6 +225,72 @@ fn corrective_pages(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value)
     ))
 }
 
+/// A fast start figure: its table, and with `--out` its plot.
+fn fast_start_figure(
+    args: ProgramArgs<'_>,
+    file: &Builtin,
+    stem: &str,
+    title: &str,
+) -> Result<(String, serde_json::Value), String> {
+    let pts = fast_start::run_figure(file, args.quick);
+    if let Some(st) = args.out {
+        let png = st.path(&format!("{stem}.png"));
+        st.path(&format!("{stem}.svg"));
+        fast_start::figure_plot(png.parent().expect("a staging directory"), stem, title, &pts)?;
+    }
+    Ok((
+        fast_start::figure_text(title, &pts),
+        serde_json::json!({ "experiment": stem, "points": pts }),
+    ))
+}
+
+fn fast_start_fig2(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    fast_start_figure(
+        args,
+        &fast_start::FIG2,
+        "fast-start-fig2",
+        "fast-start-fig2 — constant load, 50 ms bottleneck (fast-start-and-sessions Figure 2; the paper: fast start 50–65% faster at low load)",
+    )
+}
+fn fast_start_fig3(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    fast_start_figure(
+        args,
+        &fast_start::FIG3,
+        "fast-start-fig3",
+        "fast-start-fig3 — constant load, 200 ms bottleneck (fast-start-and-sessions Figure 3; the paper: fast start 50–65% faster at low load, more in absolute terms)",
+    )
+}
+fn fast_start_fig4(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    fast_start_figure(
+        args,
+        &fast_start::FIG4,
+        "fast-start-fig4",
+        "fast-start-fig4 — changed load, 50 ms (fast-start-and-sessions Figure 4; the paper: fs better than newreno, fs-pdrop close to newreno at high load, fs-pdrop-noflr clearly worse)",
+    )
+}
+fn fast_start_fig6(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    fast_start_figure(
+        args,
+        &fast_start::FIG6,
+        "fast-start-fig6",
+        "fast-start-fig6 — changed load, 50 ms, RED with ECN (fast-start-and-sessions Figure 6; the paper: fs-pdrop 25–50% faster than newreno even at high load)",
+    )
+}
+fn fast_start_table1(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    let rows = fast_start::run_table1(args.quick);
+    Ok((
+        fast_start::table1_text(&rows),
+        serde_json::json!({ "experiment": "fast-start-table1", "rows": rows }),
+    ))
+}
+fn fast_start_table2(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    let cells = fast_start::run_table2(args.quick);
+    Ok((
+        fast_start::table2_text(&cells),
+        serde_json::json!({ "experiment": "fast-start-table2", "cells": cells }),
+    ))
+}
+
 fn linux_eras(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
     let e = linux_eras::run(args.quick);
     Ok((
@@ -252,6 +324,36 @@ pub const PROGRAMS: &[Program] = &[
         name: "proactive-fig11",
         summary: "Web responses through a frontend, the backend's loss swept: Proactive's RT reduction against the baseline backend retransmission rate (gentle-aggression Figure 11)",
         run: proactive_fig11,
+    },
+    Program {
+        name: "fast-start-fig2",
+        summary: "a second 30 KB burst after 20 s idle under constant load, 50 ms: newreno, fs, fs-pdrop, fs-pdrop-noflr against bulk connections (fast-start Figure 2)",
+        run: fast_start_fig2,
+    },
+    Program {
+        name: "fast-start-fig3",
+        summary: "the same at 200 ms with 32 KB bulk windows (fast-start Figure 3)",
+        run: fast_start_fig3,
+    },
+    Program {
+        name: "fast-start-fig4",
+        summary: "changed load: the cross traffic starts during the idle period (fast-start Figure 4)",
+        run: fast_start_fig4,
+    },
+    Program {
+        name: "fast-start-fig6",
+        summary: "changed load with RED and ECN at the bottleneck (fast-start Figure 6)",
+        run: fast_start_fig6,
+    },
+    Program {
+        name: "fast-start-table1",
+        summary: "20 bursty connections within 1 s, 10 with fast start: each group's completion time (fast-start Table 1)",
+        run: fast_start_table1,
+    },
+    Program {
+        name: "fast-start-table2",
+        summary: "10 Mbit/s down, 28.8 kbit/s up with an upstream bulk transfer: FIFO vs acks-first, newreno vs fs-pdrop (fast-start Table 2)",
+        run: fast_start_table2,
     },
     Program {
         name: "linux-eras",
