@@ -27,7 +27,7 @@ pub use observe::{DropReason, Observer, PacketEvent, PacketView};
 
 use crate::link::{Admit, Channel, LinkSpec};
 use crate::packet::{Packet, PacketMeta, Slab};
-use crate::record::TrialResult;
+use crate::record::{LinkStats, TrialResult};
 use crate::rng;
 use crate::workload::WorkloadSpec;
 use apps::{Session, WorkloadRt};
@@ -65,6 +65,10 @@ enum Ev {
     },
     /// The packet at the head of a channel's arrival queue.
     ChanArrive {
+        chan: u32,
+    },
+    /// The transmitter of a channel with a scheduled queue is free.
+    TxFree {
         chan: u32,
     },
     Timer {
@@ -291,6 +295,7 @@ impl<'o> Sim<'o> {
             match e.ev {
                 Ev::Arrive { node, pkt } => self.on_arrive(node, pkt),
                 Ev::ChanArrive { chan } => self.on_chan_arrive(chan as usize),
+                Ev::TxFree { chan } => self.on_tx_free(chan as usize),
                 Ev::Timer { conn } => self.on_timer(conn, e.time),
                 Ev::App { wl, action } => self.on_app(wl, action),
             }
@@ -307,10 +312,19 @@ impl<'o> Sim<'o> {
                 self.result.backend.add(c.conn.counters());
             }
         }
-        for ch in &self.chans {
+        let end_ns = self.now.as_nanos();
+        self.result.per_link = Vec::with_capacity(self.chans.len());
+        for (i, ch) in self.chans.iter_mut().enumerate() {
+            ch.stats.observed_ns = end_ns;
             self.result.links.add(&ch.stats);
+            self.result.per_link.push(LinkStats {
+                link: (i / 2) as u32,
+                from: self.node_names[ch.from as usize].clone(),
+                to: self.node_names[ch.to as usize].clone(),
+                stats: ch.stats,
+            });
         }
-        self.result.end_ns = self.now.as_nanos();
+        self.result.end_ns = end_ns;
         self.result
     }
 
@@ -349,13 +363,46 @@ impl<'o> Sim<'o> {
             bytes = p.wire_len();
         }
         let now = self.now.as_nanos();
-        match self.chans[chan as usize].admit(now, bytes, &meta) {
+        let c = &mut self.chans[chan as usize];
+        let admit = if c.managed() {
+            let seg = &mut self.slab.get_mut(slot).seg;
+            c.admit_managed(now, bytes, &meta, seg, slot)
+        } else {
+            c.admit(now, bytes, &meta)
+        };
+        match admit {
             Admit::Queued { depart_ns } => {
                 self.emit_slot(PacketEvent::Enqueue { link: chan }, node, slot);
                 self.propagate(chan as usize, slot, bytes, depart_ns)
             }
+            Admit::Waiting { wake_ns } => {
+                self.evictions(chan);
+                self.emit_slot(PacketEvent::Enqueue { link: chan }, node, slot);
+                if let Some(t) = wake_ns {
+                    self.push(t, Ev::TxFree { chan });
+                }
+            }
             Admit::DroppedLoss => self.dropped(slot, chan, DropReason::Loss),
             Admit::DroppedQueue => self.dropped(slot, chan, DropReason::Queue),
+        }
+    }
+
+    /// Drops the packets priority drop evicted from channel `chan`'s queue.
+    #[inline]
+    fn evictions(&mut self, chan: u32) {
+        while let Some(slot) = self.chans[chan as usize].pop_evicted() {
+            self.dropped(slot, chan, DropReason::Queue);
+        }
+    }
+
+    /// The transmitter of channel `chan` is free: it starts the next waiting packet.
+    fn on_tx_free(&mut self, chan: usize) {
+        let now = self.now.as_nanos();
+        if let Some(s) = self.chans[chan].next_tx(now) {
+            if let Some(t) = s.wake_ns {
+                self.push(t, Ev::TxFree { chan: chan as u32 });
+            }
+            self.propagate(chan, s.slot, s.bytes as usize, s.depart_ns);
         }
     }
 
