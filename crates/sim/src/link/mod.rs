@@ -346,6 +346,12 @@ impl Channel {
         if let Some(q) = &self.sched {
             return (q.len(), q.bytes());
         }
+        self.fifo_backlog(now)
+    }
+
+    /// [`backlog`](Self::backlog) of the FIFO fast path.
+    #[inline]
+    fn fifo_backlog(&mut self, now: u64) -> (usize, u64) {
         while let Some(&(_, end, b)) = self.held.front() {
             if end > now {
                 break;
@@ -437,13 +443,14 @@ impl Channel {
     }
 
     /// Offers a packet of `bytes` at `now`: loss model first, then the queue.
+    #[inline(always)]
     pub fn admit(&mut self, now: u64, bytes: usize, meta: &crate::packet::PacketMeta) -> Admit {
         self.stats.offered += 1;
         if self.loss.drop_at(meta, now, &mut self.rng) {
             self.stats.dropped_loss += 1;
             return Admit::DroppedLoss;
         }
-        let (queued, queued_bytes) = self.backlog(now);
+        let (queued, queued_bytes) = self.fifo_backlog(now);
         if self.full(queued, queued_bytes, bytes) {
             self.stats.dropped_queue += 1;
             return Admit::DroppedQueue;
@@ -616,6 +623,7 @@ impl Channel {
 
     /// Propagation delay for one packet, whether it was held back (reordered), and
     /// whether a duplicate follows.
+    #[inline(always)]
     pub fn propagation(&mut self, payload: u32) -> (Duration, bool, bool) {
         let mut d = self.spec.delay;
         let mut held_back = false;

@@ -365,8 +365,7 @@ impl<'o> Sim<'o> {
         let now = self.now.as_nanos();
         let c = &mut self.chans[chan as usize];
         let admit = if c.managed() {
-            let seg = &mut self.slab.get_mut(slot).seg;
-            c.admit_managed(now, bytes, &meta, seg, slot)
+            self.admit_managed(chan, now, bytes, &meta, slot)
         } else {
             c.admit(now, bytes, &meta)
         };
@@ -375,23 +374,37 @@ impl<'o> Sim<'o> {
                 self.emit_slot(PacketEvent::Enqueue { link: chan }, node, slot);
                 self.propagate(chan as usize, slot, bytes, depart_ns)
             }
-            Admit::Waiting { wake_ns } => {
-                self.evictions(chan);
-                self.emit_slot(PacketEvent::Enqueue { link: chan }, node, slot);
-                if let Some(t) = wake_ns {
-                    self.push(t, Ev::TxFree { chan });
-                }
-            }
+            Admit::Waiting { wake_ns } => self.waiting(chan, node, slot, wake_ns),
             Admit::DroppedLoss => self.dropped(slot, chan, DropReason::Loss),
             Admit::DroppedQueue => self.dropped(slot, chan, DropReason::Queue),
         }
     }
 
-    /// Drops the packets priority drop evicted from channel `chan`'s queue.
-    #[inline]
-    fn evictions(&mut self, chan: u32) {
-        while let Some(slot) = self.chans[chan as usize].pop_evicted() {
-            self.dropped(slot, chan, DropReason::Queue);
+    /// Admission to a channel with RED, priority drop or acks-first (out of line,
+    /// so the drop-tail path keeps its shape).
+    #[inline(never)]
+    fn admit_managed(
+        &mut self,
+        chan: u32,
+        now: u64,
+        bytes: usize,
+        meta: &PacketMeta,
+        slot: u32,
+    ) -> Admit {
+        let seg = &mut self.slab.get_mut(slot).seg;
+        self.chans[chan as usize].admit_managed(now, bytes, meta, seg, slot)
+    }
+
+    /// A packet waits in channel `chan`'s scheduled queue: packets priority drop
+    /// evicted for it are dropped, and the transmitter is woken if it must be.
+    #[inline(never)]
+    fn waiting(&mut self, chan: u32, node: u16, slot: u32, wake_ns: Option<u64>) {
+        while let Some(victim) = self.chans[chan as usize].pop_evicted() {
+            self.dropped(victim, chan, DropReason::Queue);
+        }
+        self.emit_slot(PacketEvent::Enqueue { link: chan }, node, slot);
+        if let Some(t) = wake_ns {
+            self.push(t, Ev::TxFree { chan });
         }
     }
 
@@ -419,7 +432,7 @@ impl<'o> Sim<'o> {
     }
 
     /// [`emit`](Self::emit) for a packet in the slab.
-    #[inline]
+    #[inline(always)]
     fn emit_slot(&mut self, ev: PacketEvent, node: u16, slot: u32) {
         let pkt = self.slab.get(slot);
         if TailWatch::wants(ev, node, pkt.src, &pkt.meta) {
@@ -466,6 +479,7 @@ impl<'o> Sim<'o> {
 
     /// The packet in `slot` leaves channel `chan` at `depart_ns` and arrives one
     /// propagation delay later.
+    #[inline(always)]
     fn propagate(&mut self, chan: usize, slot: u32, bytes: usize, depart_ns: u64) {
         let payload = self.slab.get(slot).meta.payload;
         let c = &mut self.chans[chan];
