@@ -219,7 +219,11 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
         red = parse_red(t, limit)?;
     }
     if red.is_some() && limit == QueueLimit::Unlimited {
-        let at = if t.item("red").is_some() { "red" } else { "queue" };
+        let at = if t.item("red").is_some() {
+            "red"
+        } else {
+            "queue"
+        };
         return Err(t.bad(
             at,
             "RED needs a limited queue (its thresholds lie below the limit)",
@@ -239,7 +243,11 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
             "fifo" => Scheduling::Fifo,
             "acks-first" => Scheduling::AcksFirst,
             _ => {
-                let mut e = t.bad("scheduling", format!("unknown scheduling \"{s}\""), SCHEDULING);
+                let mut e = t.bad(
+                    "scheduling",
+                    format!("unknown scheduling \"{s}\""),
+                    SCHEDULING,
+                );
                 if let Some(x) = super::error::suggest(s, &["fifo", "acks-first"]) {
                     e = e.help(format!("did you mean `{x}`?"));
                 }
@@ -304,12 +312,17 @@ fn parse_red(t: &Table<'_>, limit: QueueLimit) -> Result<Option<RedParams>> {
     let mut p = RedParams::default();
     if let Some(w) = r.float("w_q", "a weight in (0, 1], like 0.002")? {
         if !(w > 0.0 && w <= 1.0) {
-            return Err(r.bad("w_q", format!("{w} is out of range"), "a weight in (0, 1], like 0.002"));
+            return Err(r.bad(
+                "w_q",
+                format!("{w} is out of range"),
+                "a weight in (0, 1], like 0.002",
+            ));
         }
         p.w_q = w;
     }
     let threshold = |key: &str| -> Result<Option<f64>> {
-        const EXPECTED: &str = "a number of packets ≥ 0 like 7.5, or a share of a packet limit like \"15%\"";
+        const EXPECTED: &str =
+            "a number of packets ≥ 0 like 7.5, or a share of a packet limit like \"15%\"";
         let v = match r.item(key).and_then(|i| i.as_str()) {
             Some(s) => {
                 let pct: f64 = s
@@ -343,7 +356,11 @@ fn parse_red(t: &Table<'_>, limit: QueueLimit) -> Result<Option<RedParams>> {
         p.max_th = v;
     }
     if p.min_th >= p.max_th {
-        let at = if r.item("max_th").is_some() { "max_th" } else { "min_th" };
+        let at = if r.item("max_th").is_some() {
+            "max_th"
+        } else {
+            "min_th"
+        };
         return Err(r.bad(
             at,
             format!("min_th ({}) must be below max_th ({})", p.min_th, p.max_th),
@@ -352,7 +369,11 @@ fn parse_red(t: &Table<'_>, limit: QueueLimit) -> Result<Option<RedParams>> {
     }
     if let Some(m) = r.prob("max_p")? {
         if m == 0.0 {
-            return Err(r.bad("max_p", "0 is out of range", "a probability in (0, 1], like 0.1"));
+            return Err(r.bad(
+                "max_p",
+                "0 is out of range",
+                "a probability in (0, 1], like 0.1",
+            ));
         }
         p.max_p = m;
     }

@@ -47,7 +47,10 @@ pub enum QueueLimit {
 pub enum QueueDiscipline {
     DropTail(QueueLimit),
     /// Random Early Detection (with ECN marking if `red.ecn`) below a hard limit.
-    Red { limit: QueueLimit, red: RedParams },
+    Red {
+        limit: QueueLimit,
+        red: RedParams,
+    },
 }
 
 impl QueueDiscipline {

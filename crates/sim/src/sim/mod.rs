@@ -269,6 +269,16 @@ impl<'o> Sim<'o> {
         self
     }
 
+    /// Puts `pkt` into the network at node `node` at virtual time `at`, as if it
+    /// arrived there: it is forwarded towards `pkt.dst` (or received, if that is
+    /// `node`). A traffic source outside the hosts' TCP, such as a burst of
+    /// fast start packets in a test; give it a `meta.flow` no session has
+    /// (`u32::MAX`) to keep it out of the sessions' counts.
+    pub fn inject(&mut self, at: Duration, node: u16, pkt: Packet) {
+        let slot = self.slab.insert(pkt);
+        self.push(at.as_nanos() as u64, Ev::Arrive { node, pkt: slot });
+    }
+
     fn push(&mut self, time: u64, ev: Ev) {
         let seq = self.seq;
         self.seq += 1;
