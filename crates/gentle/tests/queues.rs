@@ -36,7 +36,10 @@ fn error(link_extra: &str, at: &str, message: &str) -> ScenarioError {
     let t = text(link_extra);
     let e = Scenario::parse("s.toml", &t).expect_err("bad input");
     let from = t.find(link_extra).expect("extra in text");
-    let off = from + link_extra.find(at).unwrap_or_else(|| panic!("`{at}` not in input"));
+    let off = from
+        + link_extra
+            .find(at)
+            .unwrap_or_else(|| panic!("`{at}` not in input"));
     let line = t[..off].matches('\n').count() + 1;
     let col = off - t[..off].rfind('\n').map_or(0, |i| i + 1) + 1;
     assert_eq!((e.line, e.column), (line, col), "{e}\n(expected at `{at}`)");
@@ -89,7 +92,13 @@ fn red_defaults_and_fractional_thresholds() {
         (0.002, 0.1)
     );
     let s = parse("queue = \"100pkt\"\nred = { min_th = 2.5, max_th = 7.5, gentle = true }");
-    let red = s.links[0].b_to_a.spec.queue.red().copied().expect("both directions");
+    let red = s.links[0]
+        .b_to_a
+        .spec
+        .queue
+        .red()
+        .copied()
+        .expect("both directions");
     assert_eq!((red.min_th, red.max_th, red.gentle), (2.5, 7.5, true));
 }
 
@@ -141,11 +150,7 @@ fn bad_queue_keys_are_refused_at_their_place() {
         "\"15%\"",
         "a share needs a queue limit in packets",
     );
-    error(
-        "red = true",
-        "true",
-        "RED needs a limited queue",
-    );
+    error("red = true", "true", "RED needs a limited queue");
     error(
         "queue = \"unlimited\"\nred = { ecn = true }",
         "{ ecn",
