@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use gentle_sim::link::Scheduling;
 use serde_json::{Value, json};
 
 use crate::episodes::Counts;
@@ -286,6 +287,13 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
         out += &row("packets dropped", &|v| {
             (v.links.dropped_loss + v.links.dropped_queue + v.links.dropped_middlebox).to_string()
         });
+        if managed_queues(scn) {
+            out += &row("  by RED", &|v| v.links.dropped_red.to_string());
+            out += &row("  low priority (fast start)", &|v| {
+                v.links.dropped_queue_low.to_string()
+            });
+            out += &row("ECN marks (CE)", &|v| v.links.ecn_marked.to_string());
+        }
     }
     if scn.recovery_stats {
         out += &recovery_tables(run);
@@ -391,6 +399,39 @@ fn stats_json(s: &Stats) -> Value {
     json!({ "mean": ms(s.mean), "p25": ms(s.p25), "p50": ms(s.p50), "p90": ms(s.p90), "p99": ms(s.p99) })
 }
 
+/// Whether a link of the scenario manages its queue (RED, priority drop or
+/// acks-first): then the reports show the queues' counters, per link direction
+/// in the JSON.
+fn managed_queues(scn: &Scenario) -> bool {
+    scn.links.iter().any(|l| {
+        [&l.a_to_b.spec, &l.b_to_a.spec]
+            .iter()
+            .any(|c| c.queue.red().is_some() || c.priority_drop || c.scheduling != Scheduling::Fifo)
+    })
+}
+
+/// Each link direction's queue counters, added over the trials.
+fn queues_json(v: &VariantResult) -> Value {
+    v.per_link
+        .iter()
+        .map(|l| {
+            let s = &l.stats;
+            json!({
+                "link": l.link,
+                "from": l.from,
+                "to": l.to,
+                "offered": s.offered,
+                "dropped_queue": s.dropped_queue,
+                "dropped_queue_low": s.dropped_queue_low,
+                "dropped_red": s.dropped_red,
+                "ecn_marked": s.ecn_marked,
+                "max_queue": s.max_queue,
+                "mean_queue": s.mean_queue(),
+            })
+        })
+        .collect()
+}
+
 /// The JSON summary (`--json`).
 pub fn json(scn: &Scenario, run: &RunResult, trials: u64, seed: u64) -> Value {
     let base = stats(&run.variants[0].latencies);
@@ -421,6 +462,12 @@ pub fn json(scn: &Scenario, run: &RunResult, trials: u64, seed: u64) -> Value {
             })
         })
         .collect();
+    let mut variants = variants;
+    if managed_queues(scn) {
+        for (j, v) in variants.iter_mut().zip(&run.variants) {
+            j["queues"] = queues_json(v);
+        }
+    }
     let mut doc = json!({
         "scenario": scn.name,
         "metric": scn.metric,

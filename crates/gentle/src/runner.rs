@@ -8,6 +8,7 @@ use std::io::IsTerminal;
 use std::time::Instant as WallClock;
 
 use gentle_sim::link::ChannelStats;
+use gentle_sim::record::LinkStats;
 use gentle_sim::record::{ExchangeRecord, PageRecord, TrialResult};
 use gentle_sim::{Capture, Observer, PacketEvent, PacketView, Sim, TraceLine, TraceRecorder, rng};
 use gentle_tcp::Counters;
@@ -112,6 +113,8 @@ pub struct VariantResult {
     /// The counters of the frontends' backend connections alone.
     pub backend: Counters,
     pub links: ChannelStats,
+    /// The counters of each link direction, added over the trials.
+    pub per_link: Vec<LinkStats>,
     pub events: u64,
     pub packets: u64,
     pub data_packets: u64,
@@ -146,6 +149,18 @@ impl RunResult {
     }
     pub fn packets(&self) -> u64 {
         self.variants.iter().map(|v| v.packets).sum()
+    }
+}
+
+/// Adds each link direction's counters of `more` to those of `sum` (every trial
+/// of a variant has the same links, in the same order).
+fn add_per_link(sum: &mut Vec<LinkStats>, more: &[LinkStats]) {
+    if sum.is_empty() {
+        sum.extend_from_slice(more);
+        return;
+    }
+    for (s, m) in sum.iter_mut().zip(more) {
+        s.stats.add(&m.stats);
     }
 }
 
@@ -206,6 +221,7 @@ fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep: bool) {
     v.backend.add(&t.backend);
     v.trials_run += 1;
     v.links.add(&t.links);
+    add_per_link(&mut v.per_link, &t.per_link);
     for e in &t.episodes {
         v.episodes.push(e);
     }
@@ -389,6 +405,7 @@ fn merge(v: &mut VariantResult, p: VariantResult) {
     v.counters.add(&p.counters);
     v.backend.add(&p.backend);
     v.links.add(&p.links);
+    add_per_link(&mut v.per_link, &p.per_link);
     v.events += p.events;
     v.packets += p.packets;
     v.data_packets += p.data_packets;

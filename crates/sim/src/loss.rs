@@ -148,6 +148,7 @@ impl Loss {
     }
 
     /// Decides whether the packet described by `m`, offered at `now_ns`, is dropped.
+    #[inline(always)]
     pub fn drop_at(&mut self, m: &PacketMeta, now_ns: u64, rng: &mut ChaCha8Rng) -> bool {
         let applies = match self.applies {
             AppliesTo::All => true,

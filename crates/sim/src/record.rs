@@ -111,6 +111,18 @@ pub struct Episode {
     pub cwnd_after: Option<u32>,
 }
 
+/// The counters of one link direction.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LinkStats {
+    /// Index of the `[[link]]` (the setup's `links`).
+    pub link: u32,
+    /// The direction: from node ...
+    pub from: String,
+    /// ... to node.
+    pub to: String,
+    pub stats: ChannelStats,
+}
+
 /// Everything one trial produced.
 #[derive(Clone, Debug, Default)]
 pub struct TrialResult {
@@ -121,7 +133,10 @@ pub struct TrialResult {
     pub counters: Counters,
     /// ... and over the frontends' backend connections alone (both ends).
     pub backend: Counters,
+    /// The counters of every link direction added up ...
     pub links: ChannelStats,
+    /// ... and of each, in the order of the setup's links (`a` → `b`, then `b` → `a`).
+    pub per_link: Vec<LinkStats>,
     /// Events processed by the simulator.
     pub events: u64,
     /// Packets carrying payload handed to the network.

@@ -2,13 +2,19 @@
 //! loss model, reordering and duplication, and middleboxes (`strip_option`, the
 //! probability of removing the kind-254 option from a packet; `translate_seq`, an
 //! offset added to `a`'s sequence numbers; `reserved_bits`, what a middlebox does
-//! to the TCP header's reserved bits: `"pass"`, `"clear"` or `"drop"` the packet).
+//! to the TCP header's reserved bits: `"pass"`, `"clear"` or `"drop"` the packet),
+//! and router queue management (`fast-start-and-sessions.txt`): `red` (§4.3,
+//! Floyd & Jacobson 1993, ECN marking per RFC 3168 §5), `priority_drop` (§3.3,
+//! §7.2) and `scheduling = "acks-first"` (§5).
 //! Keys at the top of the link apply to
 //! both directions; `[link.a_to_b]` and `[link.b_to_a]` override them.
 
 use std::time::Duration;
 
-use gentle_sim::link::{ChannelSpec, LinkSpec, QueueDiscipline, QueueLimit, Reorder, ReservedBits};
+use gentle_sim::link::{
+    ChannelSpec, LinkSpec, QueueDiscipline, QueueLimit, RedParams, Reorder, ReservedBits,
+    Scheduling,
+};
 use gentle_sim::loss::{AppliesTo, DropCount, LossModel};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -29,6 +35,9 @@ const LINK_KEYS: &[&str] = &[
     "strip_option",
     "reserved_bits",
     "translate_seq",
+    "red",
+    "priority_drop",
+    "scheduling",
     "a_to_b",
     "b_to_a",
 ];
@@ -41,7 +50,13 @@ const DIR_KEYS: &[&str] = &[
     "duplicate",
     "strip_option",
     "reserved_bits",
+    "red",
+    "priority_drop",
+    "scheduling",
 ];
+const RED_KEYS: &[&str] = &["w_q", "min_th", "max_th", "max_p", "gentle", "ecn"];
+const RED_EXPECTED: &str = "true, false, or a table like { w_q = 0.02, min_th = 7.5, max_th = 30, max_p = 0.1, gentle = false, ecn = true }";
+const DIR_EXPECTED: &str = "a table of rate, delay, queue, loss, reorder, duplicate, strip_option, reserved_bits, red, priority_drop, scheduling";
 const LOSS_KEYS: &[&str] = &[
     "model",
     "p",
@@ -138,17 +153,11 @@ pub fn parse_links(top: &Table<'_>) -> Result<Vec<LinkDef>> {
         )?;
         let mut ab = base.clone();
         let mut ba = base.clone();
-        if let Some(d) = t.sub(
-            "a_to_b",
-            "a table of rate, delay, queue, loss, reorder, duplicate, strip_option, reserved_bits",
-        )? {
+        if let Some(d) = t.sub("a_to_b", DIR_EXPECTED)? {
             d.check_keys(DIR_KEYS)?;
             ab = parse_dir(&d, &base)?;
         }
-        if let Some(d) = t.sub(
-            "b_to_a",
-            "a table of rate, delay, queue, loss, reorder, duplicate, strip_option, reserved_bits",
-        )? {
+        if let Some(d) = t.sub("b_to_a", DIR_EXPECTED)? {
             d.check_keys(DIR_KEYS)?;
             ba = parse_dir(&d, &base)?;
         }
@@ -184,12 +193,14 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
     if t.item("delay").is_some() {
         c.delay = parse_delay(t)?;
     }
+    let mut limit = c.spec.queue.limit();
+    let mut red = c.spec.queue.red().copied();
     if let Some(s) = t.str(
         "queue",
         "a limit like \"100pkt\", \"64KiB\", or \"unlimited\"",
     )? {
         let expected = "a limit like \"100pkt\", \"64KiB\", or \"unlimited\"";
-        let limit = if s == "unlimited" {
+        limit = if s == "unlimited" {
             QueueLimit::Unlimited
         } else if let Some(n) = s.strip_suffix("pkt").or_else(|| s.strip_suffix("packets")) {
             let n: u32 = n
@@ -203,7 +214,46 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
         } else {
             QueueLimit::Bytes(units::bytes(s).map_err(|m| t.bad("queue", m, expected))?)
         };
-        c.spec.queue = QueueDiscipline::DropTail(limit);
+    }
+    if t.item("red").is_some() {
+        red = parse_red(t, limit)?;
+    }
+    if red.is_some() && limit == QueueLimit::Unlimited {
+        let at = if t.item("red").is_some() {
+            "red"
+        } else {
+            "queue"
+        };
+        return Err(t.bad(
+            at,
+            "RED needs a limited queue (its thresholds lie below the limit)",
+            "a `queue` limit like \"50pkt\" beside `red`",
+        ));
+    }
+    c.spec.queue = match red {
+        None => QueueDiscipline::DropTail(limit),
+        Some(red) => QueueDiscipline::Red { limit, red },
+    };
+    if let Some(b) = t.bool("priority_drop")? {
+        c.spec.priority_drop = b;
+    }
+    const SCHEDULING: &str = "\"fifo\" or \"acks-first\"";
+    if let Some(s) = t.str("scheduling", SCHEDULING)? {
+        c.spec.scheduling = match s {
+            "fifo" => Scheduling::Fifo,
+            "acks-first" => Scheduling::AcksFirst,
+            _ => {
+                let mut e = t.bad(
+                    "scheduling",
+                    format!("unknown scheduling \"{s}\""),
+                    SCHEDULING,
+                );
+                if let Some(x) = super::error::suggest(s, &["fifo", "acks-first"]) {
+                    e = e.help(format!("did you mean `{x}`?"));
+                }
+                return Err(e);
+            }
+        };
     }
     if let Some(l) = t.sub("loss", "a table like { model = \"bernoulli\", p = 0.02 }")? {
         let (m, applies) = parse_loss(&l)?;
@@ -247,6 +297,93 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
         };
     }
     Ok(c)
+}
+
+/// `red = true | false | { ... }`: RED's parameters (defaults in
+/// [`gentle_sim::link::red`]), thresholds in packets or as `"15%"` of a packet limit.
+fn parse_red(t: &Table<'_>, limit: QueueLimit) -> Result<Option<RedParams>> {
+    if let Some(on) = t.item("red").and_then(|i| i.as_bool()) {
+        return Ok(on.then(RedParams::default));
+    }
+    let Some(r) = t.sub("red", RED_EXPECTED)? else {
+        return Ok(None);
+    };
+    r.check_keys(RED_KEYS)?;
+    let mut p = RedParams::default();
+    if let Some(w) = r.float("w_q", "a weight in (0, 1], like 0.002")? {
+        if !(w > 0.0 && w <= 1.0) {
+            return Err(r.bad(
+                "w_q",
+                format!("{w} is out of range"),
+                "a weight in (0, 1], like 0.002",
+            ));
+        }
+        p.w_q = w;
+    }
+    let threshold = |key: &str| -> Result<Option<f64>> {
+        const EXPECTED: &str =
+            "a number of packets ≥ 0 like 7.5, or a share of a packet limit like \"15%\"";
+        let v = match r.item(key).and_then(|i| i.as_str()) {
+            Some(s) => {
+                let pct: f64 = s
+                    .strip_suffix('%')
+                    .and_then(|x| x.trim().parse().ok())
+                    .filter(|x: &f64| (0.0..=100.0).contains(x))
+                    .ok_or_else(|| r.bad(key, format!("bad share `{s}`"), EXPECTED))?;
+                let QueueLimit::Packets(n) = limit else {
+                    return Err(r.bad(
+                        key,
+                        "a share needs a queue limit in packets",
+                        "a number of packets, or a `queue` like \"50pkt\"",
+                    ));
+                };
+                pct / 100.0 * n as f64
+            }
+            None => match r.float(key, EXPECTED)? {
+                None => return Ok(None),
+                Some(x) => x,
+            },
+        };
+        if !(v >= 0.0 && v.is_finite()) {
+            return Err(r.bad(key, format!("{v} is out of range"), EXPECTED));
+        }
+        Ok(Some(v))
+    };
+    if let Some(v) = threshold("min_th")? {
+        p.min_th = v;
+    }
+    if let Some(v) = threshold("max_th")? {
+        p.max_th = v;
+    }
+    if p.min_th >= p.max_th {
+        let at = if r.item("max_th").is_some() {
+            "max_th"
+        } else {
+            "min_th"
+        };
+        return Err(r.bad(
+            at,
+            format!("min_th ({}) must be below max_th ({})", p.min_th, p.max_th),
+            "min_th < max_th",
+        ));
+    }
+    if let Some(m) = r.prob("max_p")? {
+        if m == 0.0 {
+            return Err(r.bad(
+                "max_p",
+                "0 is out of range",
+                "a probability in (0, 1], like 0.1",
+            ));
+        }
+        p.max_p = m;
+    }
+    if let Some(g) = r.bool("gentle")? {
+        p.gentle = g;
+    }
+    if let Some(e) = r.bool("ecn")? {
+        p.ecn = e;
+    }
+    Ok(Some(p))
 }
 
 fn parse_delay(t: &Table<'_>) -> Result<DelayParam> {

@@ -113,13 +113,16 @@ pub fn node_addr(i: u16) -> [u8; 4] {
     [10, 0, (n >> 8) as u8, (n & 0xff) as u8]
 }
 
-/// An IPv4 frame (RFC 791 header, no options) holding the serialised segment.
+/// An IPv4 frame (RFC 791 header, no options) holding the serialised segment. The
+/// segment's ECN codepoint goes in the low two bits of the TOS byte (RFC 3168 §5),
+/// so captures show ECT and CE; the header checksum covers it.
 pub fn ipv4_frame(src: u16, dst: u16, seg: &Segment, ident: u16) -> Vec<u8> {
     let (s, d) = (node_addr(src), node_addr(dst));
     let tcp_len = seg.wire_len();
     let total = 20 + tcp_len;
     let mut v = vec![0u8; total];
     v[0] = 0x45;
+    v[1] = seg.ecn.bits();
     v[2..4].copy_from_slice(&(total as u16).to_be_bytes());
     v[4..6].copy_from_slice(&ident.to_be_bytes());
     v[6] = 0x40; // don't fragment

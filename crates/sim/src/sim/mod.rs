@@ -10,6 +10,7 @@ mod apps;
 mod capture;
 mod metrics;
 pub mod observe;
+mod queues;
 mod relay;
 
 use std::cmp::Reverse;
@@ -27,7 +28,7 @@ pub use observe::{DropReason, Observer, PacketEvent, PacketView};
 
 use crate::link::{Admit, Channel, LinkSpec};
 use crate::packet::{Packet, PacketMeta, Slab};
-use crate::record::TrialResult;
+use crate::record::{LinkStats, TrialResult};
 use crate::rng;
 use crate::workload::WorkloadSpec;
 use apps::{Session, WorkloadRt};
@@ -65,6 +66,10 @@ enum Ev {
     },
     /// The packet at the head of a channel's arrival queue.
     ChanArrive {
+        chan: u32,
+    },
+    /// The transmitter of a channel with a scheduled queue is free.
+    TxFree {
         chan: u32,
     },
     Timer {
@@ -271,6 +276,16 @@ impl<'o> Sim<'o> {
         self
     }
 
+    /// Puts `pkt` into the network at node `node` at virtual time `at`, as if it
+    /// arrived there: it is forwarded towards `pkt.dst` (or received, if that is
+    /// `node`). A traffic source outside the hosts' TCP, such as a burst of
+    /// fast start packets in a test; give it a `meta.flow` no session has
+    /// (`u32::MAX`) to keep it out of the sessions' counts.
+    pub fn inject(&mut self, at: Duration, node: u16, pkt: Packet) {
+        let slot = self.slab.insert(pkt);
+        self.push(at.as_nanos() as u64, Ev::Arrive { node, pkt: slot });
+    }
+
     fn push(&mut self, time: u64, ev: Ev) {
         let seq = self.seq;
         self.seq += 1;
@@ -297,6 +312,7 @@ impl<'o> Sim<'o> {
             match e.ev {
                 Ev::Arrive { node, pkt } => self.on_arrive(node, pkt),
                 Ev::ChanArrive { chan } => self.on_chan_arrive(chan as usize),
+                Ev::TxFree { chan } => self.on_tx_free(chan as usize),
                 Ev::Timer { conn } => self.on_timer(conn, e.time),
                 Ev::App { wl, action } => self.on_app(wl, action),
             }
@@ -313,10 +329,19 @@ impl<'o> Sim<'o> {
                 self.result.backend.add(c.conn.counters());
             }
         }
-        for ch in &self.chans {
+        let end_ns = self.now.as_nanos();
+        self.result.per_link = Vec::with_capacity(self.chans.len());
+        for (i, ch) in self.chans.iter_mut().enumerate() {
+            ch.stats.observed_ns = end_ns;
             self.result.links.add(&ch.stats);
+            self.result.per_link.push(LinkStats {
+                link: (i / 2) as u32,
+                from: self.node_names[ch.from as usize].clone(),
+                to: self.node_names[ch.to as usize].clone(),
+                stats: ch.stats,
+            });
         }
-        self.result.end_ns = self.now.as_nanos();
+        self.result.end_ns = end_ns;
         self.result
     }
 
@@ -355,11 +380,18 @@ impl<'o> Sim<'o> {
             bytes = p.wire_len();
         }
         let now = self.now.as_nanos();
-        match self.chans[chan as usize].admit(now, bytes, &meta) {
+        let c = &mut self.chans[chan as usize];
+        let admit = if c.managed() {
+            self.admit_managed(chan, now, bytes, &meta, slot)
+        } else {
+            c.admit(now, bytes, &meta)
+        };
+        match admit {
             Admit::Queued { depart_ns } => {
                 self.emit_slot(PacketEvent::Enqueue { link: chan }, node, slot);
                 self.propagate(chan as usize, slot, bytes, depart_ns)
             }
+            Admit::Waiting { wake_ns } => self.waiting(chan, node, slot, wake_ns),
             Admit::DroppedLoss => self.dropped(slot, chan, DropReason::Loss),
             Admit::DroppedQueue => self.dropped(slot, chan, DropReason::Queue),
         }
@@ -378,7 +410,7 @@ impl<'o> Sim<'o> {
     }
 
     /// [`emit`](Self::emit) for a packet in the slab.
-    #[inline]
+    #[inline(always)]
     fn emit_slot(&mut self, ev: PacketEvent, node: u16, slot: u32) {
         let pkt = self.slab.get(slot);
         if TailWatch::wants(ev, node, pkt.src, &pkt.meta) {
@@ -425,6 +457,7 @@ impl<'o> Sim<'o> {
 
     /// The packet in `slot` leaves channel `chan` at `depart_ns` and arrives one
     /// propagation delay later.
+    #[inline(always)]
     fn propagate(&mut self, chan: usize, slot: u32, bytes: usize, depart_ns: u64) {
         let payload = self.slab.get(slot).meta.payload;
         let c = &mut self.chans[chan];
