@@ -70,6 +70,11 @@ pub const CATALOGUE: &[Experiment] = &[
         toml: include_str!("../../../examples/proactive-tso.toml"),
     },
     Experiment {
+        name: "fast-start-fig5",
+        summary: "a bulk transfer while ten bursty connections fast start, without and with priority drop: its time-sequence graph (fast-start Figure 5)",
+        toml: include_str!("../../../examples/fast-start-fig5.toml"),
+    },
+    Experiment {
         name: "dsack-undo",
         summary: "reordering triggers a spurious fast retransmit; the DSACK undoes the cwnd reduction",
         toml: include_str!("../../../examples/dsack-undo.toml"),

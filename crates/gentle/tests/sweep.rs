@@ -435,6 +435,7 @@ fn every_example_is_built_in_or_tested() {
             .any(|e| e.toml == text && e.path() == format!("examples/{name}"))
             || SWEEPS
                 .iter()
+                .chain(gentle::programs::SCENARIOS)
                 .any(|(_, b)| b.text == text && b.path == format!("examples/{name}"));
         if !built_in {
             tested.push(name);

@@ -1,5 +1,7 @@
 //! Property test over every profile, every fast-recovery algorithm, the tail-loss
-//! probe flavours, every receiver policy, Corrective and Proactive: under random seeded
+//! probe flavours, every receiver policy, Corrective, Proactive, fast start and ECN
+//! (over RED queues with ECN marking, priority drop and acks-first scheduling, with
+//! idle periods that start fast starts): under random seeded
 //! loss, reordering, duplication and ACK loss — and, for Corrective, middleboxes that
 //! strip its option or translate sequence numbers; for Proactive, middleboxes that
 //! clear or refuse the reserved header bits — every exchange completes and every byte
@@ -77,6 +79,28 @@ fn configs() -> Vec<(String, Config)> {
             c,
         ));
     }
+    // Fast start after idle periods, with and without its recovery techniques, and
+    // ECN: with SACK and without.
+    for (p, flr, ecn) in [
+        (Profile::Plain, true, false),
+        (Profile::Plain, false, true),
+        (Profile::Linux310, true, true),
+        (Profile::Linux26, false, false),
+    ] {
+        let mut c = p.config();
+        c.fast_start = true;
+        c.fast_start_reset_timer = flr;
+        c.fast_start_no_penalty = flr;
+        c.fast_start_partial_abort = flr;
+        c.fast_start_tick = if flr { None } else { c.fast_start_tick };
+        c.ecn = ecn;
+        v.push((format!("{} fast_start flr={flr} ecn={ecn}", p.name()), c));
+    }
+    for p in [Profile::Plain, Profile::Linux310, Profile::Linux6] {
+        let mut c = p.config();
+        c.ecn = true;
+        v.push((format!("{} ecn", p.name()), c));
+    }
     v
 }
 
@@ -88,6 +112,7 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
             .ok()
             .and_then(|v| v.parse().ok());
         let (mut recovered, mut fallbacks) = (0, 0);
+        let (mut fast_starts, mut fs_failed, mut ecn_cuts) = (0, 0, 0);
         for case in 0..cases() {
             if only.is_some_and(|o| o != case) {
                 continue;
@@ -159,10 +184,33 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
                     up.ack_shift = off;
                 }
             }
-            let mode = if r.gen_bool(0.5) {
-                ConnectionMode::Fresh
-            } else {
+            if config.ecn || config.fast_start {
+                // Routers of `fast-start-and-sessions.txt`: RED marking ECN-capable
+                // packets, priority drop of fast start packets, acks-first.
+                let limit = gentle_sim::link::QueueLimit::Packets(r.gen_range(5..60));
+                if r.gen_bool(0.7) {
+                    let red = gentle_sim::link::RedParams {
+                        w_q: [0.002, 0.02, 0.2][r.gen_range(0..3)],
+                        min_th: 1.0,
+                        max_th: r.gen_range(2.0..5.0),
+                        max_p: r.gen_range(0.02..0.5),
+                        gentle: r.gen_bool(0.5),
+                        ecn: r.gen_bool(0.8),
+                        ..Default::default()
+                    };
+                    down.queue = gentle_sim::link::QueueDiscipline::Red { limit, red };
+                } else {
+                    down.queue = gentle_sim::link::QueueDiscipline::DropTail(limit);
+                }
+                down.priority_drop = r.gen_bool(0.5);
+                if r.gen_bool(0.5) {
+                    up.scheduling = gentle_sim::link::Scheduling::AcksFirst;
+                }
+            }
+            let mode = if r.gen_bool(0.5) || config.fast_start {
                 ConnectionMode::Persistent
+            } else {
+                ConnectionMode::Fresh
             };
             let n = r.gen_range(1..4);
             let resp = r.gen_range(1..80_000);
@@ -174,12 +222,14 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
             let mut config = config.clone();
             config.max_retries = 60;
             config.syn_retries = 30;
-            let mut s = two_hosts(
-                down,
-                up,
-                exchange(r.gen_range(1..2000), resp, n, mode),
-                config,
-            );
+            let mut kind = exchange(r.gen_range(1..2000), resp, n, mode);
+            if config.fast_start
+                && let gentle_sim::workload::WorkloadKind::Exchanges { think, .. } = &mut kind
+            {
+                // Idle longer than the RTO between exchanges: fast starts.
+                *think = Duration::from_millis(r.gen_range(0..4000));
+            }
+            let mut s = two_hosts(down, up, kind, config);
             s.time_limit = Duration::from_secs(30 * 24 * 3600);
             let mut rec = gentle_sim::TraceRecorder::default();
             let sim = Sim::new(&s, case, seed).unwrap();
@@ -190,6 +240,9 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
             };
             let trace = only.is_some().then_some(rec.lines);
             recovered += res.counters.corrective_recovered + res.counters.proactive_repairs;
+            fast_starts += res.counters.fast_start;
+            fs_failed += res.counters.fast_start_resets + res.counters.fast_start_aborts;
+            ecn_cuts += res.counters.ecn_reductions;
             fallbacks += res.counters.corrective_fallback + res.counters.proactive_fallback;
             let done = res.exchanges.iter().filter(|e| e.complete).count() as u32;
             let failed = done != n || res.corrupt_bytes != 0 || res.timed_out;
@@ -214,6 +267,18 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
         if (config.corrective || config.proactive) && only.is_none() {
             assert!(recovered > 0, "{name}: no repair in any case");
             assert!(fallbacks > 0, "{name}: no middlebox fallback in any case");
+        }
+        // And fast start and ECN theirs: restarts, failed ones reset, ECE reductions.
+        if only.is_none() {
+            if config.fast_start {
+                assert!(fast_starts > 0, "{name}: no fast start in any case");
+            }
+            if config.fast_start && config.fast_start_no_penalty {
+                assert!(fs_failed > 0, "{name}: no failed fast start in any case");
+            }
+            if config.ecn {
+                assert!(ecn_cuts > 0, "{name}: no ECN reduction in any case");
+            }
         }
     }
     assert!(

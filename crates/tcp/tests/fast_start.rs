@@ -68,7 +68,7 @@ fn restart_is_half_the_slow_start_window_with_the_restart_segments_unmarked() {
     let fs_cwnd = old / 2;
     s.at(s.now() + 20_000.0);
     s.write((40 * MSS) as usize);
-    s.at(s.now() + 2.0 * RTT - 1.0); // the whole paced round, no ACK yet
+    s.at(s.now() + RTT - 1.0); // the whole paced round, no ACK yet
     let v = sent(&mut s);
     assert_eq!(s.dut.cwnd(), fs_cwnd);
     assert_eq!(s.dut.ssthresh(), ssthresh, "ssthresh kept");
@@ -302,4 +302,26 @@ fn without_fast_start_cached_state_only_seeds_the_rtt() {
     let t = s.now();
     s.expect_burst(1, IW, MSS, t);
     s.expect_quiet();
+}
+
+#[test]
+fn the_reset_timer_stands_in_for_the_retransmission_timer() {
+    // The RTT grew since the cached estimate: nothing is acknowledged before the
+    // reset timer, which resets without penalty — no timeout, no back-off.
+    let mut cfg = fs_cfg();
+    cfg.rto_min = std::time::Duration::from_millis(1); // an RTO due before the reset
+    let (mut s, k) = warmed_up(cfg, PeerOpts::default(), 20);
+    let rto = s.rto_ms();
+    let t0 = s.now() + 20_000.0;
+    s.at(t0);
+    s.write((40 * MSS) as usize);
+    s.at(t0 + 3.0 * RTT);
+    assert_eq!(
+        s.dut.counters().timeouts,
+        0,
+        "the RTO waited for the reset timer"
+    );
+    assert_eq!(s.dut.counters().fast_start_resets, 1);
+    assert_eq!(s.rto_ms(), rto, "no back-off");
+    let _ = k;
 }

@@ -99,7 +99,11 @@ pub fn run_figure(file: &Builtin, quick: bool) -> Vec<Point> {
     super::run_points(&file.sweep(), quick, true, |p, r| {
         pts.push(Point {
             bulk: p.at("bulk").and_then(|b| b.parse().ok()).unwrap_or(0),
-            variants: r.variants.iter().map(|v| (v.name.clone(), all(v))).collect(),
+            variants: r
+                .variants
+                .iter()
+                .map(|v| (v.name.clone(), all(v)))
+                .collect(),
         });
     });
     pts

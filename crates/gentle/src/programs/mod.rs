@@ -44,6 +44,9 @@ pub const SWEEPS: &[(&str, Builtin)] = &[
     ("fast-start-table2", fast_start::TABLE2),
 ];
 
+/// The plain scenario files (no `[sweep]`) behind program experiments.
+pub const SCENARIOS: &[(&str, Builtin)] = &[("fast-start-table1", fast_start::TABLE1)];
+
 /// Runs every point of a sweep at its full or `--quick` size, in order, handing
 /// each point's result to `each` as soon as it is done (nothing is kept here).
 pub(crate) fn run_points(
@@ -236,7 +239,12 @@ fn fast_start_figure(
     if let Some(st) = args.out {
         let png = st.path(&format!("{stem}.png"));
         st.path(&format!("{stem}.svg"));
-        fast_start::figure_plot(png.parent().expect("a staging directory"), stem, title, &pts)?;
+        fast_start::figure_plot(
+            png.parent().expect("a staging directory"),
+            stem,
+            title,
+            &pts,
+        )?;
     }
     Ok((
         fast_start::figure_text(title, &pts),

@@ -13,9 +13,10 @@
 //!   back, at most `maxburst` segments leave per `maxburst · srtt / cwnd`.
 //! - **Failed fast start** (§3.4.4, §7.1): a reset timer of `srtt + 4·rttvar` from
 //!   the fine-grained estimates, checked at the granularity of the fast TCP timer,
-//!   runs beside the retransmission timer while fast-start packets are outstanding.
-//!   If it fires with the earliest unacknowledged segment a fast-start one, the
-//!   sender resets to what slow start would have done: cwnd the restart window,
+//!   stands in for the retransmission timer while fast-start packets are
+//!   outstanding (a timeout due earlier waits for it). If it fires with fast-start
+//!   packets still outstanding (§7.1; §3.4.4 says the earliest unacknowledged
+//!   one), the sender resets to what slow start would have done: cwnd the restart window,
 //!   ssthresh the saved value, no RTO back-off, SACK information kept; so are data
 //!   the peer has (the reset marks lost only what is neither acknowledged nor
 //!   SACKed). Without SACK, a partial new ACK in fast recovery during fast start
@@ -236,16 +237,17 @@ impl Connection {
         }
     }
 
-    /// The reset timer fired (§3.4.4): with the earliest unacknowledged segment a
-    /// fast-start one, reset without penalty (or, with `fast_start_no_penalty` off,
-    /// time out as the retransmission timer would); otherwise the retransmission
-    /// timer goes on alone.
+    /// The reset timer fired (§7.1: "If the reset timer expires while fast start
+    /// packets are still outstanding, the sender immediately resets its state"):
+    /// reset without penalty (or, with `fast_start_no_penalty` off, time out as the
+    /// retransmission timer would); otherwise the retransmission timer takes over.
     pub(super) fn on_fast_start_reset_timer(&mut self, now: Instant) {
         let Some(p) = self.fast_start.phase else {
             return;
         };
-        let head_marked = !self.sb.is_empty() && self.snd.una >= p.mark_from;
-        if !head_marked || self.snd.una >= p.mark_to || self.ca.state == CaState::Loss {
+        let outstanding =
+            !self.sb.is_empty() && self.snd.una < p.mark_to && self.snd.nxt > p.mark_from;
+        if !outstanding || self.ca.state == CaState::Loss {
             return;
         }
         if self.cfg.fast_start_no_penalty {
@@ -271,6 +273,14 @@ impl Connection {
         self.counters.fast_start_aborts += 1;
         self.fast_start_reset(now);
         true
+    }
+
+    /// While the reset timer runs it stands in for the retransmission timer (§7.1:
+    /// "the TCP sender enables the fast start reset timer instead of the standard
+    /// retransmit timer"): a retransmission timeout due before it waits for it.
+    pub(super) fn fast_start_holds_rto(&self) -> Option<Instant> {
+        self.fast_start.phase?;
+        self.timers.get(Timer::FastStartReset)
     }
 
     /// A timeout or the end of the connection ends the attempt.

@@ -54,6 +54,11 @@ impl Connection {
             );
             self.on_fast_start_reset_timer(now);
         }
+        if self.timers.get(Timer::Rto).is_some_and(|t| t <= now)
+            && let Some(reset) = self.fast_start_holds_rto()
+        {
+            self.timers.put(Timer::Rto, Some(reset));
+        }
         if self.timers.take_due(Timer::Rto, now) {
             self.trace(
                 now,
