@@ -732,8 +732,11 @@ impl<'o> Sim<'o> {
                 },
             );
         }
+        // Only fast start reads the cache (the state is left by connections that
+        // run it, for those that do).
         let slot = &self.conns[c as usize];
         if !slot.cached
+            && slot.conn.config().fast_start
             && matches!(
                 slot.conn.state(),
                 gentle_tcp::State::TimeWait | gentle_tcp::State::Closed
