@@ -284,6 +284,28 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
                 c(v).proactive_fallback.to_string()
             });
         }
+        if run.variants.iter().any(|v| v.counters.fast_start > 0) {
+            let c = |v: &VariantResult| v.counters;
+            out += &row("fast starts", &|v| c(v).fast_start.to_string());
+            out += &row("  segments marked", &|v| c(v).fast_start_segs.to_string());
+            out += &row("  reset (reset timer)", &|v| {
+                c(v).fast_start_resets.to_string()
+            });
+            out += &row("  aborted (partial ACK)", &|v| {
+                c(v).fast_start_aborts.to_string()
+            });
+        }
+        if run
+            .variants
+            .iter()
+            .any(|v| v.counters.ecn_ce_received + v.counters.ecn_reductions > 0)
+        {
+            let c = |v: &VariantResult| v.counters;
+            out += &row("ECN: CE received", &|v| c(v).ecn_ce_received.to_string());
+            out += &row("  cwnd reductions (ECE)", &|v| {
+                c(v).ecn_reductions.to_string()
+            });
+        }
         out += &row("packets dropped", &|v| {
             (v.links.dropped_loss + v.links.dropped_queue + v.links.dropped_middlebox).to_string()
         });

@@ -480,8 +480,11 @@ fn r_succ_reduces_cwnd_once_and_r_ack_goes_on_the_next_packet() {
         let d = s.expect(Exp::default());
         assert!(!fec_of(&d).unwrap().has(flags::R_ACK));
     }
-    // CWR ends once everything sent before it is acknowledged.
+    // CWR ends once something sent after it is acknowledged: Linux holds it until
+    // an ACK above high_seq (`tcp_fastretrans_alert`), not at high_seq itself.
     s.send(ack(1 + 10 * MSS));
+    assert_eq!(s.dut.ca_state(), CaState::Cwr);
+    s.send(ack(1 + 11 * MSS));
     assert_eq!(s.dut.ca_state(), CaState::Open);
     assert!(s.dut.cwnd() <= cwnd / 2 + 1);
 }

@@ -142,15 +142,15 @@ fn ece_reduces_cwnd_once_per_window_and_cwr_announces_it() {
     assert!(sent[0].flags.contains(Flags::CWR));
     assert!(sent[1..].iter().all(|d| !d.flags.contains(Flags::CWR)));
     assert_eq!(s.dut.counters().ecn_cwr_sent, 1);
-    // The window ends: the rest of the first flight is acknowledged.
+    // The window ends: the first flight and the CWR segment are acknowledged.
     s.at(300.0);
-    s.send(ack(seg(MSS, 11)));
+    s.send(ack(seg(MSS, 12)));
     assert_eq!(s.dut.ca_state(), CaState::Open);
     assert_eq!(s.dut.cwnd(), 5);
     // A new ECE, a new window: a second reduction.
     s.skip_all();
     s.at(400.0);
-    let una = seg(MSS, 12);
+    let una = seg(MSS, 13);
     s.send(ack(una).flags(Flags::ACK | Flags::ECE));
     assert_eq!(s.dut.counters().ecn_reductions, 2);
     assert_eq!(s.dut.ca_state(), CaState::Cwr);
@@ -165,4 +165,27 @@ fn ece_is_ignored_without_ecn() {
     s.send(ack(seg(MSS, 2)).flags(Flags::ACK | Flags::ECE));
     assert_eq!(s.dut.ca_state(), CaState::Open);
     assert_eq!(s.dut.counters().ecn_reductions, 0);
+}
+
+#[test]
+fn the_ack_of_exactly_the_recovery_point_does_not_reduce_again() {
+    // The receiver echoes ECE on every ACK until our CWR reaches it, so the ACK of
+    // the last segment sent before the reduction may still carry ECE: Linux holds
+    // CWR until an ACK above high_seq, and the reduction stays one.
+    let mut cfg = ecn_cfg();
+    cfg.cc = gentle_tcp::CcAlgorithm::Reno;
+    cfg.recovery = gentle_tcp::RecoveryAlgorithm::Prr;
+    let mut s = Script::server(cfg, ecn_peer());
+    s.write((40 * MSS) as usize);
+    s.expect_burst(1, 10, MSS, 100.0);
+    s.at(200.0);
+    for k in 2..=11 {
+        s.send(ack(seg(MSS, k)).flags(Flags::ACK | Flags::ECE));
+    }
+    assert_eq!(s.dut.counters().ecn_reductions, 1);
+    assert_eq!(s.dut.ca_state(), CaState::Cwr);
+    // The ACK of the first segment sent after it (with CWR) ends CWR.
+    s.send(ack(seg(MSS, 12)));
+    assert_eq!(s.dut.ca_state(), CaState::Open);
+    assert_eq!(s.dut.counters().ecn_reductions, 1);
 }

@@ -239,10 +239,12 @@ fn fast_start_figure(
     if let Some(st) = args.out {
         let png = st.path(&format!("{stem}.png"));
         st.path(&format!("{stem}.svg"));
+        // The plot's title: the table's, without the paper's claims.
+        let short = title.split(" (").next().unwrap_or(title);
         fast_start::figure_plot(
             png.parent().expect("a staging directory"),
             stem,
-            title,
+            short,
             &pts,
         )?;
     }

@@ -275,6 +275,10 @@ impl Connection {
         // E. Exits from a state once the recovery point is acknowledged.
         if self.ca.state != CaState::Open && self.snd.una >= self.ca.high_seq {
             match self.ca.state {
+                // Linux: "CWR is to be held something *above* high_seq is ACKed for
+                // CWR bit to reach receiver" — an ACK of exactly high_seq may still
+                // echo the ECE that caused this reduction.
+                CaState::Cwr if self.snd.una == self.ca.high_seq => {}
                 CaState::Cwr => {
                     self.end_reduction();
                     self.set_ca(now, CaState::Open);
