@@ -175,3 +175,95 @@ fn bad_queue_keys_are_refused_at_their_place() {
         "`scheduling` in [[link]] #1.a_to_b",
     );
 }
+
+#[test]
+fn queue_keys_that_could_never_act_are_refused() {
+    error(
+        "queue = \"unlimited\"\npriority_drop = true",
+        "true",
+        "an unlimited queue is never full",
+    );
+    error(
+        "queue = \"50pkt\"\nred = { max_th = 100 }",
+        "100",
+        "max_th (100) is above the queue limit of 50 packets",
+    );
+}
+
+/// A scenario whose workload has the keys `extra`; the error must be on the line of
+/// the first occurrence of `at` in them and say `message`.
+fn workload_error(extra: &str, at: &str, message: &str) {
+    let t = format!(
+        r#"name = "w"
+[[link]]
+a = "server"
+b = "client"
+rate = "1.5Mbit/s"
+delay = "50ms"
+queue = "50pkt"
+[[workload]]
+client = "client"
+server = "server"
+{extra}
+[[variant]]
+profile = "plain"
+"#
+    );
+    let e = Scenario::parse("w.toml", &t).expect_err("bad input");
+    let off = t.find(extra).unwrap() + extra.find(at).expect("`at` in input");
+    // On the line of `at` (at its key or its value).
+    let line = t[..off].matches('\n').count() + 1;
+    assert_eq!(e.line, line, "{e}");
+    assert!(e.column >= 1, "{e}");
+    assert!(e.message.contains(message), "{e}");
+}
+
+#[test]
+fn workload_keys_that_would_be_ignored_are_refused() {
+    let onoff = "kind = \"onoff\"\nburst = \"30KB\"\nbursts = 2\n";
+    workload_error(
+        &format!("{onoff}warmup = 2"),
+        "warmup",
+        "warmup = 2 leaves none of the 2 exchanges to record",
+    );
+    workload_error(
+        "kind = \"bulk\"\nbytes = \"1MB\"\nwarmup = 1",
+        "warmup",
+        "a `bulk` workload has one record",
+    );
+    workload_error(
+        "kind = \"bulk\"\nbytes = \"1MB\"\nperiod = \"40s\"",
+        "period",
+        "need one persistent connection",
+    );
+    workload_error(
+        "response = \"10KB\"\nexchanges = 3\nperiod = \"40s\"",
+        "period",
+        "need one persistent connection",
+    );
+    workload_error(
+        &format!("{onoff}period_jitter = \"1s\""),
+        "period_jitter",
+        "a jitter of no period",
+    );
+    workload_error(
+        &format!("{onoff}idle = \"20s\"\nperiod = \"40s\""),
+        "idle",
+        "there is no idle time to give",
+    );
+    workload_error(
+        &format!("{onoff}switches = {{ accelerated_open = \"on\" }}"),
+        "accelerated_open",
+        "the variant sets it",
+    );
+    workload_error(
+        &format!("{onoff}switches = {{ fast_strat = \"on\" }}"),
+        "fast_strat",
+        "unknown key `fast_strat`",
+    );
+    workload_error(
+        "response = \"10KB\"\ncount = 0",
+        "count = 0",
+        "a measured workload needs at least one copy",
+    );
+}

@@ -323,9 +323,13 @@ config! {
     /// Set the fast start bit (low priority at routers with priority drop, §3.3) on
     /// fast-start segments.
     fast_start_mark: bool = true => SwitchKind::Flag;
-    /// The fine-grained reset timer, `srtt + 4·rttvar`, beside the retransmission
-    /// timer during fast start (§3.4.4).
+    /// The fine-grained reset timer, `srtt + 4·rttvar`, in place of the
+    /// retransmission timer while fast-start packets are outstanding (§3.4.4, §7.1).
     fast_start_reset_timer: bool = true => SwitchKind::Flag;
+    /// When the reset timer resets: while any fast-start packet is outstanding
+    /// (`false`, §7.1's BSD/OS implementation) or only when the earliest
+    /// unacknowledged packet is one (`true`, §3.4.4's description).
+    fast_start_reset_head: bool = false => SwitchKind::Flag;
     /// When the reset timer fires, slow start without penalty: restart window, the
     /// saved ssthresh, no back-off (§3.4.4). Off, it times out like the
     /// retransmission timer.

@@ -325,3 +325,22 @@ fn the_reset_timer_stands_in_for_the_retransmission_timer() {
     assert_eq!(s.rto_ms(), rto, "no back-off");
     let _ = k;
 }
+
+#[test]
+fn with_the_head_rule_an_unacknowledged_first_segment_does_not_reset() {
+    // §3.4.4: reset only when the earliest unacknowledged packet is a fast-start
+    // one; §7.1 (the default): whenever one is outstanding.
+    for head in [false, true] {
+        let mut cfg = fs_cfg();
+        cfg.fast_start_reset_head = head;
+        let (mut s, _) = warmed_up(cfg, PeerOpts::default(), 20);
+        let t0 = s.now() + 20_000.0;
+        s.at(t0);
+        s.write((40 * MSS) as usize);
+        // Nothing is acknowledged: the first, unmarked, segment heads the queue.
+        let fired = s.next_timeout().unwrap();
+        s.at(fired + 50.0);
+        let resets = s.dut.counters().fast_start_resets;
+        assert_eq!(resets, u64::from(!head), "head rule {head}");
+    }
+}

@@ -247,6 +247,13 @@ fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scenario> {
             let cfg = match t.sub("switches", "a table of switches")? {
                 None => None,
                 Some(s) => {
+                    if s.item("accelerated_open").is_some() {
+                        return Err(s.bad(
+                            "accelerated_open",
+                            "an accelerated open is both ends' at once: the variant sets it",
+                            "`accelerated_open` in the [[variant]]",
+                        ));
+                    }
                     let inner: Vec<&str> = variant::keys()
                         .into_iter()
                         .filter(|k| !matches!(*k, "name" | "backend" | "profile"))

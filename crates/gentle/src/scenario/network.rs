@@ -237,6 +237,18 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
     if let Some(b) = t.bool("priority_drop")? {
         c.spec.priority_drop = b;
     }
+    if c.spec.priority_drop && limit == QueueLimit::Unlimited {
+        let at = if t.item("priority_drop").is_some() {
+            "priority_drop"
+        } else {
+            "queue"
+        };
+        return Err(t.bad(
+            at,
+            "priority drop chooses what a full buffer drops, and an unlimited queue is never full",
+            "a `queue` limit like \"50pkt\" beside `priority_drop`",
+        ));
+    }
     const SCHEDULING: &str = "\"fifo\" or \"acks-first\"";
     if let Some(s) = t.str("scheduling", SCHEDULING)? {
         c.spec.scheduling = match s {
@@ -354,6 +366,18 @@ fn parse_red(t: &Table<'_>, limit: QueueLimit) -> Result<Option<RedParams>> {
     }
     if let Some(v) = threshold("max_th")? {
         p.max_th = v;
+    }
+    if let QueueLimit::Packets(n) = limit
+        && p.max_th > n as f64
+    {
+        return Err(r.bad(
+            "max_th",
+            format!(
+                "max_th ({}) is above the queue limit of {n} packets: the average could never reach it",
+                p.max_th
+            ),
+            "max_th ≤ the `queue` limit",
+        ));
     }
     if p.min_th >= p.max_th {
         let at = if r.item("max_th").is_some() {

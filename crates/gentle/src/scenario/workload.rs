@@ -240,6 +240,68 @@ pub fn parse_workloads(
                 })
             }
         };
+        let warmup = t.int("warmup", 0, 10_000_000)?.unwrap_or(0) as u32;
+        if warmup > 0 {
+            match &kind {
+                WorkloadKind::Exchanges { exchanges, .. } if warmup >= *exchanges => {
+                    return Err(t.bad(
+                        "warmup",
+                        format!(
+                            "warmup = {warmup} leaves none of the {exchanges} exchanges to record"
+                        ),
+                        "a warmup smaller than `exchanges` (`bursts`)",
+                    ));
+                }
+                WorkloadKind::Exchanges { .. } => {}
+                _ => {
+                    return Err(t.bad(
+                        "warmup",
+                        format!("a `{kind_s}` workload has one record: nothing to warm up"),
+                        "warmup on an `exchanges` or `onoff` workload",
+                    ));
+                }
+            }
+        }
+        let period = match t.duration("period")? {
+            None => {
+                if t.item("period_jitter").is_some() {
+                    return Err(t.bad(
+                        "period_jitter",
+                        "a jitter of no period",
+                        "`period` beside `period_jitter`",
+                    ));
+                }
+                None
+            }
+            Some(p) => {
+                if p.is_zero() {
+                    return Err(t.bad("period", "a period of no time", "a positive duration"));
+                }
+                if !matches!(
+                    kind,
+                    WorkloadKind::Exchanges {
+                        mode: ConnectionMode::Persistent,
+                        ..
+                    }
+                ) {
+                    return Err(t.bad(
+                        "period",
+                        "exchanges on a schedule need one persistent connection",
+                        "`period` on an `onoff` workload, or `exchanges` with connection = \"persistent\"",
+                    ));
+                }
+                for k in ["idle", "think"] {
+                    if t.item(k).is_some() {
+                        return Err(t.bad(
+                            k,
+                            "`period` schedules the exchanges: there is no idle time to give",
+                            "`period` or `idle`/`think`, not both",
+                        ));
+                    }
+                }
+                Some((p, t.duration("period_jitter")?.unwrap_or(Duration::ZERO)))
+            }
+        };
         let count = t.int("count", 0, 100_000)?.unwrap_or(1) as usize;
         if count == 0 && measure {
             return Err(t.bad(
@@ -264,15 +326,9 @@ pub fn parse_workloads(
             client_config: None,
             max_window: max_window.map(|w| w as u32),
             client_receiver,
-            warmup: t.int("warmup", 0, 10_000_000)?.unwrap_or(0) as u32,
+            warmup,
             server_config: None,
-            period: match t.duration("period")? {
-                None => None,
-                Some(p) if p.is_zero() => {
-                    return Err(t.bad("period", "a period of no time", "a positive duration"));
-                }
-                Some(p) => Some((p, t.duration("period_jitter")?.unwrap_or(Duration::ZERO))),
-            },
+            period,
         };
         for k in 0..count {
             let mut w = spec.clone();

@@ -31,6 +31,10 @@ pub(crate) enum Action {
     Relay {
         session: u32,
     },
+    /// The client application closed this session's connection: send the FIN.
+    Closed {
+        session: u32,
+    },
 }
 
 pub(crate) struct WorkloadRt {
@@ -194,6 +198,10 @@ impl Sim<'_> {
                 if let Some(sc) = self.sessions[session as usize].sconn {
                     self.service(sc);
                 }
+            }
+            Action::Closed { session } => {
+                let c = self.sessions[session as usize].cconn;
+                self.service(c);
             }
             Action::OpenSession => self.open_session(wl),
             Action::Write { session, k } => self.scripted_write(wl, session, k),
@@ -608,7 +616,10 @@ impl Sim<'_> {
         let s = &mut self.sessions[sid as usize];
         if !s.client_closed {
             s.client_closed = true;
+            let wl = s.wl;
             self.conns[s.cconn as usize].conn.close();
+            // The FIN leaves now, not whenever the connection is next serviced.
+            self.schedule_app(self.now, wl, Action::Closed { session: sid });
         }
     }
 

@@ -29,6 +29,14 @@ pub struct PacketInfo {
     /// A Proactive copy (the reserved bit `0x800`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub copy: bool,
+    /// A fast start packet, low priority at routers with priority drop (the
+    /// reserved bit `0x400`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fast_start: bool,
+    /// The IP header's ECN field when it is not Not-ECT: `"ect0"`, `"ect1"` or
+    /// `"ce"` (RFC 3168 §5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<&'static str>,
     /// The Corrective option: `"offer"`, or its flags (`ENC`, `R_SUCC`, `R_ACK`,
     /// `R_FAIL`, joined by `|`; empty when none is set) and length.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -99,6 +107,9 @@ pub fn flag_letters(seg: &Segment) -> String {
         (f.rst(), 'R'),
         (f.contains(gentle_tcp::Flags::PSH), 'P'),
         (f.ack(), 'A'),
+        // tcpdump's letters for ECN-Echo and Congestion Window Reduced (RFC 3168).
+        (f.contains(gentle_tcp::Flags::ECE), 'E'),
+        (f.contains(gentle_tcp::Flags::CWR), 'W'),
     ] {
         if b {
             s.push(c);
@@ -190,6 +201,13 @@ impl Observer for TraceRecorder {
             ts: seg.options.timestamps.map(|t| [t.val, t.ecr]),
             dup: p.meta.duplicate,
             copy: seg.flags.contains(gentle_tcp::Flags::COPY),
+            fast_start: seg.flags.contains(gentle_tcp::Flags::FAST_START),
+            ecn: match seg.ecn {
+                gentle_tcp::Ecn::NotEct => None,
+                gentle_tcp::Ecn::Ect0 => Some("ect0"),
+                gentle_tcp::Ecn::Ect1 => Some("ect1"),
+                gentle_tcp::Ecn::Ce => Some("ce"),
+            },
             corrective: corrective_text(seg),
         };
         self.lines.push(TraceLine {

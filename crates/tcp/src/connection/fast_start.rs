@@ -245,8 +245,14 @@ impl Connection {
         let Some(p) = self.fast_start.phase else {
             return;
         };
-        let outstanding =
-            !self.sb.is_empty() && self.snd.una < p.mark_to && self.snd.nxt > p.mark_from;
+        // §7.1: any fast-start packet outstanding; §3.4.4: the earliest
+        // unacknowledged packet is one (`fast_start_reset_head`).
+        let marked_out = if self.cfg.fast_start_reset_head {
+            self.snd.una >= p.mark_from
+        } else {
+            self.snd.nxt > p.mark_from
+        };
+        let outstanding = !self.sb.is_empty() && self.snd.una < p.mark_to && marked_out;
         if !outstanding || self.ca.state == CaState::Loss {
             return;
         }
