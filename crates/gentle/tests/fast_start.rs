@@ -109,3 +109,29 @@ fn table2_acks_first_and_fast_start_each_cut_the_burst_time() {
         assert!(cell("fs-pdrop", s) < 0.8 * cell("newreno", s), "{s}");
     }
 }
+
+#[test]
+fn fig5_priority_drop_makes_the_fast_start_packets_the_ones_dropped() {
+    let (_, run) = gentle::catalogue::run("fast-start-fig5", true).expect("built in");
+    let links = |name: &str| {
+        run.variants
+            .iter()
+            .find(|v| v.name == name)
+            .expect("a variant")
+            .links
+    };
+    let (fs, fsp) = (links("fs"), links("fs-pdrop"));
+    // §4.2: without priority drop the overflow falls on whoever arrives (no packet
+    // is marked); with it, on the fast start packets first, so far fewer others
+    // are dropped.
+    assert!(fs.dropped_queue > 0);
+    assert_eq!(fs.dropped_queue_low, 0);
+    assert!(fsp.dropped_queue_low > 0);
+    let normal = |l: &gentle_sim::link::ChannelStats| l.dropped_queue - l.dropped_queue_low;
+    assert!(
+        2 * normal(&fsp) < normal(&fs),
+        "other packets dropped: {} with priority drop, {} without",
+        normal(&fsp),
+        normal(&fs)
+    );
+}
