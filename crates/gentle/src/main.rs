@@ -189,12 +189,15 @@ fn main() -> ExitCode {
                 for (name, summary) in
                     all.filter(|(n, _)| names.is_empty() || names.iter().any(|x| x == n))
                 {
-                    // The summaries in one column: a long name takes its own line.
-                    let text = gentle::units::wrap(summary, 79, 21);
+                    // The summaries in one column from 21 to 100 characters, wrapped
+                    // alike on every line: a long name takes its own line.
+                    let col = " ".repeat(21);
+                    let text = gentle::units::wrap(&format!("{col}{summary}"), 100, 21);
+                    let text = &text[21..];
                     let _ = if name.chars().count() < 21 {
                         writeln!(out, "{name:<20} {text}")
                     } else {
-                        writeln!(out, "{name}\n{:21}{text}", "")
+                        writeln!(out, "{name}\n{col}{text}")
                     };
                 }
                 return ExitCode::SUCCESS;
