@@ -49,6 +49,22 @@ fn warmed_up(cfg: Config, peer: PeerOpts, n: u32) -> (Script, u32) {
     (s, n + 1)
 }
 
+/// After 20 s idle the application writes 40 segments; returns when (ms).
+fn resume(s: &mut Script) -> f64 {
+    let t0 = s.now() + 20_000.0;
+    s.at(t0);
+    s.write((40 * MSS) as usize);
+    t0
+}
+
+/// [`resume`], then the paced round without an ACK, its segments unchecked.
+fn resumed_round(s: &mut Script) -> f64 {
+    let t0 = resume(s);
+    s.at(t0 + RTT - 1.0);
+    s.skip_all();
+    t0
+}
+
 /// The segments sent so far and not checked: (time ms, relative seq, marked).
 fn sent(s: &mut Script) -> Vec<(f64, u32, bool)> {
     let mut v = Vec::new();
@@ -121,9 +137,7 @@ fn bursts_of_maxburst_are_spaced_by_maxburst_srtt_over_cwnd() {
     let (mut s, k) = warmed_up(fs_cfg(), PeerOpts::default(), 20);
     let fs_cwnd = s.dut.cwnd() / 2;
     let srtt = s.dut.srtt().unwrap().as_secs_f64() * 1e3;
-    let t0 = s.now() + 20_000.0;
-    s.at(t0);
-    s.write((40 * MSS) as usize);
+    let t0 = resume(&mut s);
     let spacing = 4.0 * srtt / fs_cwnd as f64; // maxburst 4 (§3.4.3)
     s.at(t0 + RTT - 1.0);
     let mut i = 0;
@@ -140,11 +154,7 @@ fn the_reset_timer_restarts_in_slow_start_without_penalty() {
     let (mut s, k) = warmed_up(fs_cfg(), PeerOpts::default(), 20);
     let ssthresh = s.dut.ssthresh();
     let rto = s.rto_ms();
-    let t0 = s.now() + 20_000.0;
-    s.at(t0);
-    s.write((40 * MSS) as usize);
-    s.at(t0 + RTT - 1.0);
-    s.skip_all();
+    let t0 = resumed_round(&mut s);
     // Only the two unmarked restart segments arrive; every marked one is lost.
     s.at(t0 + RTT);
     s.send(ack(seg(MSS, k + 1)));
@@ -173,11 +183,7 @@ fn a_sacked_segment_is_not_resent_after_a_reset() {
     let mut cfg = fs_cfg();
     cfg.sack = true;
     let (mut s, k) = warmed_up(cfg, PeerOpts::default(), 20);
-    let t0 = s.now() + 20_000.0;
-    s.at(t0);
-    s.write((40 * MSS) as usize);
-    s.at(t0 + RTT - 1.0);
-    s.skip_all();
+    let t0 = resumed_round(&mut s);
     s.at(t0 + RTT);
     // Segment k+2 (the first marked one) is lost; k+3 arrives and is SACKed.
     s.send(ack(seg(MSS, k + 2)));
@@ -202,11 +208,7 @@ fn a_partial_ack_in_fast_recovery_aborts_fast_start_without_sack() {
     cfg.limited_transmit = false;
     let (mut s, k) = warmed_up(cfg, peer, 20);
     let ssthresh = s.dut.ssthresh();
-    let t0 = s.now() + 20_000.0;
-    s.at(t0);
-    s.write((40 * MSS) as usize);
-    s.at(t0 + RTT - 1.0);
-    s.skip_all();
+    let t0 = resumed_round(&mut s);
     // k+2 and k+4 lost: three duplicates of k+2, then the partial ACK at k+4.
     s.at(t0 + RTT);
     s.send(ack(seg(MSS, k + 2)));
@@ -236,11 +238,7 @@ fn without_the_abort_newreno_stays_in_recovery() {
     cfg.limited_transmit = false;
     cfg.fast_start_partial_abort = false;
     let (mut s, k) = warmed_up(cfg, peer, 20);
-    let t0 = s.now() + 20_000.0;
-    s.at(t0);
-    s.write((40 * MSS) as usize);
-    s.at(t0 + RTT - 1.0);
-    s.skip_all();
+    let t0 = resumed_round(&mut s);
     s.at(t0 + RTT);
     for _ in 0..4 {
         s.send(ack(seg(MSS, k + 2)));
@@ -312,9 +310,7 @@ fn the_reset_timer_stands_in_for_the_retransmission_timer() {
     cfg.rto_min = std::time::Duration::from_millis(1); // an RTO due before the reset
     let (mut s, k) = warmed_up(cfg, PeerOpts::default(), 20);
     let rto = s.rto_ms();
-    let t0 = s.now() + 20_000.0;
-    s.at(t0);
-    s.write((40 * MSS) as usize);
+    let t0 = resume(&mut s);
     s.at(t0 + 3.0 * RTT);
     assert_eq!(
         s.dut.counters().timeouts,
@@ -334,9 +330,7 @@ fn with_the_head_rule_an_unacknowledged_first_segment_does_not_reset() {
         let mut cfg = fs_cfg();
         cfg.fast_start_reset_head = head;
         let (mut s, _) = warmed_up(cfg, PeerOpts::default(), 20);
-        let t0 = s.now() + 20_000.0;
-        s.at(t0);
-        s.write((40 * MSS) as usize);
+        resume(&mut s);
         // Nothing is acknowledged: the first, unmarked, segment heads the queue.
         let fired = s.next_timeout().unwrap();
         s.at(fired + 50.0);

@@ -53,17 +53,15 @@ impl Mean {
                 _ => unfinished += 1,
             }
         }
-        let n = xs.len();
-        let mean = xs.iter().sum::<f64>() / n.max(1) as f64;
-        let var = if n > 1 {
-            xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
-        } else {
-            0.0
-        };
+        let s = super::tlp_study::Spread::of(&xs);
         Mean {
-            mean_s: if n == 0 { f64::NAN } else { mean },
-            stderr_s: (var / n.max(1) as f64).sqrt(),
-            n,
+            mean_s: s.mean,
+            stderr_s: if s.n == 0 {
+                0.0
+            } else {
+                s.sd / (s.n as f64).sqrt()
+            },
+            n: s.n,
             unfinished,
         }
     }
@@ -271,13 +269,9 @@ pub fn table2_text(cells: &[Table2Cell]) -> String {
         "{:<12}{:>16}{:>16}{:>14}{:>14}\n",
         "", "FIFO", "acks-first", "paper FIFO", "paper a-f"
     );
-    let mut variants: Vec<&str> = cells.iter().map(|c| c.variant.as_str()).collect();
-    variants.dedup();
-    variants.sort();
-    variants.dedup();
     for v in ["newreno", "fs-pdrop"]
         .into_iter()
-        .filter(|v| variants.contains(v))
+        .filter(|v| cells.iter().any(|c| c.variant == *v))
     {
         let cell = |sch: &str| {
             cells

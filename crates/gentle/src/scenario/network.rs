@@ -218,14 +218,11 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
     if t.item("red").is_some() {
         red = parse_red(t, limit)?;
     }
+    // A key set here is blamed; else the `queue` that made the limit unlimited.
+    let at = |key: &'static str| if t.item(key).is_some() { key } else { "queue" };
     if red.is_some() && limit == QueueLimit::Unlimited {
-        let at = if t.item("red").is_some() {
-            "red"
-        } else {
-            "queue"
-        };
         return Err(t.bad(
-            at,
+            at("red"),
             "RED needs a limited queue (its thresholds lie below the limit)",
             "a `queue` limit like \"50pkt\" beside `red`",
         ));
@@ -238,13 +235,8 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
         c.spec.priority_drop = b;
     }
     if c.spec.priority_drop && limit == QueueLimit::Unlimited {
-        let at = if t.item("priority_drop").is_some() {
-            "priority_drop"
-        } else {
-            "queue"
-        };
         return Err(t.bad(
-            at,
+            at("priority_drop"),
             "priority drop chooses what a full buffer drops, and an unlimited queue is never full",
             "a `queue` limit like \"50pkt\" beside `priority_drop`",
         ));

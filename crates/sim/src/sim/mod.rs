@@ -10,6 +10,7 @@ mod apps;
 mod capture;
 mod metrics;
 pub mod observe;
+mod open;
 mod queues;
 mod relay;
 
@@ -563,132 +564,6 @@ impl<'o> Sim<'o> {
         );
     }
 
-    /// The configuration of the server end of `session`: a backend's end of a
-    /// frontend's connection runs the backend leg's.
-    fn server_config(&self, session: u32) -> Config {
-        let s = &self.sessions[session as usize];
-        let spec = &self.workloads[s.wl as usize].spec;
-        let cfg = match s.backend {
-            Some(_) => spec.backend.as_ref().and_then(|b| b.config.as_ref()),
-            None => spec.server_config.as_ref(),
-        };
-        match cfg {
-            Some(c) => {
-                let mut c = c.clone();
-                c.trace |= self.config.trace;
-                c
-            }
-            None => self.config.clone(),
-        }
-    }
-
-    fn accept(&mut self, node: u16, pkt: &Packet) {
-        let skey = demux_key(pkt.src, pkt.seg.src_port, 0, 0);
-        let Some(&session) = self.session_by_client.get(&skey) else {
-            return;
-        };
-        let cfg = self.server_config(session);
-        let rng = &mut self.host_rngs[node as usize];
-        let Some(mut conn) = Connection::accept(cfg, self.now, &pkt.seg, rng) else {
-            return;
-        };
-        self.use_path_cache(&mut conn, node, pkt.src);
-        let c = self.conns.len() as u32;
-        self.conns.push(ConnSlot {
-            conn,
-            node,
-            session,
-            is_server: true,
-            timer_at: None,
-            cached: false,
-        });
-        self.demux.insert(
-            demux_key(node, pkt.seg.dst_port, pkt.src, pkt.seg.src_port),
-            c,
-        );
-        self.sessions[session as usize].sconn = Some(c);
-        self.service(c);
-    }
-
-    /// `accelerated_open`: the server end of session `sid`'s new client connection
-    /// (local port `lport`, server port `port`) is made established with it, with
-    /// no handshake on the network (a model of T/TCP, see
-    /// [`Connection::accelerated_open`]).
-    pub(crate) fn accelerate(&mut self, sid: u32, lport: u16, port: u16) {
-        let s = &self.sessions[sid as usize];
-        let (client, server, cconn) = (s.client, s.server, s.cconn);
-        let cfg = self.server_config(sid);
-        let rng = &mut self.host_rngs[server as usize];
-        let mut conn =
-            Connection::accelerated_open(&mut self.conns[cconn as usize].conn, cfg, self.now, rng);
-        self.use_path_cache(&mut conn, server, client);
-        let c = self.conns.len() as u32;
-        self.conns.push(ConnSlot {
-            conn,
-            node: server,
-            session: sid,
-            is_server: true,
-            timer_at: None,
-            cached: false,
-        });
-        self.demux.insert(demux_key(server, port, client, lport), c);
-        self.sessions[sid as usize].sconn = Some(c);
-    }
-
-    /// A new connection on `node` to `peer` starts from the path state an earlier
-    /// one left, when it runs fast start.
-    fn use_path_cache(&self, conn: &mut Connection, node: u16, peer: u16) {
-        if conn.config().fast_start
-            && let Some(m) = self.path_cache.get(&(node, peer))
-        {
-            conn.use_path_metrics(*m);
-        }
-    }
-
-    /// A connection that has closed (or waits in TIME-WAIT) leaves its path state
-    /// to its host (Linux `tcp_update_metrics`).
-    #[inline(never)]
-    fn save_path_state(&mut self, c: u32) {
-        let slot = &mut self.conns[c as usize];
-        slot.cached = true;
-        if let Some(m) = slot.conn.path_metrics() {
-            let peer = {
-                let s = &self.sessions[slot.session as usize];
-                if slot.is_server { s.client } else { s.server }
-            };
-            self.path_cache.insert((slot.node, peer), m);
-        }
-    }
-
-    /// Opens a client connection for `session`; returns its slot.
-    pub(crate) fn connect(
-        &mut self,
-        node: u16,
-        server: u16,
-        port: u16,
-        session: u32,
-        cfg: Config,
-    ) -> (u32, u16) {
-        let lport = self.next_port[node as usize];
-        self.next_port[node as usize] = if lport == 60999 { 32768 } else { lport + 1 };
-        let rng = &mut self.host_rngs[node as usize];
-        let mut conn = Connection::connect(cfg, self.now, lport, port, rng);
-        self.use_path_cache(&mut conn, node, server);
-        let c = self.conns.len() as u32;
-        self.conns.push(ConnSlot {
-            conn,
-            node,
-            session,
-            is_server: false,
-            timer_at: None,
-            cached: false,
-        });
-        self.demux.insert(demux_key(node, lport, server, port), c);
-        self.session_by_client
-            .insert(demux_key(node, lport, 0, 0), session);
-        (c, lport)
-    }
-
     /// After input to connection `c`: let its application act, transmit what the
     /// engine has, and schedule its timer.
     pub(crate) fn service(&mut self, c: u32) {
@@ -732,18 +607,7 @@ impl<'o> Sim<'o> {
                 },
             );
         }
-        // Only fast start reads the cache (the state is left by connections that
-        // run it, for those that do).
-        let slot = &self.conns[c as usize];
-        if !slot.cached
-            && slot.conn.config().fast_start
-            && matches!(
-                slot.conn.state(),
-                gentle_tcp::State::TimeWait | gentle_tcp::State::Closed
-            )
-        {
-            self.save_path_state(c);
-        }
+        self.save_path_state_if_closed(c);
         if self.engine_events {
             while let Some(ev) = self.conns[c as usize].conn.poll_event() {
                 if let Some(o) = self.observer.as_deref_mut() {

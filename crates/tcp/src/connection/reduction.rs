@@ -285,12 +285,11 @@ impl Connection {
     /// no change to ssthresh from this loss, SACK information kept. Everything
     /// neither acknowledged nor SACKed is marked lost and resent in slow start.
     pub(super) fn fast_start_reset(&mut self, now: Instant) {
-        let Some(p) = self.fast_start.phase.take() else {
+        let Some(p) = self.fast_start.phase else {
             return;
         };
+        self.fast_start_end();
         let partial_ack = self.ca.state == CaState::Recovery;
-        self.timers.put(Timer::Pace, None);
-        self.timers.put(Timer::FastStartReset, None);
         self.tlp.episode = None;
         self.timers.put(Timer::LossProbe, None);
         self.undo.marker = None;

@@ -1,0 +1,144 @@
+//! How connections come to be on the hosts: the client's active open, the server's
+//! passive open from a SYN, the accelerated open that models T/TCP
+//! (`fast-start-and-sessions.txt` §4), and each host's cache of path state per peer
+//! host that fast start reads (§3.2; Linux `tcp_metrics`).
+
+use gentle_tcp::{Config, Connection, State};
+
+use super::{ConnSlot, Sim, demux_key};
+use crate::packet::Packet;
+
+impl Sim<'_> {
+    /// The configuration of the server end of `session`: a backend's end of a
+    /// frontend's connection runs the backend leg's.
+    fn server_config(&self, session: u32) -> Config {
+        let s = &self.sessions[session as usize];
+        let spec = &self.workloads[s.wl as usize].spec;
+        let cfg = match s.backend {
+            Some(_) => spec.backend.as_ref().and_then(|b| b.config.as_ref()),
+            None => spec.server_config.as_ref(),
+        };
+        match cfg {
+            Some(c) => {
+                let mut c = c.clone();
+                c.trace |= self.config.trace;
+                c
+            }
+            None => self.config.clone(),
+        }
+    }
+
+    pub(super) fn accept(&mut self, node: u16, pkt: &Packet) {
+        let skey = demux_key(pkt.src, pkt.seg.src_port, 0, 0);
+        let Some(&session) = self.session_by_client.get(&skey) else {
+            return;
+        };
+        let cfg = self.server_config(session);
+        let rng = &mut self.host_rngs[node as usize];
+        let Some(mut conn) = Connection::accept(cfg, self.now, &pkt.seg, rng) else {
+            return;
+        };
+        self.use_path_cache(&mut conn, node, pkt.src);
+        let key = demux_key(node, pkt.seg.dst_port, pkt.src, pkt.seg.src_port);
+        let c = self.add_server_conn(conn, node, session, key);
+        self.service(c);
+    }
+
+    /// `accelerated_open`: the server end of session `sid`'s new client connection
+    /// (local port `lport`, server port `port`) is made established with it, with
+    /// no handshake on the network (a model of T/TCP, see
+    /// [`Connection::accelerated_open`]).
+    pub(crate) fn accelerate(&mut self, sid: u32, lport: u16, port: u16) {
+        let s = &self.sessions[sid as usize];
+        let (client, server, cconn) = (s.client, s.server, s.cconn);
+        let cfg = self.server_config(sid);
+        let rng = &mut self.host_rngs[server as usize];
+        let mut conn =
+            Connection::accelerated_open(&mut self.conns[cconn as usize].conn, cfg, self.now, rng);
+        self.use_path_cache(&mut conn, server, client);
+        self.add_server_conn(conn, server, sid, demux_key(server, port, client, lport));
+    }
+
+    /// The server end of `session` on `node`, found by demultiplexing `key`.
+    fn add_server_conn(&mut self, conn: Connection, node: u16, session: u32, key: u64) -> u32 {
+        let c = self.conns.len() as u32;
+        self.conns.push(ConnSlot {
+            conn,
+            node,
+            session,
+            is_server: true,
+            timer_at: None,
+            cached: false,
+        });
+        self.demux.insert(key, c);
+        self.sessions[session as usize].sconn = Some(c);
+        c
+    }
+
+    /// A new connection on `node` to `peer` starts from the path state an earlier
+    /// one left, when it runs fast start.
+    fn use_path_cache(&self, conn: &mut Connection, node: u16, peer: u16) {
+        if conn.config().fast_start
+            && let Some(m) = self.path_cache.get(&(node, peer))
+        {
+            conn.use_path_metrics(*m);
+        }
+    }
+
+    /// After servicing connection `c`: once it has closed (or waits in TIME-WAIT) it
+    /// leaves its path state to its host. Only fast start reads the cache, so only
+    /// connections that run it leave theirs.
+    #[inline]
+    pub(super) fn save_path_state_if_closed(&mut self, c: u32) {
+        let slot = &self.conns[c as usize];
+        if !slot.cached
+            && slot.conn.config().fast_start
+            && matches!(slot.conn.state(), State::TimeWait | State::Closed)
+        {
+            self.save_path_state(c);
+        }
+    }
+
+    /// A connection leaves its path state to its host (Linux `tcp_update_metrics`).
+    #[inline(never)]
+    fn save_path_state(&mut self, c: u32) {
+        let slot = &mut self.conns[c as usize];
+        slot.cached = true;
+        if let Some(m) = slot.conn.path_metrics() {
+            let peer = {
+                let s = &self.sessions[slot.session as usize];
+                if slot.is_server { s.client } else { s.server }
+            };
+            self.path_cache.insert((slot.node, peer), m);
+        }
+    }
+
+    /// Opens a client connection for `session`; returns its slot.
+    pub(crate) fn connect(
+        &mut self,
+        node: u16,
+        server: u16,
+        port: u16,
+        session: u32,
+        cfg: Config,
+    ) -> (u32, u16) {
+        let lport = self.next_port[node as usize];
+        self.next_port[node as usize] = if lport == 60999 { 32768 } else { lport + 1 };
+        let rng = &mut self.host_rngs[node as usize];
+        let mut conn = Connection::connect(cfg, self.now, lport, port, rng);
+        self.use_path_cache(&mut conn, node, server);
+        let c = self.conns.len() as u32;
+        self.conns.push(ConnSlot {
+            conn,
+            node,
+            session,
+            is_server: false,
+            timer_at: None,
+            cached: false,
+        });
+        self.demux.insert(demux_key(node, lport, server, port), c);
+        self.session_by_client
+            .insert(demux_key(node, lport, 0, 0), session);
+        (c, lport)
+    }
+}
