@@ -102,6 +102,18 @@ named_enum! {
 }
 
 named_enum! {
+    /// Which connections share a TCP session (`fast-start-and-sessions.txt` §6).
+    pub enum SessionMode ("session mode", all = pairs) {
+        /// Every connection does its own congestion control and loss recovery.
+        Off => "off",
+        /// Connections between the same pair of hosts share one session (§6.1
+        /// footnote 8: "we only consider integration at the granularity of host
+        /// pairs").
+        HostPair => "host-pair",
+    }
+}
+
+named_enum! {
     /// Early Retransmit (RFC 5827) mode.
     pub enum EarlyRetransmit ("early-retransmit mode", all = pairs) {
         /// The duplicate threshold stays at `dupthresh`.
@@ -340,6 +352,18 @@ config! {
     /// Granularity of the reset timer: BSD/OS checks it on the fast TCP timer,
     /// every 200 ms (§7.1); `"off"` fires it exactly.
     fast_start_tick: Option<Duration> = Some(Duration::from_millis(200)) => SwitchKind::DurationOrOff;
+    /// TCP sessions (`fast-start-and-sessions.txt` §6, §7.3): `"host-pair"` joins
+    /// every established connection to the same peer host into one session, whose
+    /// single window (`session_cwnd`, starting at the first connection's initial
+    /// window: 1 segment in the paper's ns runs) bounds the data outstanding on all of them, whose loss detection counts
+    /// duplicate ACKs and the later ACKs of the other connections, and whose
+    /// weighted round-robin scheduler interleaves their segments. The host keeps the
+    /// session's state after its last connection closes, for the next one.
+    session: SessionMode = SessionMode::Off => SessionMode::KIND;
+    /// The connection's weight in its session's round-robin scheduler (§6.2): a
+    /// connection of weight 2 sends two segments for every one of a weight-1
+    /// connection while both have data.
+    session_weight: u32 = 1 => SwitchKind::Int { min: 1, max: 1000 };
     /// A model, not TCP: the simulator opens the connection already ESTABLISHED on
     /// both sides, with no handshake on the network and no RTT sample from it — the
     /// T/TCP-style accelerated open of the ns simulations in

@@ -181,6 +181,19 @@ counters! {
     /// ... or by a partial ACK in fast recovery without SACK (§3.4.4 "Recovery from
     /// multiple losses").
     fast_start_aborts => "FastStartAborts",
+    /// Connections that joined a TCP session (`fast-start-and-sessions.txt` §7.3,
+    /// `session_addconn`).
+    session_joins => "SessionJoins",
+    /// Losses a TCP session detected and repaired from duplicate and later ACKs
+    /// (§6.1, §7.3), counted once per lost segment ...
+    session_loss_detected => "SessionLossDetected",
+    /// ... of which the later ACKs of other connections helped detect (§6.3:
+    /// "integrated loss recovery").
+    session_later_ack_recoveries => "SessionLaterAckRecoveries",
+    /// Halvings of a session's window (once per window of data, §6.1).
+    session_reductions => "SessionReductions",
+    /// Session retransmission timeouts (§7.3), each also one `TCPTimeouts`.
+    session_timeouts => "SessionTimeouts",
     /// Persist-timer probes sent (zero-window probes and window-limited data).
     window_probes => "TCPWinProbe",
     /// Pure ACKs sent.

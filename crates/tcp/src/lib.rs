@@ -22,14 +22,15 @@ pub mod recovery;
 pub(crate) mod rtt;
 pub(crate) mod scoreboard;
 pub(crate) mod sendbuf;
+pub mod session;
 pub mod switch;
 pub mod time;
 pub mod trace;
 pub mod wire;
 
 pub use config::{
-    CcAlgorithm, Config, EarlyRetransmit, Profile, ReceiverPolicy, RecoveryAlgorithm, TlpDetection,
-    TlpFlavour,
+    CcAlgorithm, Config, EarlyRetransmit, Profile, ReceiverPolicy, RecoveryAlgorithm, SessionMode,
+    TlpDetection, TlpFlavour,
 };
 pub use connection::{CloseReason, Connection, PathMetrics};
 pub use counters::Counters;

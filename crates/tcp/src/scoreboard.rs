@@ -93,6 +93,14 @@ impl Scoreboard {
     pub fn get(&self, i: usize) -> Option<&TxSeg> {
         self.q.get(i)
     }
+    /// Index of the segment that starts at `start`.
+    pub fn find(&self, start: u64) -> Option<usize> {
+        self.q.binary_search_by_key(&start, |s| s.start).ok()
+    }
+    /// The segment that starts at `start` is outstanding and SACKed.
+    pub fn sacked_at(&self, start: u64) -> bool {
+        self.find(start).is_some_and(|i| self.q[i].sacked)
+    }
     pub fn push(&mut self, seg: TxSeg) {
         self.q.push_back(seg);
     }

@@ -123,6 +123,18 @@ impl Connection {
         let dup_shaped =
             !una_advanced && seg.payload.is_empty() && !seg.flags.fin() && !window_update;
         let is_dupack = dup_shaped && !self.sb.is_empty();
+        if self.member.on {
+            // A session member: the session does the rest (§7.3).
+            let ece = self.ecn.ack_ece;
+            let tsecr = self.ts.last_ecr;
+            self.session_on_ack(super::AckReport {
+                una: self.snd.una,
+                dupack: is_dupack,
+                tsecr,
+                ece,
+            });
+            return true;
+        }
         let delivered =
             acked.newly_delivered + newly_sacked + (!self.opts.sack && is_dupack) as u32;
 

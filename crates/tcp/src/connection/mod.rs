@@ -15,6 +15,7 @@
 //! - [`proactive`]: Proactive's copies and the receiver's filter.
 //! - [`ecn`]: Explicit Congestion Notification (RFC 3168).
 //! - [`fast_start`]: TCP fast start after idle periods and from cached path state.
+//! - [`session_member`]: a connection's side of a TCP session ([`crate::session`]).
 
 mod ack;
 mod ack_policy;
@@ -31,6 +32,7 @@ mod persist;
 mod proactive;
 mod rack;
 mod reduction;
+mod session_member;
 mod timer_table;
 mod timers;
 mod undo;
@@ -55,6 +57,7 @@ pub use fast_start::PathMetrics;
 use frto::Frto;
 use loss_detection::{Detection, LossDetection};
 use reduction::CaMachine;
+pub use session_member::AckReport;
 use timer_table::TimerTable;
 use undo::Undo;
 
@@ -136,6 +139,8 @@ pub struct Connection {
     pub(crate) ecn: ecn::Ecn,
     /// Fast start.
     pub(crate) fast_start: fast_start::FastStart,
+    /// Membership of a TCP session.
+    pub(crate) member: session_member::Member,
     /// The receive side (offsets relative to IRS).
     pub(crate) rcv: Receiver,
     /// The advertised window and our window-scale shift.
@@ -277,6 +282,7 @@ impl Connection {
             proactive: proactive::Proactive::new(cfg.proactive),
             ecn: ecn::Ecn::default(),
             fast_start: fast_start::FastStart::default(),
+            member: session_member::Member::default(),
             rcv: Receiver::new(0),
             rwnd: ReceiveWindow::new(rcv_wscale),
             acks: ack_policy::AckPolicy::default(),

@@ -49,6 +49,9 @@ impl Connection {
             self.ack_on_data_sent(now);
         }
         if !seg.payload.is_empty() || seg.flags.fin() {
+            if self.member.on {
+                self.session_revoke(); // the grant is used
+            }
             // Linux `tcp_in_cwnd_reduction`: PRR counts what is sent in CWR too.
             if matches!(self.ca.state, CaState::Recovery | CaState::Cwr) {
                 self.ca.alg.on_sent(1);
@@ -232,7 +235,11 @@ impl Connection {
     }
 
     fn retransmit(&mut self, now: Instant) -> Option<Segment> {
-        if self.sb.pipe() >= self.cong.w.cwnd && !self.ca.force_retransmit {
+        if self.member.on {
+            if !self.session_may_send() {
+                return None;
+            }
+        } else if self.sb.pipe() >= self.cong.w.cwnd && !self.ca.force_retransmit {
             return None;
         }
         let (i, forward) = match self.sb.next_lost() {
@@ -257,6 +264,7 @@ impl Connection {
         let snd_nxt = self.snd.nxt;
         self.sb.on_retransmit(i, now, snd_nxt);
         let kind = match self.ca.state {
+            _ if self.member.on => self.session_retrans_kind(start),
             CaState::Loss if self.ca.loss_first_retrans => {
                 self.ca.loss_first_retrans = false;
                 RetransKind::Timeout
@@ -274,7 +282,7 @@ impl Connection {
         self.counters.bytes_retrans += s.payload.len() as u64;
         let tsval = self.tsval(now);
         self.undo.on_retransmit(tsval);
-        if !self.timers.is_set(Timer::Rto) {
+        if !self.member.on && !self.timers.is_set(Timer::Rto) {
             self.timers
                 .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
         }
@@ -313,7 +321,11 @@ impl Connection {
         if !matches!(self.state, State::Established | State::CloseWait) {
             return None;
         }
-        if self.in_flight_for_cwnd() >= self.cong.w.cwnd {
+        if self.member.on {
+            if !self.session_may_send() {
+                return None;
+            }
+        } else if self.in_flight_for_cwnd() >= self.cong.w.cwnd {
             return None;
         }
         let len = unsent.min(self.opts.smss as u64).min(self.window_room());
@@ -321,7 +333,9 @@ impl Connection {
             return None; // the window is closed or too small: see `persist`
         }
         let len = len as usize;
-        self.restart_after_idle(now);
+        if !self.member.on {
+            self.restart_after_idle(now);
+        }
         if self.fast_start.phase.is_some() && !self.fast_start_may_send(now) {
             return None;
         }
@@ -345,12 +359,16 @@ impl Connection {
         let mut s = self.data_or_ack(now, flags, start);
         s.payload = payload;
         self.ecn_new_data(&mut s);
+        if self.member.mark {
+            s.flags.insert(Flags::FAST_START);
+            self.counters.fast_start_segs += 1;
+        }
         if self.fast_start.phase.is_some() {
             self.fast_start_on_send(now, start, &mut s);
         }
         self.record_new_data(now, start, len as u64, fin);
         // Algorithm 1: schedule_pto after new data in Open.
-        if self.cfg.tlp {
+        if self.cfg.tlp && !self.member.on {
             self.schedule_pto(now);
         }
         Some(s)
@@ -377,7 +395,7 @@ impl Connection {
         });
         self.snd.nxt = end;
         self.snd.last_data_sent = now;
-        if !self.timers.is_set(Timer::Rto) {
+        if !self.member.on && !self.timers.is_set(Timer::Rto) {
             self.timers
                 .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
         }

@@ -1,0 +1,190 @@
+//! A connection's side of a TCP session (`fast-start-and-sessions.txt` §6.1, §7.3):
+//! while it is a member, the session's control block ([`crate::session::Scb`])
+//! does its congestion control and loss recovery, and the connection keeps its own
+//! in-order byte stream, receive side, and ACK bookkeeping.
+//!
+//! §7.3: "`tcp_input()` as usual updates the highest ack information and clears out
+//! acknowledged data from its buffer. However, it does not do duplicate ack
+//! processing. Instead, it defers to `session_input()`" — here, the connection
+//! leaves an [`AckReport`] for the session to take. It sends a segment that takes
+//! sequence space (data, a retransmission, a FIN) only when the session grants it
+//! one ("`Session_output()` first makes sure that the session's `cwnd` does permit
+//! the sending of a new segment"); pure ACKs and resets go out as they are due. Its
+//! own window, retransmission timer, tail loss probe, early retransmit, RACK and
+//! fast start stand idle: the session's stand in for them.
+
+use super::Connection;
+use super::timer_table::Timer;
+use crate::trace::{RetransKind, State};
+
+/// Membership state.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Member {
+    /// The connection is in a session.
+    pub on: bool,
+    /// The session allowed one segment that takes sequence space.
+    pub grant: bool,
+    /// The session marks the granted segment with the fast start bit.
+    pub mark: bool,
+    /// What the last ACK said, for the session.
+    pub report: Option<AckReport>,
+    /// After a session timeout: snd.nxt then. Retransmissions below it are the
+    /// timeout's (the first) and slow start's (the rest).
+    pub timeout_high: Option<u64>,
+    /// The next retransmission is the timeout's first.
+    pub timeout_first: bool,
+}
+
+/// What an ACK told a member connection, for its session's loss detection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckReport {
+    /// snd.una after the ACK.
+    pub una: u64,
+    /// The ACK was a duplicate (RFC 5681 §2: no new data acknowledged, no data, no
+    /// window change, data outstanding).
+    pub dupack: bool,
+    /// The echoed timestamp (RFC 7323 §4.3: the TSval of the segment that advanced
+    /// the left edge of the window, or the last in-order one).
+    pub tsecr: Option<u32>,
+    /// The ACK carried ECE (RFC 3168 §6.1.2).
+    pub ece: bool,
+}
+
+impl Connection {
+    /// The connection is a member of a TCP session.
+    pub fn in_session(&self) -> bool {
+        self.member.on
+    }
+
+    /// Joins a session: from now on the session decides when this connection sends
+    /// and what it retransmits. Its own loss-recovery timers stop.
+    pub(crate) fn session_join(&mut self) {
+        self.member.on = true;
+        for t in [
+            Timer::Rto,
+            Timer::LossProbe,
+            Timer::EarlyRetransmit,
+            Timer::Reorder,
+            Timer::FastStartReset,
+            Timer::Pace,
+        ] {
+            self.timers.put(t, None);
+        }
+        self.tlp.pending = false;
+        self.fast_start.phase = None;
+    }
+
+    /// Leaves the session (the connection closed).
+    pub(crate) fn session_leave(&mut self) {
+        self.member = Member::default();
+    }
+
+    /// The member has a segment taking sequence space to send, were it granted:
+    /// a retransmission the session asked for, new data the peer's window takes, or
+    /// its FIN.
+    pub(crate) fn session_wants_to_send(&self) -> bool {
+        if !matches!(
+            self.state,
+            State::Established
+                | State::CloseWait
+                | State::FinWait1
+                | State::Closing
+                | State::LastAck
+        ) {
+            return false;
+        }
+        if self.sb.next_lost().is_some() {
+            return true;
+        }
+        if !matches!(self.state, State::Established | State::CloseWait) {
+            return false;
+        }
+        let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
+        if unsent == 0 {
+            return self.snd.app_closed && !self.snd.fin_sent;
+        }
+        let len = unsent.min(self.opts.smss as u64).min(self.window_room());
+        self.sws_allows(len, unsent)
+    }
+
+    /// The session grants one segment; `mark` sets the fast start bit on it.
+    pub(crate) fn session_grant(&mut self, mark: bool) {
+        self.member.grant = true;
+        self.member.mark = mark;
+    }
+
+    /// The grant is withdrawn (nothing was sent on it).
+    pub(crate) fn session_revoke(&mut self) {
+        self.member.grant = false;
+        self.member.mark = false;
+    }
+
+    /// A member may send a segment that takes sequence space.
+    #[inline]
+    pub(crate) fn session_may_send(&self) -> bool {
+        self.member.grant
+    }
+
+    /// Takes what the last ACK said.
+    pub(crate) fn take_ack_report(&mut self) -> Option<AckReport> {
+        self.member.report.take()
+    }
+
+    /// `[start, end)` has been delivered: cumulatively acknowledged, or SACKed.
+    pub(crate) fn session_delivered(&self, start: u64, end: u64) -> bool {
+        end <= self.snd.una || self.sb.sacked_at(start)
+    }
+
+    /// The session deems the segment starting at `start` lost: it is retransmitted
+    /// at the next grant. Returns false if the segment is no longer outstanding.
+    pub(crate) fn session_mark_lost(&mut self, start: u64) -> bool {
+        match self.sb.find(start) {
+            Some(i) => self.sb.mark_lost(i).0,
+            None => false,
+        }
+    }
+
+    /// The session's retransmission timer fired: every segment not SACKed is lost
+    /// (Linux `tcp_enter_loss`), and goes again as the session's slow start allows.
+    pub(crate) fn session_timeout(&mut self) {
+        if self.sb.is_empty() {
+            return;
+        }
+        self.sb.mark_all_lost(true);
+        self.member.timeout_high = Some(self.snd.nxt);
+        self.member.timeout_first = true;
+    }
+
+    /// The session reduced its window on this connection's ECE: the next new data
+    /// carries CWR (RFC 3168 §6.1.2).
+    pub(crate) fn session_cwr(&mut self) {
+        self.ecn_queue_cwr();
+    }
+
+    /// The kind of a member's retransmission of `[start, ..)`.
+    pub(crate) fn session_retrans_kind(&mut self, start: u64) -> RetransKind {
+        match self.member.timeout_high {
+            Some(h) if start < h && self.member.timeout_first => {
+                self.member.timeout_first = false;
+                RetransKind::Timeout
+            }
+            Some(h) if start < h => {
+                self.counters.slow_start_retrans += 1;
+                RetransKind::SlowStart
+            }
+            _ => {
+                self.counters.fast_retrans += 1;
+                RetransKind::Fast
+            }
+        }
+    }
+
+    /// A member's ACK: leaves the report for the session and ends a timeout's
+    /// retransmission phase once everything sent before it is acknowledged.
+    pub(crate) fn session_on_ack(&mut self, report: AckReport) {
+        if self.member.timeout_high.is_some_and(|h| self.snd.una >= h) {
+            self.member.timeout_high = None;
+        }
+        self.member.report = Some(report);
+    }
+}
