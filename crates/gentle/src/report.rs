@@ -284,6 +284,20 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
                 c(v).proactive_fallback.to_string()
             });
         }
+        if run.variants.iter().any(|v| v.counters.session_joins > 0) {
+            let c = |v: &VariantResult| v.counters;
+            out += &row("session joins", &|v| c(v).session_joins.to_string());
+            out += &row("  losses found", &|v| {
+                c(v).session_loss_detected.to_string()
+            });
+            out += &row("    with later ACKs", &|v| {
+                c(v).session_later_ack_recoveries.to_string()
+            });
+            out += &row("  window halvings", &|v| {
+                c(v).session_reductions.to_string()
+            });
+            out += &row("  session timeouts", &|v| c(v).session_timeouts.to_string());
+        }
         if run.variants.iter().any(|v| v.counters.fast_start > 0) {
             let c = |v: &VariantResult| v.counters;
             out += &row("fast starts", &|v| c(v).fast_start.to_string());

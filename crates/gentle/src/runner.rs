@@ -384,7 +384,8 @@ pub fn run_streaming(
             for mut p in parts {
                 sink(vi, &p.records);
                 p.records = Vec::new();
-                p.pages = Vec::new();
+                // Pages stay: one record per page workload and trial, which the
+                // page experiments read back.
                 merge(&mut v, p);
             }
         }

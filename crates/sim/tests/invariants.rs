@@ -1,7 +1,9 @@
 //! Property test over every profile, every fast-recovery algorithm, the tail-loss
 //! probe flavours, every receiver policy, Corrective, Proactive, fast start and ECN
 //! (over RED queues with ECN marking, priority drop and acks-first scheduling, with
-//! idle periods that start fast starts): under random seeded
+//! idle periods that start fast starts), and TCP sessions (several connections
+//! between the same hosts sharing one window and loss recovery, with and without
+//! fast start): under random seeded
 //! loss, reordering, duplication and ACK loss — and, for Corrective, middleboxes that
 //! strip its option or translate sequence numbers; for Proactive, middleboxes that
 //! clear or refuse the reserved header bits — every exchange completes and every byte
@@ -19,7 +21,8 @@ use gentle_sim::link::{Reorder, ReservedBits};
 use gentle_sim::loss::LossModel;
 use gentle_sim::workload::ConnectionMode;
 use gentle_tcp::{
-    Config, EarlyRetransmit, Profile, ReceiverPolicy, RecoveryAlgorithm, TlpDetection, TlpFlavour,
+    Config, EarlyRetransmit, Profile, ReceiverPolicy, RecoveryAlgorithm, SessionMode, TlpDetection,
+    TlpFlavour,
 };
 use rand::{Rng, SeedableRng};
 
@@ -101,6 +104,21 @@ fn configs() -> Vec<(String, Config)> {
         c.ecn = true;
         v.push((format!("{} ecn", p.name()), c));
     }
+    // TCP sessions: without SACK and with, with fast start restarting the session
+    // after idle periods, with ECN.
+    for (p, fs, ecn) in [
+        (Profile::Plain, false, false),
+        (Profile::Linux310, false, true),
+        (Profile::Linux6, false, false),
+        (Profile::Plain, true, false),
+        (Profile::Linux26, true, true),
+    ] {
+        let mut c = p.config();
+        c.session = SessionMode::HostPair;
+        c.fast_start = fs;
+        c.ecn = ecn;
+        v.push((format!("{} session fast_start={fs} ecn={ecn}", p.name()), c));
+    }
     v
 }
 
@@ -113,6 +131,7 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
             .and_then(|v| v.parse().ok());
         let (mut recovered, mut fallbacks) = (0, 0);
         let (mut fast_starts, mut fs_failed, mut ecn_cuts) = (0, 0, 0);
+        let (mut later_acks, mut session_timeouts) = (0, 0);
         for case in 0..cases() {
             if only.is_some_and(|o| o != case) {
                 continue;
@@ -229,8 +248,23 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
                 // Idle longer than the RTO between exchanges: fast starts.
                 *think = Duration::from_millis(r.gen_range(0..4000));
             }
+            let sessions = config.session == SessionMode::HostPair;
             let mut s = two_hosts(down, up, kind, config);
             s.time_limit = Duration::from_secs(30 * 24 * 3600);
+            let mut n = n;
+            if sessions {
+                // Several workloads between the same two hosts: their connections
+                // run at once, in one session on each host.
+                let copies = r.gen_range(2..5);
+                for k in 1..copies {
+                    let mut w = s.workloads[0].clone();
+                    w.name = format!("web{k}");
+                    w.port = 80 + k as u16;
+                    w.start = Duration::from_millis(r.gen_range(0..200));
+                    s.workloads.push(w);
+                }
+                n *= copies;
+            }
             let mut rec = gentle_sim::TraceRecorder::default();
             let sim = Sim::new(&s, case, seed).unwrap();
             let res = if only.is_some() {
@@ -243,6 +277,8 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
             fast_starts += res.counters.fast_start;
             fs_failed += res.counters.fast_start_resets + res.counters.fast_start_aborts;
             ecn_cuts += res.counters.ecn_reductions;
+            later_acks += res.counters.session_later_ack_recoveries;
+            session_timeouts += res.counters.session_timeouts;
             fallbacks += res.counters.corrective_fallback + res.counters.proactive_fallback;
             let done = res.exchanges.iter().filter(|e| e.complete).count() as u32;
             let failed = done != n || res.corrupt_bytes != 0 || res.timed_out;
@@ -278,6 +314,10 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
             }
             if config.ecn {
                 assert!(ecn_cuts > 0, "{name}: no ECN reduction in any case");
+            }
+            if config.session == SessionMode::HostPair {
+                assert!(later_acks > 0, "{name}: no loss found by later ACKs");
+                assert!(session_timeouts > 0, "{name}: no session timeout");
             }
         }
     }

@@ -364,6 +364,11 @@ config! {
     /// connection of weight 2 sends two segments for every one of a weight-1
     /// connection while both have data.
     session_weight: u32 = 1 => SwitchKind::Int { min: 1, max: 1000 };
+    /// RFC 9040 §4.3 temporal sharing, as Linux's `tcp_metrics` does it: a new
+    /// connection to a host starts from the RTT estimate and ssthresh the last
+    /// closed connection to that host left (its window still starts from
+    /// `initial_window`).
+    temporal_sharing: bool = false => SwitchKind::OnOff;
     /// A model, not TCP: the simulator opens the connection already ESTABLISHED on
     /// both sides, with no handshake on the network and no RTT sample from it — the
     /// T/TCP-style accelerated open of the ns simulations in

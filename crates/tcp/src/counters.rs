@@ -192,7 +192,8 @@ counters! {
     session_later_ack_recoveries => "SessionLaterAckRecoveries",
     /// Halvings of a session's window (once per window of data, §6.1).
     session_reductions => "SessionReductions",
-    /// Session retransmission timeouts (§7.3), each also one `TCPTimeouts`.
+    /// Session retransmission timeouts (§7.3); each is also a `TCPTimeouts` of every
+    /// member with data outstanding.
     session_timeouts => "SessionTimeouts",
     /// Persist-timer probes sent (zero-window probes and window-limited data).
     window_probes => "TCPWinProbe",

@@ -53,7 +53,12 @@ impl Mean {
                 _ => unfinished += 1,
             }
         }
-        let s = super::tlp_study::Spread::of(&xs);
+        Mean::of_secs(&xs, unfinished)
+    }
+
+    /// Over `xs`, seconds, with `unfinished` more that did not complete.
+    pub(crate) fn of_secs(xs: &[f64], unfinished: usize) -> Mean {
+        let s = super::tlp_study::Spread::of(xs);
         Mean {
             mean_s: s.mean,
             stderr_s: if s.n == 0 {
@@ -66,7 +71,7 @@ impl Mean {
         }
     }
 
-    fn show(&self) -> String {
+    pub(crate) fn show(&self) -> String {
         if self.n == 0 {
             return "-".into();
         }

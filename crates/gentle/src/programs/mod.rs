@@ -9,6 +9,7 @@ pub mod fast_start;
 pub mod linux_eras;
 pub mod proactive_fig11;
 pub mod reactive_table1;
+pub mod sessions;
 pub mod tlp_study;
 
 use serde::Serialize;
@@ -42,10 +43,14 @@ pub const SWEEPS: &[(&str, Builtin)] = &[
     ("fast-start-fig4", fast_start::FIG4),
     ("fast-start-fig6", fast_start::FIG6),
     ("fast-start-table2", fast_start::TABLE2),
+    ("sessions-fig8", sessions::FIG8),
 ];
 
 /// The plain scenario files (no `[sweep]`) behind program experiments.
-pub const SCENARIOS: &[(&str, Builtin)] = &[("fast-start-table1", fast_start::TABLE1)];
+pub const SCENARIOS: &[(&str, Builtin)] = &[
+    ("fast-start-table1", fast_start::TABLE1),
+    ("sessions-bulk", sessions::BULK),
+];
 
 /// Runs every point of a sweep at its full or `--quick` size, in order, handing
 /// each point's result to `each` as soon as it is done (nothing is kept here).
@@ -301,6 +306,26 @@ fn fast_start_table2(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value
     ))
 }
 
+fn sessions_fig8(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    let pts = sessions::run_fig8(args.quick);
+    if let Some(st) = args.out {
+        let png = st.path("sessions-fig8.png");
+        st.path("sessions-fig8.svg");
+        sessions::fig8_plot(png.parent().expect("a staging directory"), &pts)?;
+    }
+    Ok((
+        sessions::fig8_text(&pts),
+        serde_json::json!({ "experiment": "sessions-fig8", "points": pts }),
+    ))
+}
+fn sessions_bulk(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    let rows = sessions::run_bulk(args.quick);
+    Ok((
+        sessions::bulk_text(&rows),
+        serde_json::json!({ "experiment": "sessions-bulk", "rows": rows }),
+    ))
+}
+
 fn linux_eras(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
     let e = linux_eras::run(args.quick);
     Ok((
@@ -364,6 +389,16 @@ pub const PROGRAMS: &[Program] = &[
         name: "fast-start-table2",
         summary: "10 Mbit/s down, 28.8 kbit/s up with an upstream bulk transfer: FIFO vs acks-first, newreno vs fs-pdrop (fast-start Table 2)",
         run: fast_start_table2,
+    },
+    Program {
+        name: "sessions-fig8",
+        summary: "a Web page of 4 × 10 KB per source–sink pair, 1–12 pairs: independent connections, one persistent connection, a TCP session (fast-start Figure 8)",
+        run: sessions_fig8,
+    },
+    Program {
+        name: "sessions-bulk",
+        summary: "60 s of bulk transfers, a 4-connection host against three 1-connection hosts: throughput per host, Jain's index and loss, with and without TCP sessions (fast-start §6.3)",
+        run: sessions_bulk,
     },
     Program {
         name: "linux-eras",

@@ -93,6 +93,7 @@ const TOP_KEYS: &[&str] = &[
     "quick_trials",
     "metric",
     "time_limit",
+    "duration",
     "capture",
     "plot",
     "filter",
@@ -197,9 +198,22 @@ fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scenario> {
             ));
         }
     };
-    let time_limit = top
-        .duration("time_limit")?
-        .unwrap_or(Duration::from_secs(600));
+    // `duration`: every trial runs this long, and no workload needs to be measured
+    // (long bulk transfers, judged by what the links carried).
+    let duration = top.duration("duration")?;
+    if duration.is_some() && top.item("time_limit").is_some() {
+        return Err(top.bad(
+            "duration",
+            "`duration` is the time limit of a trial that runs to its end",
+            "`duration` or `time_limit`, not both",
+        ));
+    }
+    let time_limit = match duration {
+        Some(d) => d,
+        None => top
+            .duration("time_limit")?
+            .unwrap_or(Duration::from_secs(600)),
+    };
     if time_limit.is_zero() {
         return Err(top.bad(
             "time_limit",
@@ -235,7 +249,8 @@ fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scenario> {
         .flat_map(|l| [l.a.clone(), l.b.clone()])
         .collect();
     let pairs: Vec<(String, String)> = links.iter().map(|l| (l.a.clone(), l.b.clone())).collect();
-    let (workloads, table_of) = workload::parse_workloads(&top, &nodes, &pairs, time_limit)?;
+    let (workloads, table_of) =
+        workload::parse_workloads(&top, &nodes, &pairs, time_limit, duration.is_some())?;
     let relayed = workloads.iter().any(|w| w.backend.is_some());
     let mut variants = variant::parse_variants(&top, relayed)?;
     // A workload's own switches for its server side, over each variant's.

@@ -26,6 +26,7 @@ use crate::units;
 const LINK_KEYS: &[&str] = &[
     "a",
     "b",
+    "count",
     "rate",
     "delay",
     "queue",
@@ -168,12 +169,25 @@ pub fn parse_links(top: &Table<'_>) -> Result<Vec<LinkDef>> {
             ab.spec.seq_shift = off as u32;
             ba.spec.ack_shift = off as u32;
         }
-        out.push(LinkDef {
-            a,
-            b,
-            a_to_b: ab,
-            b_to_a: ba,
-        });
+        // `count` copies, `{k}` in the node names numbering them from 1: the
+        // access links of many hosts (`src{k}` to a router).
+        let count = t.int("count", 1, 10_000)?.unwrap_or(1);
+        if count > 1 && !(a.contains("{k}") || b.contains("{k}")) {
+            return Err(t.bad(
+                "count",
+                "copies of a link need `{k}` in a node name, or they would all join the same two nodes",
+                "a node name like \"src{k}\" in `a` or `b`",
+            ));
+        }
+        for k in 1..=count {
+            let n = |s: &str| s.replace("{k}", &k.to_string());
+            out.push(LinkDef {
+                a: n(&a),
+                b: n(&b),
+                a_to_b: ab.clone(),
+                b_to_a: ba.clone(),
+            });
+        }
     }
     Ok(out)
 }

@@ -65,13 +65,15 @@ const SIZE: &str = "a size like \"5000B\", or { dist = \"exponential\", mean = \
 
 /// Parses the `[[workload]]` tables. `links` are the `(a, b)` node pairs of the
 /// links, to check that each client reaches its server; `time_limit` bounds the
-/// start times. A table with `count = N` gives N workloads (`name#1` ...); the
+/// start times; with `fixed_duration` (the scenario's `duration`) no workload needs
+/// to be measured. A table with `count = N` gives N workloads (`name#1` ...); the
 /// second list holds the table index of each workload.
 pub fn parse_workloads(
     top: &Table<'_>,
     nodes: &[String],
     links: &[(String, String)],
     time_limit: Duration,
+    fixed_duration: bool,
 ) -> Result<(Vec<WorkloadSpec>, Vec<usize>)> {
     let mut table_of = Vec::new();
     let ts = tables(top, "workload")?;
@@ -83,7 +85,10 @@ pub fn parse_workloads(
         t.check_keys(KEYS)?;
         let node = |key: &str| -> Result<String> {
             let n = t.req_str(key, "a node name")?;
-            if !nodes.iter().any(|x| x == n) {
+            // `{k}` numbers the copies' hosts; the first copy's must exist here, the
+            // others once `count` is known.
+            let first = n.replace("{k}", "1");
+            if !nodes.iter().any(|x| *x == first) {
                 let names: Vec<&str> = nodes.iter().map(String::as_str).collect();
                 let mut e = t.bad(
                     key,
@@ -99,14 +104,15 @@ pub fn parse_workloads(
         };
         let client = node("client")?;
         let server = node("server")?;
-        if client == server {
+        let (c1, s1) = (client.replace("{k}", "1"), server.replace("{k}", "1"));
+        if c1 == s1 {
             return Err(t.bad(
                 "server",
                 "client and server are the same node",
                 "two different nodes",
             ));
         }
-        if !connected(links, &client, &server) {
+        if !connected(links, &c1, &s1) {
             return Err(t.bad(
                 "server",
                 format!("node `{server}` cannot be reached from `{client}`: no chain of links joins them"),
@@ -330,16 +336,40 @@ pub fn parse_workloads(
             server_config: None,
             period,
         };
+        for key in ["client", "server"] {
+            let n = if key == "client" {
+                &spec.client
+            } else {
+                &spec.server
+            };
+            if let Some(k) = (1..=count).find(|k| {
+                let copy = n.replace("{k}", &k.to_string());
+                !nodes.iter().any(|x| *x == copy)
+            }) {
+                return Err(t.bad(
+                    key,
+                    format!(
+                        "copy {k} of the workload needs node `{}`, which is not on any link",
+                        n.replace("{k}", &k.to_string())
+                    ),
+                    "as many numbered nodes on links as `count` copies",
+                ));
+            }
+        }
         for k in 0..count {
             let mut w = spec.clone();
             if count > 1 {
                 w.name = format!("{name}#{}", k + 1);
             }
+            // `{k}` in a node name numbers the copies' hosts from 1 (`src{k}`).
+            let n = (k + 1).to_string();
+            w.client = w.client.replace("{k}", &n);
+            w.server = w.server.replace("{k}", &n);
             out.push(w);
             table_of.push(i);
         }
     }
-    if !out.iter().any(|w| w.measure) {
+    if !fixed_duration && !out.iter().any(|w| w.measure) {
         return Err(top.missing(
             "workload",
             "at least one measured [[workload]] (measure = true)",

@@ -13,6 +13,7 @@ pub mod observe;
 mod open;
 mod queues;
 mod relay;
+mod tcp_sessions;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -43,7 +44,8 @@ pub struct Setup {
     pub workloads: Vec<WorkloadSpec>,
     /// TCP configuration of every endpoint not given its own.
     pub config: Config,
-    /// A trial stops at this virtual time even if work is unfinished.
+    /// A trial stops at this virtual time even if work is unfinished; a setup
+    /// without a measured workload runs until it.
     pub time_limit: Duration,
 }
 
@@ -76,6 +78,10 @@ enum Ev {
     Timer {
         conn: u32,
     },
+    /// A TCP session's retransmission timer.
+    SessionTimer {
+        scb: u32,
+    },
     App {
         wl: u16,
         action: apps::Action,
@@ -97,6 +103,8 @@ pub(crate) struct ConnSlot {
     pub timer_at: Option<Instant>,
     /// Its path state went to the host's cache when it closed.
     pub cached: bool,
+    /// The TCP session it is a member of (an index into `Sim::host_sessions`).
+    pub scb: Option<u32>,
 }
 
 /// One trial's simulation, shown to an [`Observer`] if one is attached.
@@ -120,6 +128,9 @@ pub struct Sim<'o> {
     /// Each host's path state per peer host, left by closed connections (Linux
     /// `tcp_metrics`), for fast start (`fast-start-and-sessions.txt` §3.2).
     path_cache: FxHashMap<(u16, u16), gentle_tcp::PathMetrics>,
+    /// TCP sessions (`fast-start-and-sessions.txt` §6), one per (host, peer host).
+    host_sessions: Vec<tcp_sessions::HostSession>,
+    host_session_of: FxHashMap<(u16, u16), u32>,
     next_port: Vec<u16>,
     config: Config,
     time_limit: u64,
@@ -207,6 +218,8 @@ impl<'o> Sim<'o> {
             workloads: Vec::new(),
             host_rngs,
             path_cache: FxHashMap::default(),
+            host_sessions: Vec::new(),
+            host_session_of: FxHashMap::default(),
             next_port: vec![32768; n],
             config: setup.config.clone(),
             time_limit: setup.time_limit.as_nanos() as u64,
@@ -299,8 +312,11 @@ impl<'o> Sim<'o> {
 
     /// Runs the trial to completion (or its time limit) and returns its results.
     pub fn run(mut self) -> TrialResult {
+        // Without a measured workload (cross traffic alone), the trial runs for its
+        // whole time limit.
+        let ends_when_measured_done = self.measured_left > 0;
         while let Some(Reverse(e)) = self.heap.pop() {
-            if self.measured_left == 0 && !self.workloads.is_empty() {
+            if ends_when_measured_done && self.measured_left == 0 {
                 break;
             }
             if e.time > self.time_limit {
@@ -315,6 +331,7 @@ impl<'o> Sim<'o> {
                 Ev::ChanArrive { chan } => self.on_chan_arrive(chan as usize),
                 Ev::TxFree { chan } => self.on_tx_free(chan as usize),
                 Ev::Timer { conn } => self.on_timer(conn, e.time),
+                Ev::SessionTimer { scb } => self.on_session_timer(scb, e.time),
                 Ev::App { wl, action } => self.on_app(wl, action),
             }
         }
@@ -324,6 +341,9 @@ impl<'o> Sim<'o> {
     fn finish(mut self) -> TrialResult {
         self.flush_incomplete();
         self.result.episodes = std::mem::take(&mut self.episodes.done);
+        for h in &self.host_sessions {
+            self.result.counters.add(h.scb.counters());
+        }
         for c in &self.conns {
             self.result.counters.add(c.conn.counters());
             if self.sessions[c.session as usize].backend.is_some() {
@@ -521,6 +541,9 @@ impl<'o> Sim<'o> {
             && !self.conns[c as usize].conn.is_closed()
         {
             self.conns[c as usize].conn.handle_segment(self.now, seg);
+            if self.conns[c as usize].scb.is_some() {
+                self.session_input(c);
+            }
             self.service(c);
             return;
         }
@@ -573,42 +596,16 @@ impl<'o> Sim<'o> {
             o.on_connection(self.now, c, conn);
         }
         self.app_progress(c);
-        let slot = &self.conns[c as usize];
-        let (node, session, is_server) = (slot.node, slot.session, slot.is_server);
-        let (peer, flow) = {
-            let s = &self.sessions[session as usize];
-            (if is_server { s.client } else { s.server }, session)
-        };
+        let scb = self.session_membership(c);
         while let Some(seg) = self.conns[c as usize].conn.poll_transmit(self.now) {
-            let conn = &self.conns[c as usize].conn;
-            let rel_seq = seg.seq.wrapping_sub(conn.iss()) as u64;
-            let payload = seg.payload.len() as u32;
-            let message = if is_server && payload > 0 {
-                self.sessions[session as usize].message_at(rel_seq)
-            } else {
-                None
-            };
-            let meta = PacketMeta {
-                flow,
-                payload,
-                rel_seq,
-                message,
-                from_server: is_server,
-                duplicate: false,
-                corrective: payload > 0 && CorrectiveOption::is_encoded(&seg),
-            };
-            self.send(
-                node,
-                Packet {
-                    src: node,
-                    dst: peer,
-                    seg,
-                    meta,
-                },
-            );
+            self.transmit(c, seg);
+        }
+        if let Some(k) = scb {
+            self.session_output(k);
         }
         self.save_path_state_if_closed(c);
         if self.engine_events {
+            let node = self.conns[c as usize].node;
             while let Some(ev) = self.conns[c as usize].conn.poll_event() {
                 if let Some(o) = self.observer.as_deref_mut() {
                     o.on_engine(ev.time, node, c, &ev.event, &self.node_names);
@@ -616,6 +613,39 @@ impl<'o> Sim<'o> {
             }
         }
         self.schedule_timer(c);
+    }
+
+    /// Puts segment `seg` of connection `c` on the network.
+    pub(crate) fn transmit(&mut self, c: u32, seg: Segment) {
+        let slot = &self.conns[c as usize];
+        let (node, session, is_server) = (slot.node, slot.session, slot.is_server);
+        let s = &self.sessions[session as usize];
+        let peer = if is_server { s.client } else { s.server };
+        let rel_seq = seg.seq.wrapping_sub(slot.conn.iss()) as u64;
+        let payload = seg.payload.len() as u32;
+        let message = if is_server && payload > 0 {
+            s.message_at(rel_seq)
+        } else {
+            None
+        };
+        let meta = PacketMeta {
+            flow: session,
+            payload,
+            rel_seq,
+            message,
+            from_server: is_server,
+            duplicate: false,
+            corrective: payload > 0 && CorrectiveOption::is_encoded(&seg),
+        };
+        self.send(
+            node,
+            Packet {
+                src: node,
+                dst: peer,
+                seg,
+                meta,
+            },
+        );
     }
 
     fn schedule_timer(&mut self, c: u32) {

@@ -69,6 +69,7 @@ impl Sim<'_> {
             is_server: true,
             timer_at: None,
             cached: false,
+            scb: None,
         });
         self.demux.insert(key, c);
         self.sessions[session as usize].sconn = Some(c);
@@ -76,9 +77,9 @@ impl Sim<'_> {
     }
 
     /// A new connection on `node` to `peer` starts from the path state an earlier
-    /// one left, when it runs fast start.
+    /// one left, when it runs fast start or temporal sharing.
     fn use_path_cache(&self, conn: &mut Connection, node: u16, peer: u16) {
-        if conn.config().fast_start
+        if uses_path_cache(conn.config())
             && let Some(m) = self.path_cache.get(&(node, peer))
         {
             conn.use_path_metrics(*m);
@@ -86,13 +87,13 @@ impl Sim<'_> {
     }
 
     /// After servicing connection `c`: once it has closed (or waits in TIME-WAIT) it
-    /// leaves its path state to its host. Only fast start reads the cache, so only
-    /// connections that run it leave theirs.
+    /// leaves its path state to its host. Only fast start and temporal sharing read
+    /// the cache, so only connections that run one of them leave theirs.
     #[inline]
     pub(super) fn save_path_state_if_closed(&mut self, c: u32) {
         let slot = &self.conns[c as usize];
         if !slot.cached
-            && slot.conn.config().fast_start
+            && uses_path_cache(slot.conn.config())
             && matches!(slot.conn.state(), State::TimeWait | State::Closed)
         {
             self.save_path_state(c);
@@ -135,10 +136,17 @@ impl Sim<'_> {
             is_server: false,
             timer_at: None,
             cached: false,
+            scb: None,
         });
         self.demux.insert(demux_key(node, lport, server, port), c);
         self.session_by_client
             .insert(demux_key(node, lport, 0, 0), session);
         (c, lport)
     }
+}
+
+/// The connection reads and fills its host's path cache: fast start (§3.2) and RFC
+/// 9040's temporal sharing do.
+fn uses_path_cache(cfg: &Config) -> bool {
+    cfg.fast_start || cfg.temporal_sharing
 }

@@ -93,10 +93,16 @@ impl Connection {
 
     /// Starts from path state an earlier connection to the same destination left
     /// (Linux `tcp_init_metrics`): the RTT estimate seeds the estimator when the
-    /// handshake gave none, and with `fast_start` the first data goes out as a fast
-    /// start from the cached window. Call it right after the constructor.
+    /// handshake gave none; with `temporal_sharing` ssthresh is the cached one (RFC
+    /// 9040 §4.3); and with `fast_start` the first data goes out as a fast start
+    /// from the cached window. Call it right after the constructor.
     pub fn use_path_metrics(&mut self, m: PathMetrics) {
         self.rtt.seed(m.srtt, m.rttvar);
+        if self.cfg.temporal_sharing {
+            // RFC 9040 §4.3: "TCB.ssthresh = cached ssthresh" (Linux
+            // `tcp_init_metrics`, capped at the window clamp).
+            self.cong.w.ssthresh = m.ssthresh.min(crate::cc::CWND_CLAMP);
+        }
         if self.cfg.fast_start {
             self.fast_start.cached = Some(m);
         }

@@ -136,21 +136,25 @@ impl Connection {
     }
 
     /// The session deems the segment starting at `start` lost: it is retransmitted
-    /// at the next grant. Returns false if the segment is no longer outstanding.
+    /// at the next grant (a retransmission of it in flight is lost too). Returns
+    /// false if the segment is no longer outstanding, or SACKed.
     pub(crate) fn session_mark_lost(&mut self, start: u64) -> bool {
-        match self.sb.find(start) {
-            Some(i) => self.sb.mark_lost(i).0,
-            None => false,
-        }
+        let Some(i) = self.sb.find(start) else {
+            return false;
+        };
+        let (newly, lost_retrans) = self.sb.mark_lost(i);
+        newly || lost_retrans
     }
 
     /// The session's retransmission timer fired: every segment not SACKed is lost
     /// (Linux `tcp_enter_loss`), and goes again as the session's slow start allows.
+    /// It counts as this connection's timeout (`TCPTimeouts`).
     pub(crate) fn session_timeout(&mut self) {
         if self.sb.is_empty() {
             return;
         }
         self.sb.mark_all_lost(true);
+        self.counters.timeouts += 1;
         self.member.timeout_high = Some(self.snd.nxt);
         self.member.timeout_first = true;
     }

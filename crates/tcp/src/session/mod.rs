@@ -132,13 +132,17 @@ pub struct Scb {
     /// In loss recovery until every transmission before this index is gone.
     recovery_point: Option<u64>,
     rto_at: Option<Instant>,
-    /// Segments the session sends beyond its window: a detected loss's
-    /// retransmission goes out at once, as fast retransmit's does.
+    /// A segment the session sends beyond its window: the first retransmission
+    /// after losses are found goes out at once, as fast retransmit's does.
     force: u32,
     last_send: Option<Instant>,
     fast_start: FastStart,
-    /// Segments sent per member: `(id, segments)`.
-    shares: Vec<(u32, u64)>,
+    /// Per member: `(id, segments sent, duplicate ACKs standing for segments
+    /// beyond its first that left the network)` — without SACK, as RFC 5681 §3.2
+    /// counts them and Linux's `tcp_add_reno_sack` does.
+    shares: Vec<(u32, u64, u32)>,
+    /// The sum of the members' standing duplicate ACKs: not outstanding.
+    reno_out: u32,
     /// A member whose grant is still open (it sent a pure ACK first).
     pending: Option<u32>,
     counters: Counters,
@@ -170,6 +174,7 @@ impl Scb {
                 ..FastStart::default()
             },
             shares: Vec::new(),
+            reno_out: 0,
             pending: None,
             counters: Counters::default(),
             lost: Vec::new(),
@@ -189,7 +194,7 @@ impl Scb {
     }
     /// Segments outstanding over all members.
     pub fn outstanding(&self) -> u32 {
-        self.tx.len()
+        self.tx.len() - self.reno_out
     }
     /// The session's smoothed RTT, once sampled.
     pub fn srtt(&self) -> Option<Duration> {
@@ -245,10 +250,8 @@ impl Scb {
     pub fn join(&mut self, id: u32, conn: &mut Connection) {
         conn.session_join();
         self.wrr.add(id, conn.config().session_weight);
-        match self.shares.iter_mut().find(|s| s.0 == id) {
-            Some(s) => s.1 = 0,
-            None => self.shares.push((id, 0)),
-        }
+        self.shares.retain(|s| s.0 != id);
+        self.shares.push((id, 0, 0));
         self.counters.session_joins += 1;
     }
 
@@ -261,6 +264,7 @@ impl Scb {
         if self.pending == Some(id) {
             self.pending = None;
         }
+        self.reno_reset(id);
         self.shares.retain(|s| s.0 != id);
         if self.tx.is_empty() {
             self.rto_at = None;
@@ -283,20 +287,29 @@ impl Scb {
         let Some(report) = conn.take_ack_report() else {
             return;
         };
-        let prior_out = self.tx.len();
+        let prior_out = self.outstanding();
         let d = self
             .tx
             .take_delivered(id, report.tsecr, |s, e| conn.session_delivered(s, e));
-        let proof = match d.proof {
-            None if report.dupack && !conn.sack_enabled() => {
-                self.tx.take_beyond_hole(id, report.una)
-            }
-            p => p,
-        };
-        match proof {
+        let sack = conn.sack_enabled();
+        match d.proof {
             Some(p) => self.tx.count_later(p),
-            None if report.dupack => self.tx.count_dup(id),
+            None if report.dupack => {
+                self.tx.count_dup(id);
+                if !sack {
+                    self.reno_dupack(id);
+                }
+            }
             None => {}
+        }
+        if d.count > 0 && !sack {
+            self.reno_acked(id, d.count);
+        }
+        if d.retrans
+            && let Some(point) = self.recovery_point
+        {
+            // NewReno's partial ACK: the next hole goes at once.
+            self.tx.partial_ack(id, report.una, point, LOSS_THRESHOLD);
         }
         if let Some(sent) = d.rtt_from {
             let (una, nxt) = (
@@ -323,10 +336,15 @@ impl Scb {
             && self.recovery_point.is_none()
             && prior_out + CWND_LIMITED_SLACK >= self.w.cwnd
         {
-            let left = cc::slow_start(&mut self.w, d.count);
-            if left > 0 || self.w.cwnd >= self.w.ssthresh {
+            // RFC 5681 §3.1 (Linux `tcp_reno_cong_avoid`): slow start below
+            // ssthresh, then one segment per window of data acknowledged.
+            let mut acked = d.count;
+            if self.w.cwnd < self.w.ssthresh {
+                acked = cc::slow_start(&mut self.w, acked);
+            }
+            if acked > 0 {
                 let per = self.w.cwnd;
-                cc::additive_increase(&mut self.w, per, left.max(1));
+                cc::additive_increase(&mut self.w, per, acked);
             }
         }
         self.detect_losses(prior_out, members);
@@ -335,10 +353,59 @@ impl Scb {
         }
     }
 
+    /// A duplicate ACK of member `id` without SACK: one more of its segments beyond
+    /// the first left the network (no more than it has beyond the first).
+    fn reno_dupack(&mut self, id: u32) {
+        let entries = self.tx.count_of(id);
+        if let Some(s) = self.shares.iter_mut().find(|s| s.0 == id)
+            && s.2 + 1 < entries
+        {
+            s.2 += 1;
+            self.reno_out += 1;
+        }
+    }
+
+    /// Member `id`'s cumulative ACK delivered `n` entries: as many standing
+    /// duplicates are spent (Linux `tcp_remove_reno_sacks`).
+    fn reno_acked(&mut self, id: u32, n: u32) {
+        if let Some(s) = self.shares.iter_mut().find(|s| s.0 == id) {
+            let spent = s.2.min(n);
+            s.2 -= spent;
+            self.reno_out -= spent;
+        }
+        self.reno_clamp(id);
+    }
+
+    /// Keeps member `id`'s standing duplicates below its entries.
+    fn reno_clamp(&mut self, id: u32) {
+        let entries = self.tx.count_of(id);
+        if let Some(s) = self.shares.iter_mut().find(|s| s.0 == id)
+            && s.2 > 0
+            && s.2 + 1 > entries
+        {
+            let cut = (s.2 + 1 - entries.max(1)).min(s.2);
+            s.2 -= cut;
+            self.reno_out -= cut;
+        }
+    }
+
+    /// Forgets member `id`'s standing duplicates.
+    fn reno_reset(&mut self, id: u32) {
+        if let Some(s) = self.shares.iter_mut().find(|s| s.0 == id) {
+            self.reno_out -= s.2;
+            s.2 = 0;
+        }
+    }
+
     /// Moves the segments with enough duplicate and later ACKs to their members'
     /// retransmission queues, and reduces the window once per window of data.
     fn detect_losses(&mut self, flight: u32, members: &mut (impl Members + ?Sized)) {
-        self.tx.take_lost(LOSS_THRESHOLD, &mut self.lost);
+        // Without SACK only a member's first outstanding segment can be judged: the
+        // receiver may hold the others out of order (see [`transmissions`]).
+        self.tx.take_lost(LOSS_THRESHOLD, &mut self.lost, |t| {
+            let c = members.conn(t.member);
+            c.sack_enabled() || t.start <= c.snd.una
+        });
         if self.lost.is_empty() {
             return;
         }
@@ -346,7 +413,7 @@ impl Scb {
         let mut failed_fast_start = false;
         for t in self.lost.drain(..) {
             if !members.conn(t.member).session_mark_lost(t.start) {
-                continue;
+                continue; // delivered meanwhile
             }
             self.counters.session_loss_detected += 1;
             if t.later > 0 {
@@ -355,7 +422,9 @@ impl Scb {
             if !self.retransmit_queue.contains(&t.member) {
                 self.retransmit_queue.push_back(t.member);
             }
-            self.force += 1;
+            // The first retransmission goes at once, as fast retransmit's does; the
+            // rest as the (reduced) window allows.
+            self.force = 1;
             failed_fast_start |= t.fast_start && self.fast_start.active;
             reduce |= self.recovery_point.is_none_or(|p| t.index >= p);
         }
@@ -394,20 +463,20 @@ impl Scb {
         now: Instant,
         members: &mut (impl Members + ?Sized),
     ) -> Option<(u32, Segment)> {
-        if let Some(id) = self.pending.take() {
-            if let Some(out) = self.transmit(id, now, members) {
-                return Some(out);
-            }
+        if let Some(id) = self.pending.take()
+            && let Some(out) = self.transmit(id, now, members)
+        {
+            return Some(out);
         }
-        if self.tx.len() >= self.w.cwnd && self.force == 0 {
+        if self.outstanding() >= self.w.cwnd && self.force == 0 {
             return None;
-        }
-        if self.tx.is_empty() {
-            self.restart_after_idle(now);
         }
         self.scratch.clear();
         loop {
             let id = self.next_member(members)?;
+            if self.tx.is_empty() {
+                self.restart_after_idle(now); // something is about to go
+            }
             if let Some(out) = self.transmit(id, now, members) {
                 return Some(out);
             }
@@ -458,11 +527,16 @@ impl Scb {
             self.fast_start.marks_left -= 1;
         }
         self.tx.push(id, start, end, tsval, now, retrans, marked);
-        if self.tx.len() > self.w.cwnd {
+        if self.outstanding() > self.w.cwnd {
             self.force = self.force.saturating_sub(1);
         }
         if let Some(s) = self.shares.iter_mut().find(|s| s.0 == id) {
             s.1 += 1;
+        }
+        if retrans {
+            // A retransmission replaced its entry: duplicates stand for no more
+            // than the member's other entries.
+            self.reno_clamp(id);
         }
         self.last_send = Some(now);
         if self.rto_at.is_none() {
@@ -483,6 +557,7 @@ impl Scb {
         if idle <= rto {
             return;
         }
+        self.last_send = Some(now); // once per idle period
         let restart = self.initial_window.min(self.w.cwnd);
         if self.fast_start.on && self.rtt.srtt().is_some() {
             // §3.4.2: after slow start the last window was doubled within its last
@@ -533,21 +608,31 @@ impl Scb {
         if self.rto_at.is_none_or(|t| t > now) {
             return;
         }
-        if self.tx.is_empty() {
+        self.scratch.clear();
+        self.tx.members_in_order(&mut self.scratch);
+        // A member with data outstanding that the list no longer holds (a segment
+        // deemed lost whose retransmission has not gone yet) times out too.
+        for id in self.wrr.ids() {
+            if !self.scratch.contains(&id) && !members.conn(id).sb.is_empty() {
+                self.scratch.push(id);
+            }
+        }
+        if self.scratch.is_empty() {
             self.rto_at = None;
             return;
         }
         self.counters.session_timeouts += 1;
-        self.counters.timeouts += 1;
-        self.w.ssthresh = (self.tx.len().min(self.w.cwnd) / 2).max(2);
+        self.w.ssthresh = (self.outstanding().min(self.w.cwnd) / 2).max(2);
         self.w.cwnd = 1;
         self.w.cwnd_cnt = 0;
         self.fast_start.active = false;
         self.fast_start.marks_left = 0;
-        self.scratch.clear();
-        self.tx.members_in_order(&mut self.scratch);
         self.tx.clear();
         self.retransmit_queue.clear();
+        for s in self.shares.iter_mut() {
+            s.2 = 0;
+        }
+        self.reno_out = 0;
         for &id in &self.scratch {
             members.conn(id).session_timeout();
             self.retransmit_queue.push_back(id);

@@ -16,8 +16,11 @@
 //! whose TSval the ACK echoes (RFC 7323 §4.3: the segment that advanced the left
 //! edge), or — without a match, as for SACKed segments, or without timestamps — the
 //! newest delivered. Every entry still outstanding that was sent before it gets one
-//! later ACK. Without SACK, a duplicate ACK of `m` proves that `m`'s next segment
-//! after the missing one arrived, and counts the same way. Millisecond timestamps alone cannot order segments sent in the same
+//! later ACK. A duplicate ACK counts for its member's first outstanding segment.
+//! Without SACK, a member's segments beyond its first may sit in the receiver's
+//! out-of-order queue, unknown to the sender, so only the first can be deemed lost
+//! (as NewReno only repairs the first); the others wait until the cumulative ACK
+//! reaches them and says whether they arrived. Millisecond timestamps alone cannot order segments sent in the same
 //! millisecond; matching the echo within `m`'s own delivered entries can.
 
 use std::collections::VecDeque;
@@ -65,6 +68,8 @@ pub struct Delivered {
     pub proof: Option<u64>,
     /// Send time of the proof, when it was not a retransmission: an RTT sample.
     pub rtt_from: Option<Instant>,
+    /// A retransmission was among them.
+    pub retrans: bool,
 }
 
 /// The ordered list.
@@ -143,6 +148,7 @@ impl Transmissions {
                 return true;
             }
             d.count += 1;
+            d.retrans |= t.retrans;
             let sample = (!t.retrans).then_some(t.sent);
             if tsecr.is_some() && t.tsval == tsecr {
                 matched = Some((t.index, sample));
@@ -157,19 +163,6 @@ impl Transmissions {
         d
     }
 
-    /// A duplicate ACK of `member` without SACK: one more of its segments beyond the
-    /// hole at `una` arrived (as RFC 5681 §3.2 counts a duplicate ACK as a segment
-    /// that left the network, and Linux's `tcp_add_reno_sack`). Takes the member's
-    /// oldest-sent entry beyond `una` as the one delivered — they arrive in the order
-    /// they were sent — and returns it as the proof.
-    pub fn take_beyond_hole(&mut self, member: u32, una: u64) -> Option<u64> {
-        let pos = self
-            .q
-            .iter()
-            .position(|t| t.member == member && t.start > una)?;
-        self.q.remove(pos).map(|t| t.index)
-    }
-
     /// One later ACK for every entry sent before `proof`.
     pub fn count_later(&mut self, proof: u64) {
         for t in self.q.iter_mut() {
@@ -180,20 +173,58 @@ impl Transmissions {
         }
     }
 
-    /// One duplicate ACK for `member`'s oldest entry.
+    /// One duplicate ACK for `member`'s first outstanding segment (the lowest in its
+    /// sequence space), unless that is a retransmission: the duplicates that follow
+    /// a retransmission come from segments sent before it (RFC 6582 §3.2: no second
+    /// fast retransmit of the same segment).
     pub fn count_dup(&mut self, member: u32) {
-        if let Some(t) = self.q.iter_mut().find(|t| t.member == member) {
+        if let Some(t) = self
+            .q
+            .iter_mut()
+            .filter(|t| t.member == member)
+            .min_by_key(|t| t.start)
+            && !t.retrans
+        {
             t.dups += 1;
         }
     }
 
-    /// Moves the entries with at least `threshold` duplicate and later ACKs to `out`.
-    pub fn take_lost(&mut self, threshold: u32, out: &mut Vec<Tx>) {
+    /// A partial ACK (RFC 6582 §3.2 step 3): a retransmission of `member` arrived
+    /// and its cumulative ACK stops at `una`, where a segment sent before the
+    /// reduction at `before` still waits. That segment is lost: it gets the full
+    /// `threshold` of evidence. Returns whether one did.
+    pub fn partial_ack(&mut self, member: u32, una: u64, before: u64, threshold: u32) -> bool {
+        match self
+            .q
+            .iter_mut()
+            .find(|t| t.member == member && t.start == una && t.index < before && !t.retrans)
+        {
+            Some(t) => {
+                t.dups = t.dups.max(threshold);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Entries of `member` outstanding.
+    pub fn count_of(&self, member: u32) -> u32 {
+        self.q.iter().filter(|t| t.member == member).count() as u32
+    }
+
+    /// Moves the entries with at least `threshold` duplicate and later ACKs that
+    /// `judge` lets be deemed lost to `out`.
+    pub fn take_lost(
+        &mut self,
+        threshold: u32,
+        out: &mut Vec<Tx>,
+        mut judge: impl FnMut(&Tx) -> bool,
+    ) {
         if !self.q.iter().any(|t| t.evidence() >= threshold) {
             return;
         }
         self.q.retain(|t| {
-            if t.evidence() >= threshold {
+            if t.evidence() >= threshold && judge(t) {
                 out.push(*t);
                 false
             } else {
