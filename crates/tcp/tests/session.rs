@@ -6,7 +6,7 @@
 //! round-robin order, and join and leave; every test checks that every byte
 //! arrives, once and in order.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use bytes::Bytes;
 use gentle_tcp::session::Scb;
@@ -51,7 +51,7 @@ struct Net {
     to_client: VecDeque<(u64, usize, Segment)>,
     to_server: VecDeque<(u64, usize, Segment)>,
     log: Vec<Sent>,
-    nth: HashMap<(usize, u64), u32>,
+    nth: BTreeMap<(usize, u64), u32>,
     drop: Box<dyn FnMut(&Sent) -> bool>,
     /// Checked after every step: outstanding ≤ window (plus a forced retransmission).
     max_over_window: u32,
@@ -105,7 +105,7 @@ impl Net {
             to_client: VecDeque::new(),
             to_server: VecDeque::new(),
             log: Vec::new(),
-            nth: HashMap::new(),
+            nth: BTreeMap::new(),
             drop: Box::new(|_| false),
             max_over_window: 0,
         }
