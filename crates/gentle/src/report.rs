@@ -287,6 +287,7 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
         if run.variants.iter().any(|v| v.counters.session_joins > 0) {
             let c = |v: &VariantResult| v.counters;
             out += &row("session joins", &|v| c(v).session_joins.to_string());
+            out += &row("  segments sent", &|v| c(v).session_segs.to_string());
             out += &row("  losses found", &|v| {
                 c(v).session_loss_detected.to_string()
             });

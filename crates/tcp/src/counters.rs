@@ -184,6 +184,9 @@ counters! {
     /// Connections that joined a TCP session (`fast-start-and-sessions.txt` §7.3,
     /// `session_addconn`).
     session_joins => "SessionJoins",
+    /// Segments a connection sent on its session's grants: its share of the
+    /// session's sending (§6.2's scheduler), connection by connection.
+    session_segs => "SessionSegs",
     /// Losses a TCP session detected and repaired from duplicate and later ACKs
     /// (§6.1, §7.3), counted once per lost segment ...
     session_loss_detected => "SessionLossDetected",

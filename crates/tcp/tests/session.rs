@@ -384,6 +384,13 @@ fn round_robin_follows_the_weights_and_their_changes() {
     let first: Vec<usize> = net.originals().take(80).map(|s| s.member).collect();
     let b = first.iter().filter(|&&m| m == 1).count();
     assert!((59..=61).contains(&b), "weight 3 of 4 took {b} of 80");
+    // Each connection counts its share, as the session does.
+    for m in 0..2 {
+        assert_eq!(
+            net.servers[m].counters().session_segs,
+            net.scb().sent_by(m as u32)
+        );
+    }
     // Per packet: the weight-1 member is never kept waiting more than 3 segments.
     let longest_b_run = first.split(|&m| m == 0).map(|run| run.len()).max().unwrap();
     assert!(longest_b_run <= 3, "{first:?}");

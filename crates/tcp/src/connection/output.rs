@@ -51,6 +51,7 @@ impl Connection {
         if !seg.payload.is_empty() || seg.flags.fin() {
             if self.member.on {
                 self.session_revoke(); // the grant is used
+                self.counters.session_segs += 1;
             }
             // Linux `tcp_in_cwnd_reduction`: PRR counts what is sent in CWR too.
             if matches!(self.ca.state, CaState::Recovery | CaState::Cwr) {

@@ -28,6 +28,10 @@
 //!   a convenient location to cache the information needed for fast start"): the
 //!   window of §3.4.2, with the segments beyond a normal restart marked low priority
 //!   (§3.3), and a loss among them ends the fast start without penalty (§3.4.4).
+//!   The paper left this integration as future work (§7, §10); here the session's
+//!   fast start is not paced (§3.4.3) and has no reset timer of its own: its
+//!   window goes out as the members have data, and the session's retransmission
+//!   timer backs it up.
 //!   Without fast start an idle session restarts as RFC 2861 and Linux's
 //!   `tcp_cwnd_restart` do. The host keeps the SCB after its last member leaves.
 //!
