@@ -445,3 +445,30 @@ fn join_and_leave() {
     assert!(!net.servers[1].in_session());
     assert!(scb.members().all(|m| m != 1));
 }
+
+#[test]
+fn members_give_up_when_the_path_dies() {
+    // Everything after 300 ms is lost: the session's timer backs off, and after
+    // `max_retries` timeouts the members with data outstanding abort with a reset,
+    // as a lone connection does.
+    let mut net = Net::new(&[40_000; 2], &[], false);
+    let mut cfg3 = cfg();
+    cfg3.max_retries = 3;
+    net.scb = Some({
+        let mut scb = Scb::new(&cfg3);
+        for (i, s) in net.servers.iter_mut().enumerate() {
+            scb.join(i as u32, s);
+        }
+        scb
+    });
+    net.drop = Box::new(|s: &Sent| s.t.as_nanos() >= 300_000_000);
+    net.pump();
+    while net.step() {}
+    assert_eq!(net.scb().counters().session_timeouts, 3);
+    for s in &net.servers {
+        assert!(s.is_closed());
+        assert_eq!(s.close_reason(), Some(gentle_tcp::CloseReason::TimedOut));
+        assert_eq!(s.counters().aborts, 1);
+    }
+    assert!(net.scb().poll_timeout().is_none());
+}

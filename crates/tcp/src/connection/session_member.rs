@@ -13,8 +13,9 @@
 //! own window, retransmission timer, tail loss probe, early retransmit, RACK and
 //! fast start stand idle: the session's stand in for them.
 
-use super::Connection;
 use super::timer_table::Timer;
+use super::{CloseReason, Connection};
+use crate::time::Instant;
 use crate::trace::{RetransKind, State};
 
 /// Membership state.
@@ -157,6 +158,14 @@ impl Connection {
         self.counters.timeouts += 1;
         self.member.timeout_high = Some(self.snd.nxt);
         self.member.timeout_first = true;
+    }
+
+    /// The session's timer fired too often in a row (Linux `tcp_retries2`): the
+    /// connection gives up, with a reset, as its own timer would have.
+    pub(crate) fn session_give_up(&mut self, now: Instant) {
+        self.counters.aborts += 1;
+        self.ctl.rst_pending = true;
+        self.enter_closed(now, CloseReason::TimedOut);
     }
 
     /// The session reduced its window on this connection's ECE: the next new data

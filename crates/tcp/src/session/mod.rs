@@ -128,6 +128,8 @@ struct FastStart {
 pub struct Scb {
     w: Window,
     initial_window: u32,
+    /// Timeouts in a row before the members give up (Linux `tcp_retries2`).
+    max_retries: u32,
     rtt: RttEstimator,
     tx: Transmissions,
     wrr: Wrr,
@@ -165,6 +167,7 @@ impl Scb {
                 cwnd_cnt: 0,
             },
             initial_window: cfg.initial_window.max(1),
+            max_retries: cfg.max_retries,
             rtt: RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
             tx: Transmissions::default(),
             wrr: Wrr::default(),
@@ -607,7 +610,8 @@ impl Scb {
     /// The retransmission timer (§7.3: "If such data-driven loss detection fails,
     /// the session's retransmission timer will fire eventually, causing the session
     /// to initiate slow start with `cwnd` set to 1 segment"): every member's
-    /// outstanding segments are lost and go again, oldest member first.
+    /// outstanding segments are lost and go again, oldest member first. After
+    /// `max_retries` timeouts with nothing delivered, those members give up.
     pub fn handle_timeout(&mut self, now: Instant, members: &mut (impl Members + ?Sized)) {
         if self.rto_at.is_none_or(|t| t > now) {
             return;
@@ -622,6 +626,21 @@ impl Scb {
             }
         }
         if self.scratch.is_empty() {
+            self.rto_at = None;
+            return;
+        }
+        if self.rtt.backoff >= self.max_retries {
+            // Nothing has come back through max_retries timeouts: the members with
+            // data outstanding give up, as a connection would.
+            for &id in &self.scratch {
+                members.conn(id).session_give_up(now);
+            }
+            self.tx.clear();
+            self.retransmit_queue.clear();
+            self.reno_out = 0;
+            for s in self.shares.iter_mut() {
+                s.2 = 0;
+            }
             self.rto_at = None;
             return;
         }
