@@ -1,7 +1,8 @@
 //! The `gentle` command's library: scenario files, the parallel runner, reports,
-//! plots (CDFs and time-sequence graphs), the built-in experiment catalogue and the
-//! benchmark.
+//! plots (CDFs and time-sequence graphs), the built-in experiment catalogue, the
+//! benchmark, and the analysis of captures.
 
+pub mod analyze;
 pub mod bench;
 pub mod catalogue;
 pub mod checks;

@@ -69,6 +69,38 @@ enum Cmd {
         #[command(flatten)]
         opts: RunArgs,
     },
+    /// Tag the packets, flows and exchanges of a pcap or pcapng capture: retransmission
+    /// causes, losses by position in a burst, reordering, bufferbloat, policing, and
+    /// the response times and figures of the paper's §2.
+    Analyze {
+        /// The capture (pcap or pcapng; Ethernet, raw IP, Linux cooked v1/v2, VLAN).
+        capture: PathBuf,
+        /// The server's address (default: the end that answered the SYN, or else
+        /// the lower port).
+        #[arg(long, value_name = "IP")]
+        server: Option<std::net::IpAddr>,
+        /// The server's port.
+        #[arg(long, value_name = "PORT")]
+        server_port: Option<u16>,
+        /// The capture was taken at the client, not the server.
+        #[arg(long)]
+        client_side: bool,
+        /// Print one JSON document on stdout instead of the report.
+        #[arg(long)]
+        json: bool,
+        /// Write every packet with its tags to FILE (CSV).
+        #[arg(long, value_name = "FILE")]
+        tags: Option<PathBuf>,
+        /// Write the report, JSON, records CSV and figures into DIR.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Replace existing results (--out) or tags file.
+        #[arg(long)]
+        force: bool,
+        /// Flows listed in the report.
+        #[arg(long, default_value_t = 20)]
+        flows: usize,
+    },
     /// Measure the simulator's speed.
     Bench {
         /// Print JSON.
@@ -297,6 +329,38 @@ fn main() -> ExitCode {
             out,
             force,
         } => plot_command(&kind, &trace, &out, force),
+        Cmd::Analyze {
+            capture,
+            server,
+            server_port,
+            client_side,
+            json,
+            tags,
+            out,
+            force,
+            flows,
+        } => {
+            interrupt::install();
+            let opts = gentle_analyze::Options {
+                server,
+                server_port,
+                point: if client_side {
+                    gentle_analyze::CapturePoint::Client
+                } else {
+                    gentle_analyze::CapturePoint::Server
+                },
+                keep_retransmissions: false,
+            };
+            ExitCode::from(gentle::analyze::command(gentle::analyze::Args {
+                capture,
+                opts,
+                json,
+                tags,
+                out,
+                force,
+                flows,
+            }))
+        }
         Cmd::Bench { json, full } => {
             let r = bench::run(full);
             if json {

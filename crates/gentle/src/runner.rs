@@ -251,7 +251,7 @@ pub fn run_trial(scn: &Scenario, variant: &Variant, seed: u64, trial: u64) -> Tr
 }
 
 /// Runs one trial of one variant with the observers `observe` asks for that trial.
-fn run_trial_observed(
+pub fn run_trial_observed(
     scn: &Scenario,
     variant: &Variant,
     seed: u64,

@@ -35,5 +35,5 @@ pub use config::{
 pub use connection::{CloseReason, Connection, PathMetrics};
 pub use counters::Counters;
 pub use time::Instant;
-pub use trace::{CaState, Event, State, Traced};
+pub use trace::{CaState, Event, RetransKind, State, Traced};
 pub use wire::{Ecn, Flags, Options, Segment};

@@ -76,6 +76,10 @@ pub enum TimerKind {
 pub enum RetransKind {
     /// Sent in Recovery.
     Fast,
+    /// The first retransmission of a recovery entered on fewer than three
+    /// duplicates (Early Retransmit, RFC 5827; RACK, RFC 8985 §6.2; FACK's head
+    /// timeout); the rest of that recovery's retransmissions are `Fast`.
+    Early,
     /// The first retransmission after a timeout.
     Timeout,
     /// Further retransmissions in Loss.

@@ -1,10 +1,12 @@
 //! Every picture gentle draws, as PNG and SVG, in one style (the embedded font, the
 //! paper-like palette, ticks without a needless ".0"): the CDF of a run's response
 //! times (`cdf`), mean ± standard deviation against a swept parameter
-//! (`error_bars`), and time-sequence graphs (`tsg`).
+//! (`error_bars`), time-sequence graphs (`tsg`), and line charts in panels
+//! (`lines`).
 
 mod cdf;
 mod error_bars;
+mod lines;
 mod tsg;
 
 use std::sync::Once;
@@ -13,6 +15,7 @@ use plotters::prelude::*;
 
 pub use cdf::cdf;
 pub use error_bars::{Panel, Series, error_bars};
+pub use lines::{Line, LinePanel, lines};
 pub use tsg::tsg;
 
 /// DejaVu Sans (Bitstream Vera license, see assets/DejaVuSans.LICENSE), embedded so

@@ -3,6 +3,7 @@
 //! runs the points of `reactive-table1` and two catalogue scenarios with the four
 //! Linux generations as variants.
 
+pub mod analyze_accuracy;
 pub mod corrective_pages;
 pub mod corrective_table5;
 pub mod fast_start;
@@ -50,6 +51,7 @@ pub const SWEEPS: &[(&str, Builtin)] = &[
 pub const SCENARIOS: &[(&str, Builtin)] = &[
     ("fast-start-table1", fast_start::TABLE1),
     ("sessions-bulk", sessions::BULK),
+    ("analyze-accuracy", analyze_accuracy::FILE),
 ];
 
 /// Runs every point of a sweep at its full or `--quick` size, in order, handing
@@ -306,6 +308,16 @@ fn fast_start_table2(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value
     ))
 }
 
+fn analyze_accuracy(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    let scn = analyze_accuracy::FILE.sweep().points.remove(0).scenario;
+    let trials = if args.quick { scn.quick_trials } else { scn.trials };
+    let ms = analyze_accuracy::run(trials);
+    Ok((
+        analyze_accuracy::text(&ms, trials),
+        serde_json::json!({ "experiment": "analyze-accuracy", "trials": trials, "variants": ms }),
+    ))
+}
+
 fn sessions_fig8(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
     let pts = sessions::run_fig8(args.quick);
     if let Some(st) = args.out {
@@ -404,6 +416,11 @@ pub const PROGRAMS: &[Program] = &[
         name: "linux-eras",
         summary: "NewReno, Linux 2.6, 3.10 and 6 (RACK-TLP) on Table 1's tail losses, the er-reordering path and demo-tail-loss: how each loss was repaired, and the latency",
         run: linux_eras,
+    },
+    Program {
+        name: "analyze-accuracy",
+        summary: "gentle analyze against the truth: retransmission causes inferred from server-side captures of every profile, next to the engine's trace (confusion matrices)",
+        run: analyze_accuracy,
     },
 ];
 

@@ -276,7 +276,11 @@ impl Connection {
             }
             _ => {
                 self.counters.fast_retrans += 1;
-                RetransKind::Fast
+                if std::mem::take(&mut self.ca.early_entry) {
+                    RetransKind::Early
+                } else {
+                    RetransKind::Fast
+                }
             }
         };
         self.counters.retrans_segs += 1;

@@ -33,6 +33,10 @@ pub(crate) struct CaMachine {
     pub force_retransmit: bool,
     /// The next retransmission in Loss is the timeout's own.
     pub loss_first_retrans: bool,
+    /// The recovery just entered began on fewer than three duplicates (Early
+    /// Retransmit, RACK's time-based marking, FACK's head timeout): its first
+    /// retransmission is traced as `early`.
+    pub early_entry: bool,
 }
 
 impl CaMachine {
@@ -44,6 +48,7 @@ impl CaMachine {
             start_pipe: 0,
             force_retransmit: false,
             loss_first_retrans: false,
+            early_entry: false,
         }
     }
 }
@@ -142,6 +147,9 @@ impl Connection {
         self.ca.high_seq = self.snd.nxt;
         self.cong.w.cwnd_cnt = 0;
         self.ca.start_pipe = self.sb.pipe();
+        // RFC 5681 §3.2's threshold of three duplicates; `sacked_out` counts SACKed
+        // segments, or duplicate ACKs without SACK (Linux `tcp_add_reno_sack`).
+        self.ca.early_entry = self.sb.sacked_out < 3;
         let start = RecoveryStart {
             prior_cwnd: self.undo.prior_cwnd,
             pipe: self.sb.pipe(),
@@ -234,6 +242,7 @@ impl Connection {
         self.undo.retrans = 0;
         self.ca.high_seq = self.snd.nxt;
         self.ca.loss_first_retrans = true;
+        self.ca.early_entry = false;
         self.loss.reordering = self.loss.reordering.min(self.cfg.dupthresh);
         self.frto_on_timeout(first_timeout);
         self.set_ca(now, CaState::Loss);

@@ -1,0 +1,669 @@
+//! A TCP flow: its two senders, its bursts, its application exchanges, and the
+//! per-flow signatures computed when it ends.
+
+use std::net::SocketAddr;
+
+use serde::Serialize;
+
+use crate::cause::{Cause, CauseCounts};
+use crate::decode::{Segment, flags};
+use crate::exchange::{Exchange, Exchanges};
+use crate::figures::Figures;
+use crate::sender::{AckKind, DataKind, HostHabits, Sender};
+use crate::tags::{Tag, Tags};
+
+/// `gentle-aggression-sigcomm13.txt` §2: "a burst [is] a sequence of packets where the
+/// server sends each packet at most 500 µs after the previous one".
+pub use crate::sender::BURST_GAP_NS;
+/// Bufferbloat: the flow's 95th-percentile RTT is at least twice its minimum, and at
+/// least this much above it.
+pub const BLOAT_MIN_INFLATION_NS: u64 = 50_000_000;
+/// Policing: at least this many losses, ...
+pub const POLICE_MIN_LOSSES: usize = 5;
+/// ... with the RTT at most this much above its minimum (drops without a queue), ...
+pub const POLICE_MAX_INFLATION: f64 = 1.25;
+/// ... and the delivery rate, sampled over intervals of four minimum RTTs, varying by
+/// less than this coefficient of variation.
+pub const POLICE_MAX_CV: f64 = 0.25;
+
+/// Which side the capture was taken on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapturePoint {
+    /// At (or next to) the server: its packets' times are when it sent them.
+    #[default]
+    Server,
+    /// At the client: ACKs reach the server about one minimum RTT after the capture
+    /// saw them, so their times are moved by that much before inference.
+    Client,
+}
+
+/// Where a flow is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Closed {
+    /// Both FINs acknowledged.
+    Fin,
+    /// A reset.
+    Rst,
+    /// Still open when the capture ended (or idle too long).
+    Open,
+}
+
+/// A recovery episode in the report.
+#[derive(Clone, Debug, Serialize)]
+pub struct EpisodeReport {
+    /// Start, ms from the flow's first packet.
+    pub start_ms: f64,
+    /// Duration, ms (until the ACK covering what was outstanding at its start).
+    pub duration_ms: Option<f64>,
+    /// Cause of its first retransmission.
+    pub cause: Cause,
+    /// Retransmissions in it.
+    pub retransmissions: u32,
+}
+
+/// The per-flow signatures.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowReport {
+    /// Flow number, in order of first packet.
+    pub id: u32,
+    /// Server address and port.
+    pub server: String,
+    /// Client address and port.
+    pub client: String,
+    /// First packet, ns (capture clock).
+    pub start_ns: u64,
+    /// First to last packet, ms.
+    pub duration_ms: f64,
+    /// How it ended.
+    pub closed: Closed,
+    /// SYN-ACK to the handshake's ACK (or SYN to SYN-ACK on the client side), ms.
+    pub handshake_rtt_ms: Option<f64>,
+    /// The server's RTT samples: minimum, smoothed (last), 95th percentile, ms.
+    pub rtt_min_ms: Option<f64>,
+    /// Smoothed RTT at the end, ms.
+    pub srtt_ms: Option<f64>,
+    /// 95th-percentile RTT sample, ms.
+    pub rtt_p95_ms: Option<f64>,
+    /// Packets, both directions.
+    pub packets: u64,
+    /// Server data packets (originals and retransmissions).
+    pub data_packets: u64,
+    /// Payload bytes of new data, server to client.
+    pub bytes_to_client: u64,
+    /// Payload bytes of new data, client to server.
+    pub bytes_to_server: u64,
+    /// The server's retransmissions by cause.
+    pub retransmissions: CauseCounts,
+    /// The client's retransmissions by cause (as far as the capture point allows).
+    pub client_retransmissions: CauseCounts,
+    /// SYN retransmissions (both ends).
+    pub syn_retransmissions: u32,
+    /// Duplicate ACKs from the client.
+    pub dup_acks: u32,
+    /// ACKs carrying SACK blocks from the client.
+    pub sack_acks: u32,
+    /// DSACKs from the client.
+    pub dsacks: u32,
+    /// Window updates from the client.
+    pub window_updates: u32,
+    /// Zero-window advertisements from the client.
+    pub zero_windows: u32,
+    /// Corrective packets (ENCODED).
+    pub corrective: u32,
+    /// Proactive copies.
+    pub proactive_copies: u32,
+    /// Fast start packets.
+    pub fast_start: u32,
+    /// Packets marked CE.
+    pub ecn_ce: u32,
+    /// Server bursts (§2).
+    pub bursts: u32,
+    /// Server transmissions lost (retransmitted and not shown unnecessary).
+    pub losses: u32,
+    /// Bursts with at least one loss.
+    pub lossy_bursts: u32,
+    /// Losses at the tail, repaired by a probe or a timeout.
+    pub tail_losses: u32,
+    /// Measured RTO over the smoothed RTT, for each timeout (Figure 2).
+    pub rto_over_rtt: Vec<f64>,
+    /// Reordering events: data acknowledged after later data was SACKed, never
+    /// resent.
+    pub reordering_events: u32,
+    /// Largest reordering extent, segments.
+    pub reordering_max: u32,
+    /// 95th-percentile RTT over the minimum, ms.
+    pub rtt_inflation_ms: Option<f64>,
+    /// RTT inflation large enough to call bufferbloat.
+    pub bufferbloat: bool,
+    /// The flat delivery rate losses held the flow to, kbit/s, when it looks policed.
+    pub policed_kbps: Option<f64>,
+    /// Recovery episodes.
+    pub recoveries: Vec<EpisodeReport>,
+    /// Request/response exchanges.
+    pub exchanges: Vec<Exchange>,
+    /// Packets missing from the capture (sequence gaps).
+    pub capture_gaps: u32,
+    /// The server's retransmissions one by one (kept with
+    /// [`crate::Options::keep_retransmissions`]); `seq` counts from the first data
+    /// byte as 0.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub retransmission_log: Vec<crate::sender::Retransmission>,
+    /// Server and client ports.
+    #[serde(skip)]
+    pub ports: (u16, u16),
+    /// Probe-or-timeout guesses the host's habits had not settled when the flow
+    /// ended; the analyser settles them at the end of the capture.
+    #[serde(skip)]
+    pub unsettled: Vec<Unsettled>,
+}
+
+/// A lone segment's probe-or-timeout, guessed, and where the guess was counted.
+#[derive(Clone, Copy, Debug)]
+pub struct Unsettled {
+    /// Index in the server's retransmissions (and the log, when kept).
+    pub log: usize,
+    /// The exchange it was counted in.
+    pub exchange: Option<usize>,
+    /// The recovery episode it began.
+    pub episode: Option<usize>,
+    /// The guess.
+    pub guess: Cause,
+}
+
+impl FlowReport {
+    /// Settles the guesses: lone-segment timer retransmissions were probes or not.
+    pub fn settle(&mut self, probes: bool) {
+        let to = if probes { Cause::Probe } else { Cause::Timeout };
+        for u in std::mem::take(&mut self.unsettled) {
+            if u.guess == to {
+                continue;
+            }
+            self.retransmissions.revise(u.guess, to);
+            if let Some(e) = u.exchange.and_then(|i| self.exchanges.get_mut(i)) {
+                e.retransmissions.revise(u.guess, to);
+            }
+            if let Some(e) = u.episode.and_then(|i| self.recoveries.get_mut(i)) {
+                e.cause = to;
+            }
+            if let Some(r) = self.retransmission_log.get_mut(u.log) {
+                r.cause = to;
+                r.ambiguous = false;
+            }
+        }
+    }
+}
+
+/// Running mean and variance (Welford).
+#[derive(Clone, Copy, Debug, Default)]
+struct Welford {
+    n: u64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Welford {
+    fn add(&mut self, x: f64) {
+        self.n += 1;
+        let d = x - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (x - self.mean);
+    }
+    fn cv(&self) -> Option<f64> {
+        (self.n >= 4 && self.mean > 0.0)
+            .then(|| (self.m2 / (self.n - 1) as f64).sqrt() / self.mean)
+    }
+}
+
+/// One flow under way.
+#[derive(Debug)]
+pub struct Flow {
+    id: u32,
+    server: SocketAddr,
+    client: SocketAddr,
+    start_ns: u64,
+    last_ns: u64,
+    srv: Sender,
+    cli: Sender,
+    packets: u64,
+    data_packets: u64,
+    syn_retrans: u32,
+    syn_seen: [bool; 2],
+    synack_ns: Option<u64>,
+    syn_ns: Option<u64>,
+    handshake_rtt: Option<u64>,
+    fin: [Option<u64>; 2],
+    rst: bool,
+    dup_acks: u32,
+    sack_acks: u32,
+    dsacks: u32,
+    window_updates: u32,
+    zero_windows: u32,
+    corrective: u32,
+    copies: u32,
+    fast_start: u32,
+    ce: u32,
+    pos: u16,
+    burst_lens: Vec<u16>,
+    last_srv_data_ns: Option<u64>,
+    exchanges: Exchanges,
+    rate: Welford,
+    rate_from: Option<(u64, u64)>,
+    point: CapturePoint,
+}
+
+/// Which way a packet goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// Server to client.
+    ToClient,
+    /// Client to server.
+    ToServer,
+}
+
+impl Flow {
+    /// A flow whose first packet is at `t`.
+    pub fn new(id: u32, server: SocketAddr, client: SocketAddr, t: u64, point: CapturePoint) -> Self {
+        Flow {
+            id,
+            server,
+            client,
+            start_ns: t,
+            last_ns: t,
+            srv: Sender::default(),
+            cli: Sender::default(),
+            packets: 0,
+            data_packets: 0,
+            syn_retrans: 0,
+            syn_seen: [false; 2],
+            synack_ns: None,
+            syn_ns: None,
+            handshake_rtt: None,
+            fin: [None; 2],
+            rst: false,
+            dup_acks: 0,
+            sack_acks: 0,
+            dsacks: 0,
+            window_updates: 0,
+            zero_windows: 0,
+            corrective: 0,
+            copies: 0,
+            fast_start: 0,
+            ce: 0,
+            pos: 0,
+            burst_lens: Vec::new(),
+            last_srv_data_ns: None,
+            exchanges: Exchanges::default(),
+            rate: Welford::default(),
+            rate_from: None,
+            point,
+        }
+    }
+
+    /// The flow's number.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The relative sequence number of `seq` sent in direction `dir` (the ISN is 0,
+    /// the first data byte 1).
+    pub fn rel_seq(&self, dir: Dir, seq: u32) -> u64 {
+        match dir {
+            Dir::ToClient => self.srv.offset(seq) + 1,
+            Dir::ToServer => self.cli.offset(seq) + 1,
+        }
+    }
+
+    /// The time the flow last saw a packet.
+    pub fn last_ns(&self) -> u64 {
+        self.last_ns
+    }
+
+    /// Whether the flow has ended (both FINs acknowledged, or a reset).
+    pub fn finished(&self) -> bool {
+        self.rst
+            || matches!(self.fin, [Some(a), Some(b)]
+                if self.srv.una > a && self.cli.una > b)
+    }
+
+    /// One packet of this flow. Returns its tags and, for a retransmission, its
+    /// cause.
+    pub fn packet(&mut self, seg: &Segment, payload: &[u8], dir: Dir, habits: &mut HostHabits) -> (Tags, Option<Cause>) {
+        let t = seg.ts_ns;
+        self.last_ns = t;
+        self.packets += 1;
+        let mut tags = Tags::default();
+        let mut cause = None;
+        if seg.ecn == 3 {
+            self.ce += 1;
+            tags.add(Tag::Ce);
+        }
+        if seg.has(flags::RST) {
+            self.rst = true;
+            tags.add(Tag::Rst);
+        }
+        // The client-side capture sees the client's packets a minimum RTT before the
+        // server does (one way there, and the server's answer one way back).
+        let rx_shift = match self.point {
+            CapturePoint::Server => 0,
+            CapturePoint::Client => self.srv.rtt.min_or(self.handshake_rtt.unwrap_or(0)),
+        };
+        let (me, peer) = match dir {
+            Dir::ToClient => (&mut self.srv, &mut self.cli),
+            Dir::ToServer => (&mut self.cli, &mut self.srv),
+        };
+        let side = (dir == Dir::ToServer) as usize;
+        if seg.has(flags::SYN) {
+            tags.add(Tag::Syn);
+            if self.syn_seen[side] {
+                self.syn_retrans += 1;
+                tags.add(Tag::SynRetransmission);
+            }
+            self.syn_seen[side] = true;
+            me.on_syn(seg.seq);
+            if seg.has(flags::ACK) {
+                self.synack_ns.get_or_insert(t);
+                if self.point == CapturePoint::Client
+                    && let Some(s) = self.syn_ns
+                {
+                    self.handshake_rtt.get_or_insert(t.saturating_sub(s));
+                }
+                // SACK is in use when the SYN-ACK permits it (RFC 2018 §2: only
+                // in answer to a SYN that did).
+                if seg.opts.sack_permitted {
+                    me.sack_ok = true;
+                    peer.sack_ok = true;
+                }
+            } else {
+                self.syn_ns.get_or_insert(t);
+            }
+        }
+        // The ACK side: what this packet says of the other direction's data.
+        if seg.has(flags::ACK) {
+            if self.point == CapturePoint::Server
+                && dir == Dir::ToServer
+                && self.handshake_rtt.is_none()
+                && !seg.has(flags::SYN)
+                && let Some(sa) = self.synack_ns
+            {
+                self.handshake_rtt = Some(t.saturating_sub(sa));
+            }
+            let shift = if dir == Dir::ToServer { rx_shift } else { 0 };
+            let k: AckKind = peer.on_ack(
+                t + shift,
+                seg.ack,
+                seg.window,
+                seg.len > 0,
+                seg.opts.sack_blocks(),
+                seg.opts.ts.map(|t| t.1),
+            );
+            if k.duplicate {
+                tags.add(Tag::DupAck);
+            }
+            if k.sack {
+                tags.add(Tag::Sack);
+            }
+            if k.dsack {
+                tags.add(Tag::Dsack);
+            }
+            if k.window_update {
+                tags.add(Tag::WindowUpdate);
+            }
+            if k.undid {
+                tags.add(Tag::UndoesRetransmission);
+            }
+            if k.reordering.is_some() {
+                tags.add(Tag::Reordering);
+            }
+            if seg.window == 0 && !seg.has(flags::SYN) && !seg.has(flags::RST) {
+                tags.add(Tag::ZeroWindow);
+            }
+            if dir == Dir::ToServer {
+                self.dup_acks += k.duplicate as u32;
+                self.sack_acks += k.sack as u32;
+                self.dsacks += k.dsack as u32;
+                self.window_updates += k.window_update as u32;
+                self.zero_windows += tags.has(Tag::ZeroWindow) as u32;
+                if k.advanced {
+                    self.on_server_progress(t);
+                }
+            }
+        }
+        // The data side.
+        if seg.has(flags::COPY) {
+            self.copies += 1;
+            tags.add(Tag::ProactiveCopy);
+            return (tags, None);
+        }
+        if seg.has(flags::FAST_START) {
+            self.fast_start += 1;
+            tags.add(Tag::FastStart);
+        }
+        if seg.opts.corrective_encoded {
+            self.corrective += 1;
+            tags.add(Tag::Corrective);
+            return (tags, None);
+        }
+        let (me, _) = match dir {
+            Dir::ToClient => (&mut self.srv, &mut self.cli),
+            Dir::ToServer => (&mut self.cli, &mut self.srv),
+        };
+        let data_len = seg.len + seg.has(flags::FIN) as u32;
+        if data_len > 0 && !seg.has(flags::SYN) {
+            if seg.has(flags::FIN) {
+                let end = me.offset(seg.seq) + data_len as u64 - 1;
+                self.fin[side].get_or_insert(end);
+                tags.add(Tag::Fin);
+            }
+            let (burst, pos) = if dir == Dir::ToClient {
+                self.data_packets += 1;
+                self.place_in_burst(t)
+            } else {
+                (0, 0)
+            };
+            let me = match dir {
+                Dir::ToClient => &mut self.srv,
+                Dir::ToServer => &mut self.cli,
+            };
+            let before = me.nxt;
+            let kind = me.on_data(t, seg.seq, data_len, seg.opts.ts.map(|t| t.0), burst, pos, habits);
+            let new_bytes = me.nxt.saturating_sub(before);
+            match kind {
+                DataKind::Original => tags.add(Tag::Original),
+                DataKind::Retransmission(c) => {
+                    tags.add(Tag::Retransmission);
+                    cause = Some(c);
+                }
+            }
+            if seg.len > 0 {
+                let payload_new = new_bytes.min(seg.len as u64);
+                self.exchanges.data(dir, t, payload_new, payload);
+            }
+        }
+        (tags, cause)
+    }
+
+    /// The server's data was acknowledged further at `t`.
+    fn on_server_progress(&mut self, t: u64) {
+        if self.srv.una >= self.srv.nxt {
+            self.exchanges.response_acked(t);
+        }
+        // Delivery-rate samples after the first loss, for the policing signature.
+        if self.srv.lost.is_empty() {
+            return;
+        }
+        let Some(min) = self.srv.rtt.min_checked() else {
+            return;
+        };
+        let interval = (4 * min).max(20_000_000);
+        match self.rate_from {
+            None => self.rate_from = Some((t, self.srv.una)),
+            Some((t0, u0)) if t >= t0 + interval => {
+                let bits = (self.srv.una - u0) as f64 * 8.0;
+                self.rate.add(bits / ((t - t0) as f64 / 1e9));
+                self.rate_from = Some((t, self.srv.una));
+            }
+            _ => {}
+        }
+    }
+
+    fn place_in_burst(&mut self, t: u64) -> (u32, u16) {
+        let same = self
+            .last_srv_data_ns
+            .is_some_and(|l| t.saturating_sub(l) <= BURST_GAP_NS);
+        self.last_srv_data_ns = Some(t);
+        if same && !self.burst_lens.is_empty() {
+            self.pos = self.pos.saturating_add(1);
+            let b = self.burst_lens.len() - 1;
+            self.burst_lens[b] = self.burst_lens[b].saturating_add(1);
+        } else {
+            self.burst_lens.push(1);
+            self.pos = 1;
+        }
+        ((self.burst_lens.len() - 1) as u32, self.pos)
+    }
+
+    /// Ends the flow: computes its signatures and adds it to the figures; with
+    /// `keep_log`, the report lists every server retransmission.
+    pub fn finish(mut self, figs: &mut Figures, keep_log: bool, habits: HostHabits) -> FlowReport {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        self.srv.settle(habits);
+        let srv = &self.srv;
+        // Losses: transmissions retransmitted and not shown unnecessary.
+        let mut per_burst: Vec<u16> = vec![0; self.burst_lens.len()];
+        let mut losses = 0u32;
+        for &(b, pos, rec) in &srv.lost {
+            if srv.retrans[rec as usize].spurious.is_some() {
+                continue;
+            }
+            losses += 1;
+            if let (Some(n), Some(&len)) = (per_burst.get_mut(b as usize), self.burst_lens.get(b as usize)) {
+                *n += 1;
+                figs.loss_at(len, pos);
+            }
+        }
+        for (&len, &lost) in self.burst_lens.iter().zip(&per_burst) {
+            figs.burst(len, lost);
+        }
+        let lossy_bursts = per_burst.iter().filter(|&&n| n > 0).count() as u32;
+        for &r in &srv.rto_over_rtt {
+            figs.rto_over_rtt.push(r);
+        }
+        let min = srv.rtt.min_checked();
+        let p95 = srv.rtt.quantile(0.95);
+        let inflation = min.zip(p95).map(|(m, p)| p.saturating_sub(m));
+        let bufferbloat = min
+            .zip(p95)
+            .is_some_and(|(m, p)| p >= 2 * m && p - m >= BLOAT_MIN_INFLATION_NS);
+        let policed = (srv.lost.len() >= POLICE_MIN_LOSSES
+            && min
+                .zip(p95)
+                .is_some_and(|(m, p)| (p as f64) <= m as f64 * POLICE_MAX_INFLATION + 2e6)
+            && self.rate.cv().is_some_and(|cv| cv < POLICE_MAX_CV))
+        .then(|| self.rate.mean / 1e3);
+        let rtt_for_fig = min.or(self.handshake_rtt);
+        let exchanges =
+            std::mem::take(&mut self.exchanges).finish(&self.srv.retrans, &self.srv.episodes);
+        for e in &exchanges {
+            if let (Some(r), Some(l)) = (rtt_for_fig, e.response_ms) {
+                figs.latency(ms(r), l, e.lossy());
+            }
+        }
+        let unsettled = srv
+            .retrans
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.ambiguous)
+            .map(|(i, r)| Unsettled {
+                log: i,
+                exchange: exchanges
+                    .partition_point(|e| e.request_ns <= r.t_ns)
+                    .checked_sub(1),
+                episode: srv.episodes.iter().position(|e| e.start_ns == r.t_ns),
+                guess: r.cause,
+            })
+            .collect();
+        let closed = if self.rst {
+            Closed::Rst
+        } else if self.finished() {
+            Closed::Fin
+        } else {
+            Closed::Open
+        };
+        let start = self.start_ns;
+        FlowReport {
+            id: self.id,
+            server: self.server.to_string(),
+            client: self.client.to_string(),
+            start_ns: start,
+            duration_ms: ms(self.last_ns - start),
+            closed,
+            handshake_rtt_ms: self.handshake_rtt.map(ms),
+            rtt_min_ms: min.map(ms),
+            srtt_ms: srv.rtt.known().then(|| ms(srv.rtt.srtt)),
+            rtt_p95_ms: p95.map(ms),
+            packets: self.packets,
+            data_packets: self.data_packets,
+            bytes_to_client: self.exchanges_bytes(true),
+            bytes_to_server: self.exchanges_bytes(false),
+            retransmissions: srv.counts,
+            client_retransmissions: self.cli.counts,
+            syn_retransmissions: self.syn_retrans,
+            dup_acks: self.dup_acks,
+            sack_acks: self.sack_acks,
+            dsacks: self.dsacks,
+            window_updates: self.window_updates,
+            zero_windows: self.zero_windows,
+            corrective: self.corrective,
+            proactive_copies: self.copies,
+            fast_start: self.fast_start,
+            ecn_ce: self.ce,
+            bursts: self.burst_lens.len() as u32,
+            losses,
+            lossy_bursts,
+            tail_losses: srv.tail_losses,
+            rto_over_rtt: srv.rto_over_rtt.clone(),
+            reordering_events: srv.reorder_events,
+            reordering_max: srv.reorder_max,
+            rtt_inflation_ms: inflation.map(ms),
+            bufferbloat,
+            policed_kbps: policed,
+            recoveries: srv
+                .episodes
+                .iter()
+                .map(|e| EpisodeReport {
+                    start_ms: ms(e.start_ns.saturating_sub(start)),
+                    duration_ms: e.end_ns.map(|x| ms(x.saturating_sub(e.start_ns))),
+                    cause: e.cause,
+                    retransmissions: e.retransmissions,
+                })
+                .collect(),
+            exchanges,
+            capture_gaps: srv.capture_gaps + self.cli.capture_gaps,
+            retransmission_log: if keep_log { srv.retrans.clone() } else { Vec::new() },
+            ports: (self.server.port(), self.client.port()),
+            unsettled,
+        }
+    }
+
+    /// New payload bytes one way: the sequence space sent, less its FIN.
+    fn exchanges_bytes(&self, to_client: bool) -> u64 {
+        let (s, fin) = if to_client {
+            (&self.srv, self.fin[0])
+        } else {
+            (&self.cli, self.fin[1])
+        };
+        s.nxt.saturating_sub(fin.map_or(0, |_| 1))
+    }
+
+    /// The server's retransmissions so far, for the ground-truth comparison.
+    pub fn server_retransmissions(&self) -> &[crate::sender::Retransmission] {
+        &self.srv.retrans
+    }
+
+    /// The flow's endpoints.
+    pub fn endpoints(&self) -> (SocketAddr, SocketAddr) {
+        (self.server, self.client)
+    }
+}

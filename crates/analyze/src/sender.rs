@@ -1,0 +1,842 @@
+//! One direction of a flow, from its sender's side: which segments are outstanding,
+//! what the ACKs say of them, and why each retransmission was sent.
+//!
+//! The inference follows the sender's own rules, read backwards from the wire:
+//! - a retransmission sent right after an ACK arrived was triggered by that ACK: fast
+//!   retransmit with three duplicates (RFC 5681 §3.2; SACKed segments counted as
+//!   Linux counts `sacked_out`, RFC 6675 §5), early retransmit or RACK with fewer
+//!   (RFC 5827, RFC 8985 §6.2), or slow start after a timeout (RFC 5681 §3.1);
+//! - one sent after a silence was triggered by a timer: the early-retransmit or RACK
+//!   reorder timer (a fraction of an RTT, with duplicates outstanding), the tail loss
+//!   probe (the last segment, SACK flows, nothing reported missing; RFC 8985 §7.2's
+//!   PTO, capped by the RTO), or the retransmission timeout (the head, after an RTO
+//!   that doubles each time, RFC 6298 §5.5).
+//!
+//! When only one segment is outstanding a probe and a timeout resend the same segment,
+//! and Linux caps the probe timer at the RTO, so the time alone cannot tell them
+//! apart. The host's behaviour elsewhere decides (has it sent an unmistakable probe,
+//! or an unmistakable timeout where a probe was due?), then the predicted timers, and
+//! a later timeout of the same segment revises the guess: after a probe the RTO
+//! restarts unchanged, after a timeout it has doubled.
+
+use std::collections::VecDeque;
+
+use crate::cause::{Cause, CauseCounts, Spurious};
+use crate::rtt::RttEstimate;
+
+/// An ACK this close after the peer's last packet triggered the transmission (the
+/// sender's processing time; a server-side capture sees microseconds).
+pub const ACK_CLOCK_NS: u64 = 1_000_000;
+/// Linux's minimum RTO (`TCP_RTO_MIN`, 200 ms), the floor of the predicted RTO.
+const RTO_MIN_NS: u64 = 200_000_000;
+/// Before any RTT sample, RFC 6298 §2.1's initial RTO of 1 s.
+const RTO_INITIAL_NS: u64 = 1_000_000_000;
+/// Linux's `TCP_DELACK_MAX` (200 ms): the worst-case delayed ACK a probe with one
+/// segment out allows for (RFC 8985 §7.2 WCDelAckT).
+const WCDELACK_NS: u64 = 200_000_000;
+
+/// A transmitted range not yet cumulatively acknowledged.
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    start: u64,
+    end: u64,
+    /// Time of the latest transmission.
+    last_ns: u64,
+    /// Transmissions so far.
+    tx: u16,
+    sacked: bool,
+    /// TSval of the latest transmission.
+    tsval: Option<u32>,
+    /// TSval of the first transmission.
+    first_tsval: Option<u32>,
+    /// The flow's retransmission record of the latest retransmission.
+    retrans: Option<u32>,
+    /// The burst and position of the latest transmission, for the loss figures.
+    burst: u32,
+    pos: u16,
+}
+
+/// One retransmission as inferred.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Retransmission {
+    /// When it was sent, ns.
+    pub t_ns: u64,
+    /// Sequence offset from the first data byte.
+    pub seq: u64,
+    /// Sequence space resent.
+    pub len: u32,
+    /// Why.
+    pub cause: Cause,
+    /// Shown unnecessary, and how.
+    pub spurious: Option<Spurious>,
+    /// Duplicate ACKs (without SACK) or SACKed segments (with) at the time.
+    pub dups: u32,
+    /// Time since the peer's last packet, ns.
+    pub gap_ns: u64,
+    /// A lone segment's probe-or-timeout not yet settled by the host's habits.
+    pub ambiguous: bool,
+}
+
+/// A loss-recovery episode: from its first retransmission until the ACK that
+/// covers everything outstanding when it began.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Episode {
+    /// First retransmission, ns.
+    pub start_ns: u64,
+    /// The covering ACK, ns (`None` if the capture ended first).
+    pub end_ns: Option<u64>,
+    /// The cause of its first retransmission.
+    pub cause: Cause,
+    /// Retransmissions in it.
+    pub retransmissions: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Open,
+    Recovery { high: u64 },
+    Loss { high: u64 },
+}
+
+/// What the host is known to do, learnt across its flows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostHabits {
+    /// Sent a probe that could be nothing else (the tail, with more segments out):
+    /// proof that it sends tail loss probes.
+    pub probes: bool,
+    /// Timed out where a probe could have been due (the head, several segments out,
+    /// SACK, Open). A prober also does this when its probe conditions fail (no RTT
+    /// sample yet, new data it could have sent), so this counts only without proof
+    /// of probes.
+    pub no_probes: bool,
+}
+
+impl HostHabits {
+    /// Whether the host sends tail loss probes, if known.
+    pub fn probes(&self) -> Option<bool> {
+        if self.probes {
+            Some(true)
+        } else if self.no_probes {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+/// `gentle-aggression-sigcomm13.txt` §2: packets at most 500 µs apart form a burst.
+pub const BURST_GAP_NS: u64 = 500_000;
+
+/// A lone segment's probe-or-timeout, judged by the first flight after it: a timeout
+/// leaves cwnd at one segment (two once the retransmission is acknowledged, RFC 5681
+/// §3.1), so that flight is at most two segments with more to follow; a probe leaves
+/// cwnd whole, or halved if it repaired a loss (RFC 8985 §7.4).
+#[derive(Clone, Copy, Debug)]
+struct AfterCheck {
+    record: u32,
+    end: u64,
+    acked: bool,
+    flight: u32,
+    last_ns: u64,
+}
+
+/// A timer-driven retransmission of the head, kept to judge the next one.
+#[derive(Clone, Copy, Debug)]
+struct TimerRetx {
+    gap_ns: u64,
+    record: u32,
+    ambiguous: bool,
+}
+
+/// What a data packet was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataKind {
+    /// New data.
+    Original,
+    /// Data sent before, resent for `cause`.
+    Retransmission(Cause),
+}
+
+/// What an ACK said.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckKind {
+    /// Advanced the cumulative ACK.
+    pub advanced: bool,
+    /// A duplicate ACK (RFC 5681 §2: no data, same ACK and window, data outstanding).
+    pub duplicate: bool,
+    /// Carried SACK blocks.
+    pub sack: bool,
+    /// Its first SACK block was a DSACK (RFC 2883 §4).
+    pub dsack: bool,
+    /// A window update: same ACK number, new window.
+    pub window_update: bool,
+    /// A retransmission it showed unnecessary (by DSACK, timestamp or timing).
+    pub undid: bool,
+    /// Data was acknowledged that had been SACKed past without being retransmitted.
+    pub reordering: Option<u32>,
+}
+
+/// The sender side of one direction.
+#[derive(Debug)]
+pub struct Sender {
+    /// Wire sequence number of offset 0 (the ISN + 1), once known.
+    base: Option<u32>,
+    /// Highest offset sent + 1 (snd.max).
+    pub nxt: u64,
+    /// Cumulatively acknowledged offset (snd.una).
+    pub una: u64,
+    segs: VecDeque<Seg>,
+    dupacks: u32,
+    sacked: u32,
+    last_ack: Option<(u64, u16)>,
+    /// The peer's last packet, ns, shifted by the capture point's delay.
+    pub last_rx_ns: u64,
+    /// The peer's last ACK that could trigger a retransmission: it advanced,
+    /// duplicated, or brought SACK information.
+    last_trigger_ns: Option<u64>,
+    /// The peer's last data packet (a request, on the server's side).
+    last_peer_data_ns: Option<u64>,
+    /// This sender's last data packet, ns.
+    pub last_tx_ns: u64,
+    /// When the retransmission timer was last (re)started, as far as the wire shows.
+    rto_ref_ns: u64,
+    state: State,
+    probe_out: bool,
+    /// The RTT as this sender sees it.
+    pub rtt: RttEstimate,
+    /// Largest segment seen.
+    pub mss: u32,
+    /// SACK was negotiated (seen on both SYNs, or any SACK block seen).
+    pub sack_ok: bool,
+    last_timer: Option<TimerRetx>,
+    after: Option<AfterCheck>,
+    /// Every retransmission, in order.
+    pub retrans: Vec<Retransmission>,
+    /// Counts by cause.
+    pub counts: CauseCounts,
+    /// Recovery episodes.
+    pub episodes: Vec<Episode>,
+    /// Measured RTO / smoothed RTT at each first timeout of an episode
+    /// (`gentle-aggression-sigcomm13.txt` Figure 2).
+    pub rto_over_rtt: Vec<f64>,
+    /// Reordering events and the largest extent, segments.
+    pub reorder_events: u32,
+    /// Largest reordering extent, segments.
+    pub reorder_max: u32,
+    /// Transmissions presumed lost (a retransmission followed them): the burst and
+    /// position of the lost transmission, and the retransmission record (to drop
+    /// those later shown unnecessary).
+    pub lost: Vec<(u32, u16, u32)>,
+    /// Tail losses: lost segments repaired by a probe or a timeout.
+    pub tail_losses: u32,
+    /// Data packets sent above a gap in the sequence space (packets the capture
+    /// missed).
+    pub capture_gaps: u32,
+}
+
+impl Default for Sender {
+    fn default() -> Self {
+        Sender {
+            base: None,
+            nxt: 0,
+            una: 0,
+            segs: VecDeque::new(),
+            dupacks: 0,
+            sacked: 0,
+            last_ack: None,
+            last_rx_ns: 0,
+            last_trigger_ns: None,
+            last_peer_data_ns: None,
+            last_tx_ns: 0,
+            rto_ref_ns: 0,
+            state: State::Open,
+            probe_out: false,
+            rtt: RttEstimate::default(),
+            mss: 0,
+            sack_ok: false,
+            last_timer: None,
+            after: None,
+            retrans: Vec::new(),
+            counts: CauseCounts::default(),
+            episodes: Vec::new(),
+            rto_over_rtt: Vec::new(),
+            reorder_events: 0,
+            reorder_max: 0,
+            lost: Vec::new(),
+            tail_losses: 0,
+            capture_gaps: 0,
+        }
+    }
+}
+
+impl Sender {
+    /// The sender's SYN: data starts at `isn + 1`.
+    pub fn on_syn(&mut self, isn: u32) {
+        if self.base.is_none() {
+            self.base = Some(isn.wrapping_add(1));
+        }
+    }
+
+    /// Whether the sequence space origin is known.
+    pub fn started(&self) -> bool {
+        self.base.is_some()
+    }
+
+    /// Offset of wire sequence number `v`, unwrapped near `reference`.
+    fn ext(&self, v: u32, reference: u64) -> u64 {
+        let base = self.base.unwrap_or(v);
+        let rel = v.wrapping_sub(base);
+        let d = rel.wrapping_sub(reference as u32) as i32 as i64;
+        (reference as i64 + d).max(0) as u64
+    }
+
+    /// Offset of a wire sequence number, near what was sent.
+    pub fn offset(&self, v: u32) -> u64 {
+        self.ext(v, self.nxt)
+    }
+
+    fn dup_evidence(&self) -> u32 {
+        if self.sack_ok { self.sacked } else { self.dupacks }
+    }
+
+    fn predicted_rto(&self) -> u64 {
+        if !self.rtt.known() {
+            return RTO_INITIAL_NS;
+        }
+        (self.rtt.srtt + (4 * self.rtt.rttvar).max(RTO_MIN_NS)).max(RTO_MIN_NS)
+    }
+
+    /// The probe timeouts a prober could have armed (RFC 8985 §7.2 and its
+    /// predecessors), each never later than the RTO: 2·SRTT; with one segment out,
+    /// max(2·SRTT, 1.5·SRTT + WCDelAckT) (the 2013 draft, Linux 3.10) or
+    /// 2·SRTT + WCDelAckT (RFC 8985, Linux 4.11+).
+    fn predicted_ptos(&self) -> [u64; 3] {
+        let rto = self.predicted_rto();
+        if !self.rtt.known() {
+            return [rto; 3];
+        }
+        let s = self.rtt.srtt;
+        let one = self.segs.len() == 1;
+        let w = if one { WCDELACK_NS } else { 0 };
+        [
+            (2 * s).min(rto),
+            (2 * s).max(s + s / 2 + w).min(rto),
+            (2 * s + w).min(rto),
+        ]
+    }
+
+    /// A data segment from this sender (`len` counts FIN, not SYN). `burst`/`pos`
+    /// place it in the sender's bursts.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_data(
+        &mut self,
+        t: u64,
+        seq: u32,
+        len: u32,
+        tsval: Option<u32>,
+        burst: u32,
+        pos: u16,
+        habits: &mut HostHabits,
+    ) -> DataKind {
+        if self.base.is_none() {
+            self.base = Some(seq);
+        }
+        let start = self.offset(seq);
+        let end = start + len as u64;
+        self.mss = self.mss.max(len);
+        if start >= self.nxt {
+            if start > self.nxt && !self.segs.is_empty() {
+                self.capture_gaps += 1;
+            }
+            if self.segs.is_empty() {
+                self.rto_ref_ns = t;
+            }
+            self.judge_after(t);
+            self.segs.push_back(Seg {
+                start,
+                end,
+                last_ns: t,
+                tx: 1,
+                sacked: false,
+                tsval,
+                first_tsval: tsval,
+                retrans: None,
+                burst,
+                pos,
+            });
+            self.nxt = end;
+            self.last_tx_ns = t;
+            return DataKind::Original;
+        }
+        let since = t.saturating_sub(self.rto_ref_ns);
+        let (cause, ambiguous) = self.classify(t, start, end, habits);
+        let record = self.retrans.len() as u32;
+        let gap = t.saturating_sub(self.last_rx_ns);
+        if matches!(cause, Cause::Timeout | Cause::Probe) {
+            self.rto_ref_ns = t;
+        }
+        if ambiguous {
+            self.after = Some(AfterCheck {
+                record,
+                end,
+                acked: false,
+                flight: 0,
+                last_ns: 0,
+            });
+        }
+        self.retrans.push(Retransmission {
+            t_ns: t,
+            seq: start,
+            len,
+            cause,
+            spurious: None,
+            dups: self.dup_evidence(),
+            gap_ns: gap,
+            ambiguous,
+        });
+        self.counts.add(cause);
+        let i0 = self.segs.partition_point(|s| s.end <= start);
+        for s in self.segs.iter_mut().skip(i0) {
+            if s.start >= end {
+                break;
+            }
+            // The transmission this one repeats was lost, unless shown otherwise.
+            self.lost.push((s.burst, s.pos, record));
+            if matches!(cause, Cause::Probe | Cause::Timeout) && s.end >= self.nxt {
+                self.tail_losses += 1;
+            }
+            s.tx = s.tx.saturating_add(1);
+            s.last_ns = t;
+            s.tsval = tsval;
+            s.retrans = Some(record);
+            s.burst = burst;
+            s.pos = pos;
+        }
+        if end > self.nxt {
+            self.segs.push_back(Seg {
+                start: self.nxt,
+                end,
+                last_ns: t,
+                tx: 1,
+                sacked: false,
+                tsval,
+                first_tsval: tsval,
+                retrans: None,
+                burst,
+                pos,
+            });
+            self.nxt = end;
+        }
+        self.last_tx_ns = t;
+        // Episode bookkeeping and the state the sender is now in.
+        match cause {
+            Cause::Timeout => {
+                let first = !matches!(self.state, State::Loss { .. });
+                if first {
+                    self.episodes.push(Episode {
+                        start_ns: t,
+                        end_ns: None,
+                        cause,
+                        retransmissions: 0,
+                    });
+                    if self.rtt.known() && self.rtt.srtt > 0 {
+                        self.rto_over_rtt.push(since as f64 / self.rtt.srtt as f64);
+                    }
+                }
+                self.state = State::Loss { high: self.nxt };
+            }
+            Cause::Fast | Cause::Early if self.state == State::Open => {
+                self.episodes.push(Episode {
+                    start_ns: t,
+                    end_ns: None,
+                    cause,
+                    retransmissions: 0,
+                });
+                self.state = State::Recovery { high: self.nxt };
+            }
+            Cause::Probe => {
+                self.probe_out = true;
+                self.episodes.push(Episode {
+                    start_ns: t,
+                    end_ns: None,
+                    cause,
+                    retransmissions: 0,
+                });
+            }
+            _ => {}
+        }
+        if let Some(e) = self.episodes.last_mut() {
+            e.retransmissions += 1;
+        }
+        DataKind::Retransmission(cause)
+    }
+
+    fn classify(&mut self, t: u64, start: u64, end: u64, habits: &mut HostHabits) -> (Cause, bool) {
+        // Sent right after an ACK that said something new: that ACK triggered it.
+        let ack_clocked = self
+            .last_trigger_ns
+            .is_some_and(|a| t.saturating_sub(a) <= ACK_CLOCK_NS);
+        let head = start <= self.una;
+        let tail = end >= self.nxt;
+        let rto = self.predicted_rto();
+        // The retransmission timer runs from the last ACK that advanced, or from the
+        // first transmission into an empty window, a probe, or the last timeout.
+        let since = t.saturating_sub(self.rto_ref_ns);
+        let record = self.retrans.len() as u32;
+        let timer = |ambiguous| TimerRetx {
+            gap_ns: since,
+            record,
+            ambiguous,
+        };
+        match self.state {
+            State::Loss { .. } if !ack_clocked && head => {
+                self.timeout_again(since);
+                (Cause::Timeout, false)
+            }
+            State::Loss { .. } => (Cause::SlowStart, false),
+            State::Recovery { .. } if !ack_clocked && head && since * 4 >= rto * 3 => {
+                self.last_timer = Some(timer(false));
+                (Cause::Timeout, false)
+            }
+            State::Recovery { .. } => (Cause::Fast, false),
+            State::Open if ack_clocked => {
+                if self.dup_evidence() >= 3 {
+                    (Cause::Fast, false)
+                } else {
+                    (Cause::Early, false)
+                }
+            }
+            State::Open => {
+                let evidence = self.dup_evidence();
+                let several = self.segs.len() > 1;
+                if evidence > 0 && since * 4 < rto * 3 {
+                    return (Cause::Early, false);
+                }
+                let probe_possible = tail && !self.probe_out && self.sack_ok && evidence == 0;
+                if probe_possible && !head {
+                    habits.probes = true;
+                    return (Cause::Probe, false);
+                }
+                if probe_possible {
+                    // Head and tail at once (one segment out): a probe or a timeout,
+                    // the same segment at nearly the same time. What the host does
+                    // elsewhere decides, at the end of the capture; until then the
+                    // predicted timers guess.
+                    let pto = self
+                        .predicted_ptos()
+                        .into_iter()
+                        .map(|p| log_dist(since, p))
+                        .fold(f64::INFINITY, f64::min);
+                    let probe = pto < log_dist(since, rto);
+                    self.last_timer = Some(timer(true));
+                    return (if probe { Cause::Probe } else { Cause::Timeout }, true);
+                }
+                if let Some(prev) = self.last_timer
+                    && prev.ambiguous
+                    && self.probe_out
+                    && head
+                    && since * 2 >= prev.gap_ns * 3
+                {
+                    // The timer doubled after a lone segment's "probe": it was a
+                    // timeout, and this is its backed-off successor.
+                    self.revise(prev.record, Cause::Timeout, true);
+                    self.last_timer = Some(timer(false));
+                    return (Cause::Timeout, false);
+                }
+                if head
+                    && several
+                    && self.sack_ok
+                    && !self.probe_out
+                    && evidence == 0
+                    && self.rtt.known()
+                    && self.predicted_ptos()[0] < rto
+                {
+                    habits.no_probes = true;
+                }
+                self.last_timer = Some(timer(false));
+                (Cause::Timeout, false)
+            }
+        }
+    }
+
+    /// Changes the cause of retransmission `record` (and of the episode it began);
+    /// `settled`: for good, else only the best guess so far.
+    fn revise(&mut self, record: u32, to: Cause, settled: bool) {
+        let r = &mut self.retrans[record as usize];
+        if settled {
+            r.ambiguous = false;
+        }
+        if r.cause == to {
+            return;
+        }
+        self.counts.revise(r.cause, to);
+        r.cause = to;
+        let t = r.t_ns;
+        if let Some(e) = self.episodes.iter_mut().rev().find(|e| e.start_ns == t) {
+            e.cause = to;
+        }
+    }
+
+    /// Another timeout of the head with nothing acknowledged since the last: after a
+    /// timeout the RTO has doubled (RFC 6298 §5.5); if it has not, the previous
+    /// "timeout" of a lone segment was a probe.
+    fn timeout_again(&mut self, gap: u64) {
+        let record = self.retrans.len() as u32;
+        if let Some(prev) = self.last_timer
+            && prev.ambiguous
+        {
+            if gap * 2 < prev.gap_ns * 3 {
+                self.revise(prev.record, Cause::Probe, true);
+                // This one is then the episode's first timeout.
+                if self.rtt.known() && self.rtt.srtt > 0 {
+                    self.rto_over_rtt.push(gap as f64 / self.rtt.srtt as f64);
+                }
+            } else {
+                self.revise(prev.record, Cause::Timeout, true);
+            }
+        }
+        self.last_timer = Some(TimerRetx {
+            gap_ns: gap,
+            record,
+            ambiguous: false,
+        });
+    }
+
+    /// New data after a lone segment's probe-or-timeout was acknowledged: the size of
+    /// the first flight tells which it was.
+    fn judge_after(&mut self, t: u64) {
+        let Some(mut c) = self.after else {
+            return;
+        };
+        if !c.acked {
+            return;
+        }
+        let verdict = if c.flight == 0 || t.saturating_sub(c.last_ns) <= BURST_GAP_NS {
+            c.flight += 1;
+            c.last_ns = t;
+            if c.flight >= 3 {
+                Some(Cause::Probe)
+            } else {
+                self.after = Some(c);
+                return;
+            }
+        } else if self
+            .last_trigger_ns
+            .is_some_and(|a| t.saturating_sub(a) <= ACK_CLOCK_NS)
+            && self
+                .last_peer_data_ns
+                .is_none_or(|d| t.saturating_sub(d) > ACK_CLOCK_NS)
+        {
+            // The flight ended at one or two segments and an ACK of it, not a new
+            // request, released more: cwnd was that small.
+            Some(Cause::Timeout)
+        } else {
+            // A new request started the next flight: nothing learnt.
+            None
+        };
+        self.after = None;
+        // A retransmission shown unnecessary had its reduction undone: its flight
+        // says nothing. Otherwise the flight is the best guess until the host's
+        // habits are known.
+        let r = self.retrans[c.record as usize];
+        if let Some(v) = verdict
+            && r.ambiguous
+            && r.spurious.is_none()
+        {
+            self.revise(c.record, v, false);
+        }
+    }
+
+    /// Settles a lone segment's probe-or-timeout by what the host is known to do.
+    pub fn settle(&mut self, habits: HostHabits) {
+        let Some(probes) = habits.probes() else {
+            return;
+        };
+        let to = if probes { Cause::Probe } else { Cause::Timeout };
+        for i in 0..self.retrans.len() {
+            if self.retrans[i].ambiguous {
+                self.revise(i as u32, to, true);
+            }
+        }
+    }
+
+    /// An ACK from the peer at `t`; `data` says whether it carried data.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_ack(
+        &mut self,
+        t: u64,
+        ack: u32,
+        window: u16,
+        data: bool,
+        sack: &[(u32, u32)],
+        tsecr: Option<u32>,
+    ) -> AckKind {
+        let mut k = AckKind::default();
+        self.last_rx_ns = t;
+        if data {
+            self.last_peer_data_ns = Some(t);
+        }
+        if self.base.is_none() {
+            return k;
+        }
+        let a = self.ext(ack, self.una).min(self.nxt.max(self.una));
+        // SACK blocks first (RFC 2883 §4: a DSACK is the first block, below the
+        // cumulative ACK or inside the second block).
+        for (i, &(l, r)) in sack.iter().enumerate() {
+            k.sack = true;
+            self.sack_ok = true;
+            let (l, r) = (self.ext(l, self.una), self.ext(r, self.una));
+            if r <= l {
+                continue;
+            }
+            let dsack = i == 0
+                && (r <= a
+                    || sack.get(1).is_some_and(|&(l2, r2)| {
+                        let (l2, r2) = (self.ext(l2, self.una), self.ext(r2, self.una));
+                        l >= l2 && r <= r2
+                    }));
+            if dsack {
+                k.dsack = true;
+                if self.undo_range(l, r) {
+                    k.undid = true;
+                }
+                continue;
+            }
+            let i0 = self.segs.partition_point(|s| s.end <= l);
+            for s in self.segs.iter_mut().skip(i0) {
+                if s.start >= r {
+                    break;
+                }
+                if s.start >= l && s.end <= r && !s.sacked {
+                    s.sacked = true;
+                    self.sacked += 1;
+                }
+            }
+        }
+        if a > self.una {
+            k.advanced = true;
+            let mut sample: Option<u64> = None;
+            let mut reorder: Option<u32> = None;
+            let sacked_above = self.sacked;
+            while let Some(s) = self.segs.front().copied() {
+                if s.end > a {
+                    break;
+                }
+                self.segs.pop_front();
+                if s.sacked {
+                    self.sacked -= 1;
+                } else if s.tx == 1 && sacked_above > 0 {
+                    // Acknowledged in order after later segments were SACKed, and
+                    // never resent: reordering (Linux `tcp_update_reordering`).
+                    reorder = Some(reorder.unwrap_or(0).max(sacked_above));
+                }
+                if s.tx == 1 {
+                    if !s.sacked {
+                        sample = Some(t.saturating_sub(s.last_ns));
+                    }
+                } else if let Some(rec) = s.retrans {
+                    // Was the retransmission needed?
+                    let how = match (tsecr, s.tsval, s.first_tsval) {
+                        (Some(ecr), Some(now), Some(_)) if ts_before(ecr, now) => {
+                            Some(Spurious::Timestamp)
+                        }
+                        _ if self.rtt.known()
+                            && t.saturating_sub(s.last_ns) * 2 < self.rtt.min =>
+                        {
+                            Some(Spurious::TooSoon)
+                        }
+                        _ => None,
+                    };
+                    if let Some(how) = how {
+                        k.undid |= self.mark_spurious(rec, how);
+                    }
+                }
+            }
+            if let Some(r) = sample {
+                self.rtt.sample(r);
+            }
+            if let Some(n) = reorder {
+                k.reordering = Some(n);
+                self.reorder_events += 1;
+                self.reorder_max = self.reorder_max.max(n);
+            }
+            self.una = a;
+            self.rto_ref_ns = t;
+            if let Some(c) = &mut self.after
+                && a >= c.end
+            {
+                c.acked = true;
+            }
+            self.dupacks = 0;
+            self.probe_out = false;
+            self.last_timer = None;
+            match self.state {
+                State::Recovery { high } | State::Loss { high } if a >= high => {
+                    self.state = State::Open;
+                    self.end_episode(t);
+                }
+                State::Open => self.end_episode(t),
+                _ => {}
+            }
+            if self.segs.is_empty() {
+                self.end_episode(t);
+            }
+        } else if !data && a == self.una && self.nxt > self.una {
+            if self.last_ack.is_some_and(|(_, w)| w == window) {
+                k.duplicate = true;
+                self.dupacks += 1;
+            } else if self.last_ack.is_some_and(|(x, w)| x == a && w != window) {
+                k.window_update = true;
+            }
+        } else if !data && self.last_ack.is_some_and(|(x, w)| x == a && w != window) {
+            k.window_update = true;
+        }
+        self.last_ack = Some((a, window));
+        if k.advanced || k.duplicate || (k.sack && !k.dsack) {
+            self.last_trigger_ns = Some(t);
+        }
+        k
+    }
+
+    fn end_episode(&mut self, t: u64) {
+        if let Some(e) = self.episodes.last_mut()
+            && e.end_ns.is_none()
+        {
+            e.end_ns = Some(t);
+        }
+    }
+
+    /// A DSACK for `[l, r)`: the retransmissions within it were unnecessary.
+    fn undo_range(&mut self, l: u64, r: u64) -> bool {
+        let mut any = false;
+        // Most recent retransmissions first; the DSACK reports a duplicate arrival.
+        for i in (0..self.retrans.len()).rev() {
+            let x = self.retrans[i];
+            if x.seq < r && x.seq + x.len as u64 > l && x.spurious.is_none() {
+                any |= self.mark_spurious(i as u32, Spurious::Dsack);
+                break;
+            }
+        }
+        any
+    }
+
+    fn mark_spurious(&mut self, rec: u32, how: Spurious) -> bool {
+        let r = &mut self.retrans[rec as usize];
+        if r.spurious.is_some() {
+            return false;
+        }
+        r.spurious = Some(how);
+        self.counts.spurious += 1;
+        true
+    }
+}
+
+/// Timestamp order with wraparound (RFC 7323 §5.2).
+fn ts_before(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+
+/// |ln(a/b)|: how far apart two durations are, as a ratio.
+fn log_dist(a: u64, b: u64) -> f64 {
+    ((a.max(1) as f64) / (b.max(1) as f64)).ln().abs()
+}

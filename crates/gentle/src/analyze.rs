@@ -1,0 +1,620 @@
+//! `gentle analyze CAPTURE`: behavioral signatures from a pcap or pcapng file
+//! (`gentle-analyze`), reported as `gentle run` reports a simulation: a text report,
+//! a JSON document, the records CSV (one row per application exchange, `gentle
+//! run`'s columns), the §2 figures, and with `--tags` every packet with its tags.
+
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use gentle_analyze::{Analysis, Cause, CauseCounts, Dir, Options, PacketTags};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::{Value, json};
+
+use crate::plot::{Line, LinePanel, lines};
+
+/// Why an analysis failed, with the exit status it maps to.
+#[derive(Debug)]
+pub struct Failure {
+    /// 2 for bad input, 1 for a failure to write.
+    pub code: u8,
+    /// The message, naming the file.
+    pub message: String,
+}
+
+fn bad(message: String) -> Failure {
+    Failure { code: 2, message }
+}
+
+/// The tags CSV header.
+pub const TAGS_HEADER: &str =
+    "record,time_s,flow,dir,src,sport,dst,dport,flags,seq,ack,len,win,tags,cause\n";
+
+fn flag_letters(f: u16) -> String {
+    use gentle_analyze::decode::flags as F;
+    let mut s = String::with_capacity(8);
+    for (b, c) in [
+        (F::SYN, 'S'),
+        (F::FIN, 'F'),
+        (F::RST, 'R'),
+        (F::PSH, 'P'),
+        (F::ACK, 'A'),
+        (F::ECE, 'E'),
+        (F::CWR, 'W'),
+    ] {
+        if f & b != 0 {
+            s.push(c);
+        }
+    }
+    s
+}
+
+/// One CSV row of `--tags`; `t0` is the capture's first time.
+pub fn tag_row(out: &mut String, p: &PacketTags, t0: u64) {
+    let tags: Vec<&str> = p.tags.iter().map(|t| t.name()).collect();
+    let _ = writeln!(
+        out,
+        "{},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        p.record,
+        p.ts_ns.saturating_sub(t0) as f64 / 1e9,
+        p.flow,
+        match p.dir {
+            Dir::ToClient => "s>c",
+            Dir::ToServer => "c>s",
+        },
+        p.seg.src,
+        p.seg.sport,
+        p.seg.dst,
+        p.seg.dport,
+        flag_letters(p.seg.flags),
+        p.rel_seq,
+        p.rel_ack,
+        p.seg.len,
+        p.seg.window,
+        tags.join("|"),
+        p.cause.map_or("", |c| c.name()),
+    );
+}
+
+/// Reads `path`, writing tag rows to `tags` if given; shows progress on a terminal.
+pub fn analyze_file(
+    path: &Path,
+    opts: Options,
+    mut tags: Option<&mut dyn Write>,
+) -> Result<Analysis, Failure> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| bad(format!("error: cannot read {}: {e}", path.display())))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut r = gentle_analyze::CaptureReader::new(reader)
+        .map_err(|e| bad(format!("error: {}: {e}", path.display())))?;
+    let bar = if size > 64 << 20 && std::io::stderr().is_terminal() {
+        let b = ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr());
+        b.set_style(
+            ProgressStyle::with_template("analyze [{bar:20}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut a = gentle_analyze::Analyzer::new(opts);
+    let mut row = String::new();
+    let mut t0: Option<u64> = None;
+    let mut werr: Option<std::io::Error> = None;
+    loop {
+        let f = match r.next() {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(e) => {
+                bar.finish_and_clear();
+                return Err(bad(format!("error: {}: {e}", path.display())));
+            }
+        };
+        if f.record % 4096 == 0 {
+            bar.set_position(f.offset);
+            if crate::interrupt::requested() {
+                bar.finish_and_clear();
+                return Err(Failure {
+                    code: crate::interrupt::EXIT_INTERRUPTED,
+                    message: "interrupted: nothing was written".into(),
+                });
+            }
+        }
+        let t = *t0.get_or_insert(f.ts_ns);
+        match tags.as_deref_mut() {
+            Some(w) => a.frame(f.record, f.linktype, f.ts_ns, f.data, &mut |p| {
+                row.clear();
+                tag_row(&mut row, p, t);
+                if werr.is_none()
+                    && let Err(e) = w.write_all(row.as_bytes())
+                {
+                    werr = Some(e);
+                }
+            }),
+            None => a.frame(f.record, f.linktype, f.ts_ns, f.data, &mut |_| {}),
+        }
+    }
+    bar.finish_and_clear();
+    if let Some(e) = werr {
+        return Err(Failure {
+            code: 1,
+            message: format!("error: writing tags: {e}"),
+        });
+    }
+    let totals = a.totals();
+    if totals.tcp_packets == 0 {
+        return Err(bad(format!(
+            "error: {}: no TCP packets in {} records ({} not TCP over IPv4/IPv6, {} malformed); expected a capture of TCP traffic",
+            path.display(),
+            totals.frames,
+            totals.skipped,
+            totals.malformed
+        )));
+    }
+    Ok(a.finish())
+}
+
+fn ms(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{v:.1}"))
+}
+
+fn causes_cell(c: &CauseCounts) -> String {
+    Cause::ALL
+        .iter()
+        .map(|&k| c.get(k).to_string())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The text report: totals, retransmissions by cause, the flows (at most
+/// `max_flows`, the most retransmitting first), and the §2 figures as tables.
+pub fn report(name: &str, a: &Analysis, max_flows: usize) -> String {
+    let t = &a.totals;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{name}: {} frames, {} TCP packets in {} flows ({} not TCP, {} malformed)",
+        t.frames, t.tcp_packets, t.flows, t.skipped, t.malformed
+    );
+    let rt: Vec<f64> = a
+        .flows
+        .iter()
+        .flat_map(|f| f.exchanges.iter())
+        .filter_map(|e| e.response_ms.map(|m| (m, e.lossy())))
+        .map(|(m, _)| m)
+        .collect();
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let (lossy, clean): (Vec<_>, Vec<_>) = a
+        .flows
+        .iter()
+        .flat_map(|f| f.exchanges.iter())
+        .filter_map(|e| e.response_ms.map(|m| (m, e.lossy())))
+        .partition(|x| x.1);
+    let lossy: Vec<f64> = lossy.into_iter().map(|x| x.0).collect();
+    let clean: Vec<f64> = clean.into_iter().map(|x| x.0).collect();
+    let _ = writeln!(
+        s,
+        "exchanges: {} ({} saw a retransmission); response time mean {} ms: {} without loss, {} with",
+        t.exchanges,
+        t.lossy_exchanges,
+        ms(mean(&rt)),
+        ms(mean(&clean)),
+        ms(mean(&lossy))
+    );
+    let r = &t.retransmissions;
+    let total = r.total();
+    let _ = writeln!(
+        s,
+        "server data packets: {}; retransmitted: {} ({:.2}%); losses: {}, at the tail: {}",
+        t.data_packets,
+        total,
+        if t.data_packets > 0 {
+            100.0 * total as f64 / t.data_packets as f64
+        } else {
+            0.0
+        },
+        t.losses,
+        t.tail_losses
+    );
+    let _ = writeln!(s, "\nretransmissions by cause");
+    for c in Cause::ALL {
+        let n = r.get(c);
+        let _ = writeln!(
+            s,
+            "  {:<11} {:>8}  {:>5.1}%",
+            c.name(),
+            n,
+            if total > 0 {
+                100.0 * n as f64 / total as f64
+            } else {
+                0.0
+            }
+        );
+    }
+    let _ = writeln!(s, "  {:<11} {:>8}  (of the above, shown unnecessary)", "spurious", r.spurious);
+    let _ = writeln!(
+        s,
+        "flows with reordering: {}, bufferbloat: {}, policing: {}",
+        t.reordering_flows, t.bufferbloat_flows, t.policed_flows
+    );
+    // Flows.
+    let mut flows: Vec<_> = a.flows.iter().collect();
+    flows.sort_by_key(|f| (std::cmp::Reverse(f.retransmissions.total()), f.id));
+    let shown = flows.len().min(max_flows);
+    let _ = writeln!(
+        s,
+        "\nflows ({} of {}, most retransmissions first; causes fast/early/timeout/slow-start/probe)",
+        shown,
+        flows.len()
+    );
+    let _ = writeln!(
+        s,
+        "{:>5} {:<22} {:<22} {:>6} {:>13} {:>5} {:>4} {:>8} {:>8} {:>6}  signatures",
+        "flow", "server", "client", "pkts", "retrans", "lost", "tail", "rtt ms", "srtt ms", "exch"
+    );
+    for f in flows.iter().take(shown) {
+        let mut sig = Vec::new();
+        if f.reordering_events > 0 {
+            sig.push(format!("reordering({})", f.reordering_max));
+        }
+        if f.bufferbloat {
+            sig.push(format!("bufferbloat(+{} ms)", ms(f.rtt_inflation_ms)));
+        }
+        if let Some(k) = f.policed_kbps {
+            sig.push(format!("policed({k:.0} kbit/s)"));
+        }
+        if f.retransmissions.spurious > 0 {
+            sig.push(format!("spurious({})", f.retransmissions.spurious));
+        }
+        if f.capture_gaps > 0 {
+            sig.push(format!("capture-gaps({})", f.capture_gaps));
+        }
+        let _ = writeln!(
+            s,
+            "{:>5} {:<22} {:<22} {:>6} {:>13} {:>5} {:>4} {:>8} {:>8} {:>6}  {}",
+            f.id,
+            f.server,
+            f.client,
+            f.packets,
+            causes_cell(&f.retransmissions),
+            f.losses,
+            f.tail_losses,
+            ms(f.rtt_min_ms),
+            ms(f.srtt_ms),
+            f.exchanges.len(),
+            sig.join(" ")
+        );
+    }
+    s.push_str(&figures_text(a));
+    s
+}
+
+/// The §2 figures as tables.
+pub fn figures_text(a: &Analysis) -> String {
+    let f = &a.figures;
+    let mut s = String::new();
+    let _ = writeln!(s, "\nFigure 1: mean response time (ms) by RTT");
+    let _ = writeln!(s, "  {:>13} {:>12} {:>6} {:>12} {:>6}", "rtt ms", "no loss", "n", "loss", "n");
+    for b in &f.latency_by_rtt {
+        let range = match b.rtt_to_ms {
+            Some(to) => format!("{:.0}-{:.0}", b.rtt_from_ms, to),
+            None => format!("{:.0}+", b.rtt_from_ms),
+        };
+        let _ = writeln!(
+            s,
+            "  {:>13} {:>12} {:>6} {:>12} {:>6}",
+            range,
+            ms(b.no_loss_ms),
+            b.no_loss_n,
+            ms(b.loss_ms),
+            b.loss_n
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nFigure 2: RTO/RTT over {} timeouts: median {}, 99th percentile {}",
+        f.rto_over_rtt_cdf.len(),
+        f.rto_over_rtt_median.map_or("-".into(), |v| format!("{v:.1}")),
+        f.rto_over_rtt_p99.map_or("-".into(), |v| format!("{v:.1}")),
+    );
+    let _ = writeln!(
+        s,
+        "\nFigure 3: loss probability at each position of a burst, relative to the first"
+    );
+    for c in &f.loss_by_position {
+        let rel: Vec<String> = c
+            .relative
+            .iter()
+            .map(|r| r.map_or("-".into(), |v| format!("{v:.2}")))
+            .collect();
+        let _ = writeln!(
+            s,
+            "  len {:>2} ({:>6} bursts, {:>5} losses): {}",
+            c.burst_len,
+            c.bursts,
+            c.losses.iter().sum::<u64>(),
+            rel.join(" ")
+        );
+    }
+    let _ = writeln!(s, "\nFigure 4: losses in lossy bursts");
+    let _ = writeln!(s, "  {:>6} {:>8} {:>8} {:>8}", "len", "lossy", "P(1)", "P(<=2)");
+    for c in &f.losses_per_burst {
+        let _ = writeln!(
+            s,
+            "  {:>6} {:>8} {:>8.2} {:>8.2}",
+            c.burst_len, c.lossy_bursts, c.one, c.at_most_two
+        );
+    }
+    s
+}
+
+/// The JSON document.
+pub fn json_doc(name: &str, opts: &Options, a: &Analysis) -> Value {
+    json!({
+        "capture": name,
+        "options": {
+            "server": opts.server.map(|s| s.to_string()),
+            "server_port": opts.server_port,
+            "capture_point": opts.point,
+        },
+        "totals": a.totals,
+        "flows": a.flows,
+        "figures": a.figures,
+    })
+}
+
+/// One row per exchange, with `gentle run`'s CSV columns: the variant is the
+/// capture, the trial the flow, the workload the server.
+pub fn records_csv(name: &str, a: &Analysis) -> String {
+    let mut s = String::from(crate::report::CSV_HEADER);
+    let ms = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.3}"));
+    for f in &a.flows {
+        for e in &f.exchanges {
+            let r = &e.retransmissions;
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{},{},,,{},{},{},{},{},{},{},{},{},",
+                name,
+                f.id,
+                f.server,
+                e.index,
+                e.request_bytes,
+                e.response_bytes,
+                e.response_ms.is_some(),
+                ms(e.response_ms),
+                ms(e.response_ms),
+                r.fast + r.early,
+                r.timeout,
+                r.slow_start,
+                if e.index == 0 { f.syn_retransmissions } else { 0 },
+                e.recoveries,
+                r.spurious,
+                r.total(),
+                e.request_bytes + e.response_bytes,
+                r.total().saturating_sub(r.spurious),
+            );
+        }
+    }
+    s
+}
+
+/// Draws the four §2 figures into `stem.png` and `stem.svg`.
+pub fn plot_figures(stem: &Path, name: &str, a: &Analysis) -> Result<(), String> {
+    let f = &a.figures;
+    let fig1_pts = |lossy: bool| -> Vec<(f64, f64)> {
+        f.latency_by_rtt
+            .iter()
+            .filter_map(|b| {
+                let x = b.rtt_from_ms + 25.0;
+                if lossy { b.loss_ms } else { b.no_loss_ms }.map(|y| (x, y))
+            })
+            .collect()
+    };
+    let (l0, l1) = (fig1_pts(false), fig1_pts(true));
+    let xmax1 = l0.iter().chain(&l1).map(|p| p.0).fold(50.0, f64::max) + 25.0;
+    let ymax1 = l0.iter().chain(&l1).map(|p| p.1).fold(1.0, f64::max) * 1.15;
+    let ideal: Vec<(f64, f64)> = vec![(0.0, 0.0), (xmax1, xmax1)];
+    let cdf = &f.rto_over_rtt_cdf;
+    let xmax2 = cdf.iter().map(|p| p.0).fold(2.0, f64::max) * 1.2;
+    let mut cdf_pts: Vec<(f64, f64)> = cdf.iter().map(|&(x, y)| (x.max(1.0), y)).collect();
+    if let Some(&(x, _)) = cdf_pts.first() {
+        cdf_pts.insert(0, (x, 0.0));
+    }
+    let fig3: Vec<Line> = f
+        .loss_by_position
+        .iter()
+        .filter(|c| c.losses.first().is_some_and(|&n| n >= 3))
+        .take(6)
+        .enumerate()
+        .map(|(i, c)| Line {
+            label: format!("burst of {}", c.burst_len),
+            colour: i,
+            points: c
+                .relative
+                .iter()
+                .enumerate()
+                .filter_map(|(x, r)| r.map(|v| ((x + 1) as f64, v)))
+                .collect(),
+        })
+        .collect();
+    let ymax3 = fig3
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .fold(2.0, f64::max)
+        * 1.1;
+    let xmax3 = fig3
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .fold(2.0, f64::max);
+    let fig4_one: Vec<(f64, f64)> =
+        f.losses_per_burst.iter().map(|c| (c.burst_len as f64, c.one)).collect();
+    let fig4_two: Vec<(f64, f64)> = f
+        .losses_per_burst
+        .iter()
+        .map(|c| (c.burst_len as f64, c.at_most_two))
+        .collect();
+    let xmax4 = fig4_one.iter().map(|p| p.0).fold(2.0, f64::max);
+    let panels = vec![
+        LinePanel {
+            caption: "Figure 1: mean response time by RTT".into(),
+            x_desc: "RTT (ms)".into(),
+            y_desc: "response time (ms)".into(),
+            x: (0.0, xmax1),
+            y: (0.0, ymax1),
+            log_x: false,
+            lines: vec![
+                Line { label: "without loss".into(), colour: 0, points: l0 },
+                Line { label: "with loss".into(), colour: 1, points: l1 },
+                Line { label: "ideal (1 RTT)".into(), colour: 2, points: ideal },
+            ],
+        },
+        LinePanel {
+            caption: "Figure 2: CDF of RTO / RTT".into(),
+            x_desc: "RTO / RTT".into(),
+            y_desc: "fraction of timeouts".into(),
+            x: (1.0, xmax2.max(2.0)),
+            y: (0.0, 1.0),
+            log_x: true,
+            lines: vec![Line { label: "RTO/RTT".into(), colour: 0, points: cdf_pts }],
+        },
+        LinePanel {
+            caption: "Figure 3: loss by position, relative to the first".into(),
+            x_desc: "position in burst".into(),
+            y_desc: "relative loss probability".into(),
+            x: (1.0, xmax3),
+            y: (0.0, ymax3),
+            log_x: false,
+            lines: fig3,
+        },
+        LinePanel {
+            caption: "Figure 4: losses in lossy bursts".into(),
+            x_desc: "burst length (packets)".into(),
+            y_desc: "probability".into(),
+            x: (1.0, xmax4),
+            y: (0.0, 1.05),
+            log_x: false,
+            lines: vec![
+                Line { label: "exactly one".into(), colour: 0, points: fig4_one },
+                Line { label: "at most two".into(), colour: 1, points: fig4_two },
+            ],
+        },
+    ];
+    lines(stem, &format!("gentle analyze {name}"), (2, 2), (1200, 900), &panels)
+}
+
+/// The arguments of `gentle analyze`.
+pub struct Args {
+    pub capture: PathBuf,
+    pub opts: Options,
+    pub json: bool,
+    pub tags: Option<PathBuf>,
+    pub out: Option<PathBuf>,
+    pub force: bool,
+    pub flows: usize,
+}
+
+/// Runs `gentle analyze`: returns the exit status.
+pub fn command(a: Args) -> u8 {
+    match command_inner(&a) {
+        Ok(()) => 0,
+        Err(f) => {
+            eprintln!("{}", f.message);
+            f.code
+        }
+    }
+}
+
+fn command_inner(a: &Args) -> Result<(), Failure> {
+    let name = a
+        .capture
+        .file_name()
+        .map_or_else(|| a.capture.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let mut staged = match &a.out {
+        Some(d) => Some(crate::output::Staged::new(d, a.force).map_err(|e| bad(format!("error: {e}")))?),
+        None => None,
+    };
+    if let Some(t) = &a.tags
+        && t.exists()
+        && !a.force
+    {
+        return Err(bad(format!(
+            "error: {} exists; add --force to replace it",
+            t.display()
+        )));
+    }
+    // Tags go to a temporary file beside their destination, renamed at the end.
+    let tmp = a.tags.as_ref().map(|t| {
+        let mut n = t.file_name().unwrap_or_default().to_os_string();
+        n.push(format!(".gentle-partial-{}", std::process::id()));
+        t.with_file_name(n)
+    });
+    let mut tag_file = match &tmp {
+        Some(p) => {
+            let f = std::fs::File::create(p)
+                .map_err(|e| Failure { code: 1, message: format!("error: cannot write {}: {e}", p.display()) })?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+            let _ = w.write_all(TAGS_HEADER.as_bytes());
+            Some(w)
+        }
+        None => None,
+    };
+    let result = analyze_file(
+        &a.capture,
+        a.opts.clone(),
+        tag_file.as_mut().map(|w| w as &mut dyn Write),
+    );
+    let cleanup = |tmp: &Option<PathBuf>| {
+        if let Some(p) = tmp {
+            let _ = std::fs::remove_file(p);
+        }
+    };
+    let analysis = match result {
+        Ok(x) => x,
+        Err(f) => {
+            drop(tag_file);
+            cleanup(&tmp);
+            return Err(f);
+        }
+    };
+    let text = report(&name, &analysis, a.flows);
+    let doc = json_doc(&name, &a.opts, &analysis);
+    if let Some(st) = staged.as_mut() {
+        let stem = crate::output::file_name(name.trim_end_matches(".pcapng").trim_end_matches(".pcap"));
+        let w = |st: &mut crate::output::Staged, n: String, b: &[u8]| {
+            st.write(&n, b).map_err(|e| Failure { code: 1, message: format!("error: writing {n}: {e}") })
+        };
+        let j = serde_json::to_string_pretty(&doc).expect("serialisable");
+        w(st, format!("{stem}.json"), j.as_bytes())?;
+        w(st, format!("{stem}.txt"), text.as_bytes())?;
+        w(st, format!("{stem}-records.csv"), records_csv(&name, &analysis).as_bytes())?;
+        let fig = st.path(&format!("{stem}-figures.png"));
+        let _ = st.path(&format!("{stem}-figures.svg"));
+        plot_figures(&fig.with_extension(""), &name, &analysis)
+            .map_err(|e| Failure { code: 1, message: format!("error: drawing the figures: {e}") })?;
+    }
+    if let (Some(mut w), Some(tmp), Some(dest)) = (tag_file, tmp.as_ref(), a.tags.as_ref()) {
+        let done = w.flush().and_then(|()| std::fs::rename(tmp, dest));
+        if let Err(e) = done {
+            cleanup(&Some(tmp.clone()));
+            return Err(Failure { code: 1, message: format!("error: writing {}: {e}", dest.display()) });
+        }
+        eprintln!("wrote {}", dest.display());
+    }
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&doc).expect("serialisable"));
+    } else {
+        let _ = write!(out, "{text}");
+    }
+    if let Some(st) = staged {
+        let files = st
+            .commit()
+            .map_err(|e| Failure { code: 1, message: format!("error: writing results: {e}") })?;
+        for f in files {
+            eprintln!("wrote {}", f.display());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,119 @@
+//! Line charts in a grid of panels, each with its own axes (linear or logarithmic
+//! x): the §2 figures of `gentle analyze`.
+
+use std::path::Path;
+
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::prelude::*;
+
+use super::{PALETTE, register_font, tick};
+
+/// One line: `(x, y)` points in `PALETTE[colour]`.
+pub struct Line {
+    pub label: String,
+    pub colour: usize,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// One panel.
+pub struct LinePanel {
+    pub caption: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    pub x: (f64, f64),
+    pub y: (f64, f64),
+    pub log_x: bool,
+    pub lines: Vec<Line>,
+}
+
+fn panel<DB: DrawingBackend, X>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    p: &LinePanel,
+    x: X,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+    X: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(area)
+        .caption(&p.caption, ("sans-serif", 15))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(50)
+        .build_cartesian_2d(x, p.y.0..p.y.1)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc(p.x_desc.as_str())
+        .y_desc(p.y_desc.as_str())
+        .x_label_formatter(&tick)
+        .y_label_formatter(&|v| format!("{v:.1}"))
+        .label_style(("sans-serif", 12))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for l in &p.lines {
+        let colour = PALETTE[l.colour % PALETTE.len()];
+        chart
+            .draw_series(LineSeries::new(
+                l.points.iter().copied(),
+                colour.stroke_width(2),
+            ))
+            .map_err(|e| e.to_string())?
+            .label(l.label.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2)));
+        chart
+            .draw_series(l.points.iter().map(|&pt| Circle::new(pt, 2, colour.filled())))
+            .map_err(|e| e.to_string())?;
+    }
+    if p.lines.len() > 1 {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font(("sans-serif", 11))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .draw()
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    grid: (usize, usize),
+    panels: &[LinePanel],
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let root = root
+        .titled(title, ("sans-serif", 20))
+        .map_err(|e| e.to_string())?;
+    for (area, p) in root.split_evenly(grid).iter().zip(panels) {
+        if p.log_x {
+            panel(area, p, (p.x.0..p.x.1).log_scale())?;
+        } else {
+            panel(area, p, p.x.0..p.x.1)?;
+        }
+    }
+    root.present().map_err(|e| e.to_string())
+}
+
+/// Writes `stem.png` and `stem.svg` with `panels` in a `grid` of (rows, columns).
+pub fn lines(
+    stem: &Path,
+    title: &str,
+    grid: (usize, usize),
+    size: (u32, u32),
+    panels: &[LinePanel],
+) -> Result<(), String> {
+    register_font();
+    let png = stem.with_extension("png");
+    draw(BitMapBackend::new(&png, size).into_drawing_area(), title, grid, panels)?;
+    let svg = stem.with_extension("svg");
+    draw(SVGBackend::new(&svg, size).into_drawing_area(), title, grid, panels)
+}
