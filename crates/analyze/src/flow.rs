@@ -387,7 +387,11 @@ impl Flow {
                 && !seg.has(flags::SYN)
                 && let Some(sa) = self.synack_ns
             {
-                self.handshake_rtt = Some(t.saturating_sub(sa));
+                let r = t.saturating_sub(sa);
+                self.handshake_rtt = Some(r);
+                // The server's first RTT sample is its SYN-ACK's (Linux
+                // `tcp_synack_rtt_meas`; RFC 6298 §2.2 allows it).
+                peer.rtt.sample(r);
             }
             let shift = if dir == Dir::ToServer { rx_shift } else { 0 };
             let k: AckKind = peer.on_ack(

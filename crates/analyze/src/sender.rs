@@ -306,6 +306,20 @@ impl Sender {
         (self.rtt.srtt + (4 * self.rtt.rttvar).max(RTO_MIN_NS)).max(RTO_MIN_NS)
     }
 
+    /// A silence at least this long ended by a retransmission of the head was the
+    /// RTO, not the early-retransmit or RACK reorder timer (a fraction of an RTT):
+    /// three quarters of the smaller of the predicted RTO and Linux's shortest,
+    /// SRTT + 200 ms.
+    fn timeout_floor(&self) -> u64 {
+        let rto = self.predicted_rto();
+        let shortest = if self.rtt.known() {
+            rto.min(self.rtt.srtt + RTO_MIN_NS)
+        } else {
+            rto
+        };
+        shortest * 3 / 4
+    }
+
     /// The probe timeouts a prober could have armed (RFC 8985 §7.2 and its
     /// predecessors), each never later than the RTO: 2·SRTT; with one segment out,
     /// max(2·SRTT, 1.5·SRTT + WCDelAckT) (the 2013 draft, Linux 3.10) or
@@ -494,7 +508,10 @@ impl Sender {
                 (Cause::Timeout, false)
             }
             State::Loss { .. } => (Cause::SlowStart, false),
-            State::Recovery { .. } if !ack_clocked && head && since * 4 >= rto * 3 => {
+            // Without SACK no timer but the RTO runs in recovery.
+            State::Recovery { .. }
+                if !ack_clocked && head && (!self.sack_ok || since >= self.timeout_floor()) =>
+            {
                 self.last_timer = Some(timer(false));
                 (Cause::Timeout, false)
             }
@@ -509,8 +526,11 @@ impl Sender {
             State::Open => {
                 let evidence = self.dup_evidence();
                 let several = self.segs.len() > 1;
-                if evidence > 0 && since * 4 < rto * 3 {
-                    return (Cause::Early, false);
+                if evidence > 0 && since < self.timeout_floor() {
+                    // The early-retransmit or RACK reorder timer; with three or more
+                    // duplicates outstanding it is a fast retransmit all the same.
+                    let c = if evidence >= 3 { Cause::Fast } else { Cause::Early };
+                    return (c, false);
                 }
                 let probe_possible = tail && !self.probe_out && self.sack_ok && evidence == 0;
                 if probe_possible && !head {
