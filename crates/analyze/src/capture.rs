@@ -247,7 +247,7 @@ fn meta(legacy: Option<(i32, u64)>, ifaces: &[Iface], block: &PcapBlockOwned<'_>
                 }
             }
             PcapBlockOwned::NG(Block::SectionHeader(_)) => Meta::Section,
-            PcapBlockOwned::NG(Block::InterfaceDescription(i)) => match i.ts_resolution() {
+            PcapBlockOwned::NG(Block::InterfaceDescription(i)) => match ts_units(i.if_tsresol) {
                 Some(units) if units > 0 => Meta::Iface(Iface {
                     linktype: i.linktype.0,
                     units,
@@ -290,6 +290,17 @@ fn meta(legacy: Option<(i32, u64)>, ifaces: &[Iface], block: &PcapBlockOwned<'_>
             },
             PcapBlockOwned::NG(_) => Meta::Skip,
         }
+}
+
+/// Timestamp units per second of an interface (pcapng §4.2 `if_tsresol`: 10^-n, or
+/// 2^-n with the high bit set). pcap-parser 0.17's own reading refuses every
+/// power-of-two resolution (it compares the byte with its flag bit still set).
+fn ts_units(r: u8) -> Option<u64> {
+    if r & 0x80 == 0 {
+        10u64.checked_pow(r as u32)
+    } else {
+        1u64.checked_shl((r & 0x7f) as u32).filter(|&u| u > 1 || r & 0x7f == 0)
+    }
 }
 
 enum Step {

@@ -400,8 +400,8 @@ pub fn records_csv(name: &str, a: &Analysis) -> String {
     s
 }
 
-/// Draws the four §2 figures into `stem.png` and `stem.svg`.
-pub fn plot_figures(stem: &Path, name: &str, a: &Analysis) -> Result<(), String> {
+/// Draws the four §2 figures into `png` and `svg`.
+pub fn plot_figures(png: &Path, svg: &Path, name: &str, a: &Analysis) -> Result<(), String> {
     let f = &a.figures;
     let fig1_pts = |lossy: bool| -> Vec<(f64, f64)> {
         f.latency_by_rtt
@@ -425,7 +425,8 @@ pub fn plot_figures(stem: &Path, name: &str, a: &Analysis) -> Result<(), String>
     let fig3: Vec<Line> = f
         .loss_by_position
         .iter()
-        .filter(|c| c.losses.first().is_some_and(|&n| n >= 3))
+        // Lengths with enough losses to say something, the first position included.
+        .filter(|c| c.losses.first().is_some_and(|&n| n >= 2) && c.losses.iter().sum::<u64>() >= 8)
         .take(6)
         .enumerate()
         .map(|(i, c)| Line {
@@ -501,7 +502,7 @@ pub fn plot_figures(stem: &Path, name: &str, a: &Analysis) -> Result<(), String>
             ],
         },
     ];
-    lines(stem, &format!("gentle analyze {name}"), (2, 2), (1200, 900), &panels)
+    lines((png, svg), &format!("gentle analyze {name}"), (2, 2), (1200, 900), &panels)
 }
 
 /// The arguments of `gentle analyze`.
@@ -589,9 +590,9 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
         w(st, format!("{stem}.json"), j.as_bytes())?;
         w(st, format!("{stem}.txt"), text.as_bytes())?;
         w(st, format!("{stem}-records.csv"), records_csv(&name, &analysis).as_bytes())?;
-        let fig = st.path(&format!("{stem}-figures.png"));
-        let _ = st.path(&format!("{stem}-figures.svg"));
-        plot_figures(&fig.with_extension(""), &name, &analysis)
+        let png = st.path(&format!("{stem}-figures.png"));
+        let svg = st.path(&format!("{stem}-figures.svg"));
+        plot_figures(&png, &svg, &name, &analysis)
             .map_err(|e| Failure { code: 1, message: format!("error: drawing the figures: {e}") })?;
     }
     if let (Some(mut w), Some(tmp), Some(dest)) = (tag_file, tmp.as_ref(), a.tags.as_ref()) {

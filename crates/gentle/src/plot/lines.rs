@@ -48,7 +48,7 @@ where
         .x_desc(p.x_desc.as_str())
         .y_desc(p.y_desc.as_str())
         .x_label_formatter(&tick)
-        .y_label_formatter(&|v| format!("{v:.1}"))
+        .y_label_formatter(&tick)
         .label_style(("sans-serif", 12))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
@@ -103,17 +103,15 @@ where
     root.present().map_err(|e| e.to_string())
 }
 
-/// Writes `stem.png` and `stem.svg` with `panels` in a `grid` of (rows, columns).
+/// Writes `png` and `svg` with `panels` in a `grid` of (rows, columns).
 pub fn lines(
-    stem: &Path,
+    (png, svg): (&Path, &Path),
     title: &str,
     grid: (usize, usize),
     size: (u32, u32),
     panels: &[LinePanel],
 ) -> Result<(), String> {
     register_font();
-    let png = stem.with_extension("png");
-    draw(BitMapBackend::new(&png, size).into_drawing_area(), title, grid, panels)?;
-    let svg = stem.with_extension("svg");
-    draw(SVGBackend::new(&svg, size).into_drawing_area(), title, grid, panels)
+    draw(BitMapBackend::new(png, size).into_drawing_area(), title, grid, panels)?;
+    draw(SVGBackend::new(svg, size).into_drawing_area(), title, grid, panels)
 }

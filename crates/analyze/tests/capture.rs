@@ -1,0 +1,255 @@
+//! Reading captures: both file formats, every supported link type, IPv4 and IPv6,
+//! frames cut by the snap length, and damaged files.
+
+use std::net::IpAddr;
+
+use etherparse::PacketBuilder;
+use gentle_analyze::capture::CaptureReader;
+use gentle_analyze::decode::{self, Decoded, linktype};
+use gentle_analyze::{Analyzer, Options, analyze};
+
+/// An IPv4 TCP packet (no link layer): seq 1000, 300 payload bytes, ACK, a SACK
+/// block and timestamps.
+fn ipv4_tcp(payload: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    PacketBuilder::ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+        .tcp(80, 40000, 1000, 500)
+        .ack(77)
+        .options(&[
+            etherparse::TcpOptionElement::Noop,
+            etherparse::TcpOptionElement::Noop,
+            etherparse::TcpOptionElement::Timestamp(5, 6),
+        ])
+        .expect("options fit")
+        .write(&mut out, &vec![0xab; payload])
+        .expect("written");
+    out
+}
+
+fn ipv6_tcp(payload: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    PacketBuilder::ipv6([0x20; 16], [0x21; 16], 64)
+        .tcp(443, 50000, 7, 100)
+        .ack(9)
+        .write(&mut out, &vec![1; payload])
+        .expect("written");
+    out
+}
+
+fn ethernet(ip: &[u8], vlan: bool) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2];
+    if vlan {
+        f.extend_from_slice(&[0x81, 0x00, 0x00, 0x07]);
+    }
+    let et: u16 = if ip[0] >> 4 == 6 { 0x86dd } else { 0x0800 };
+    f.extend_from_slice(&et.to_be_bytes());
+    f.extend_from_slice(ip);
+    f
+}
+
+fn sll(ip: &[u8]) -> Vec<u8> {
+    let mut f = vec![0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0];
+    f.extend_from_slice(&0x0800u16.to_be_bytes());
+    f.extend_from_slice(ip);
+    f
+}
+
+fn sll2(ip: &[u8]) -> Vec<u8> {
+    let mut f = Vec::new();
+    f.extend_from_slice(&0x0800u16.to_be_bytes());
+    f.extend_from_slice(&[0, 0, 0, 0, 0, 3, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0]);
+    f.extend_from_slice(ip);
+    f
+}
+
+/// A legacy pcap file: `(time ns, frame, original length)`.
+fn pcap(linktype: u32, nanos: bool, snaplen: u32, frames: &[(u64, Vec<u8>, u32)]) -> Vec<u8> {
+    let mut v = Vec::new();
+    let magic: u32 = if nanos { 0xa1b2_3c4d } else { 0xa1b2_c3d4 };
+    v.extend_from_slice(&magic.to_le_bytes());
+    v.extend_from_slice(&2u16.to_le_bytes());
+    v.extend_from_slice(&4u16.to_le_bytes());
+    v.extend_from_slice(&[0; 8]);
+    v.extend_from_slice(&snaplen.to_le_bytes());
+    v.extend_from_slice(&linktype.to_le_bytes());
+    for (t, f, orig) in frames {
+        let frac = if nanos { t % 1_000_000_000 } else { t % 1_000_000_000 / 1000 };
+        v.extend_from_slice(&((t / 1_000_000_000) as u32).to_le_bytes());
+        v.extend_from_slice(&(frac as u32).to_le_bytes());
+        v.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        v.extend_from_slice(&orig.to_le_bytes());
+        v.extend_from_slice(f);
+    }
+    v
+}
+
+fn block(v: &mut Vec<u8>, kind: u32, body: &[u8]) {
+    let pad = (4 - body.len() % 4) % 4;
+    let len = (12 + body.len() + pad) as u32;
+    v.extend_from_slice(&kind.to_le_bytes());
+    v.extend_from_slice(&len.to_le_bytes());
+    v.extend_from_slice(body);
+    v.extend_from_slice(&vec![0; pad]);
+    v.extend_from_slice(&len.to_le_bytes());
+}
+
+/// A pcapng file: interfaces `(linktype, if_tsresol)`, packets `(interface, time
+/// units, frame)`.
+fn pcapng(ifaces: &[(u16, Option<u8>)], packets: &[(u32, u64, Vec<u8>)]) -> Vec<u8> {
+    let mut v = Vec::new();
+    let mut shb = Vec::new();
+    shb.extend_from_slice(&0x1a2b_3c4du32.to_le_bytes());
+    shb.extend_from_slice(&1u16.to_le_bytes());
+    shb.extend_from_slice(&0u16.to_le_bytes());
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    block(&mut v, 0x0a0d_0d0a, &shb);
+    for &(lt, res) in ifaces {
+        let mut idb = Vec::new();
+        idb.extend_from_slice(&lt.to_le_bytes());
+        idb.extend_from_slice(&0u16.to_le_bytes());
+        idb.extend_from_slice(&0u32.to_le_bytes());
+        if let Some(r) = res {
+            idb.extend_from_slice(&9u16.to_le_bytes());
+            idb.extend_from_slice(&1u16.to_le_bytes());
+            idb.extend_from_slice(&[r, 0, 0, 0]);
+            idb.extend_from_slice(&[0, 0, 0, 0]);
+        }
+        block(&mut v, 1, &idb);
+    }
+    for (i, t, f) in packets {
+        let mut epb = Vec::new();
+        epb.extend_from_slice(&i.to_le_bytes());
+        epb.extend_from_slice(&((t >> 32) as u32).to_le_bytes());
+        epb.extend_from_slice(&(*t as u32).to_le_bytes());
+        epb.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        epb.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        epb.extend_from_slice(f);
+        epb.extend_from_slice(&vec![0; (4 - f.len() % 4) % 4]);
+        block(&mut v, 6, &epb);
+    }
+    v
+}
+
+/// Every frame of a file: (record, time ns, link type, decoded seq and length).
+fn read_all(bytes: &[u8]) -> Vec<(u64, u64, i32, u32, u32, IpAddr)> {
+    let mut r = CaptureReader::new(bytes).expect("a capture");
+    let mut out = Vec::new();
+    while let Some(f) = r.next().expect("readable") {
+        match decode::decode(f.linktype, f.ts_ns, f.data) {
+            Decoded::Tcp(s, _) => out.push((f.record, f.ts_ns, f.linktype, s.seq, s.len, s.src)),
+            other => panic!("record {}: {other:?}", f.record),
+        }
+    }
+    out
+}
+
+#[test]
+fn pcap_in_microseconds_and_nanoseconds_over_every_link_type() {
+    let ip = ipv4_tcp(300);
+    for (lt, frame) in [
+        (linktype::RAW, ip.clone()),
+        (linktype::ETHERNET, ethernet(&ip, false)),
+        (linktype::ETHERNET, ethernet(&ip, true)),
+        (linktype::LINUX_SLL, sll(&ip)),
+        (linktype::LINUX_SLL2, sll2(&ip)),
+    ] {
+        for nanos in [false, true] {
+            let t = 1_700_000_000_123_456_789u64;
+            let file = pcap(lt as u32, nanos, 65535, &[(t, frame.clone(), frame.len() as u32)]);
+            let got = read_all(&file);
+            let want_t = if nanos { t } else { t / 1000 * 1000 };
+            assert_eq!(got.len(), 1, "link type {lt}");
+            assert_eq!(got[0].1, want_t, "link type {lt}, nanos {nanos}");
+            assert_eq!((got[0].3, got[0].4), (1000, 300), "link type {lt}");
+            assert_eq!(got[0].5, IpAddr::from([10, 0, 0, 1]));
+        }
+    }
+}
+
+#[test]
+fn pcapng_interfaces_keep_their_own_link_type_and_time_resolution() {
+    let ip = ipv4_tcp(10);
+    let v6 = ipv6_tcp(20);
+    let file = pcapng(
+        &[(1, None), (276, Some(9)), (229, Some(0x80 | 20))],
+        &[
+            (0, 5_000_000, ethernet(&v6, true)), // µs: 5 s
+            (1, 6_000_000_001, sll2(&ip)),       // ns
+            (2, 7 << 20, v6.clone()),            // 2^-20 s units: 7 s
+        ],
+    );
+    let got = read_all(&file);
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[0].1, 5_000_000_000);
+    assert_eq!((got[0].2, got[0].4), (linktype::ETHERNET, 20));
+    assert_eq!(got[0].5, IpAddr::from([0x20u8; 16]));
+    assert_eq!(got[1].1, 6_000_000_001);
+    assert_eq!((got[1].2, got[1].3), (linktype::LINUX_SLL2, 1000));
+    assert_eq!(got[2].1, 7_000_000_000);
+    assert_eq!(got[2].2, linktype::IPV6);
+    assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), [1, 2, 3]);
+}
+
+#[test]
+fn a_frame_cut_by_the_snap_length_keeps_its_length_from_the_ip_header() {
+    let ip = ipv4_tcp(1400);
+    let frame = ethernet(&ip, false);
+    // 14 + 20 + 32 bytes of headers, then 10 bytes of payload captured.
+    let cut = frame[..14 + 20 + 32 + 10].to_vec();
+    let file = pcap(1, false, 76, &[(1_000, cut, frame.len() as u32)]);
+    let got = read_all(&file);
+    assert_eq!(got[0].4, 1400, "payload length from the IP header");
+    // Cut inside the TCP options: malformed, counted, not a panic.
+    let short = frame[..14 + 20 + 24].to_vec();
+    let mut a = Analyzer::new(Options::default());
+    a.frame(1, linktype::ETHERNET, 0, &short, &mut |_| {});
+    assert_eq!(a.totals().malformed, 1);
+}
+
+#[test]
+fn non_tcp_frames_are_skipped_and_a_capture_without_tcp_says_so() {
+    let mut udp = Vec::new();
+    PacketBuilder::ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+        .udp(53, 53)
+        .write(&mut udp, &[1, 2, 3])
+        .expect("written");
+    let arp = {
+        let mut f = vec![0xff; 12];
+        f.extend_from_slice(&[0x08, 0x06]);
+        f.extend_from_slice(&[0; 28]);
+        f
+    };
+    let file = pcap(1, false, 65535, &[(0, ethernet(&udp, false), 45), (1, arp, 42)]);
+    let a = analyze(&file[..], Options::default(), &mut |_| {}).expect("readable");
+    assert_eq!((a.totals.frames, a.totals.skipped, a.totals.tcp_packets), (2, 2, 0));
+}
+
+#[test]
+fn damaged_files_name_the_record_and_the_byte_offset() {
+    let ip = ipv4_tcp(100);
+    let frames: Vec<(u64, Vec<u8>, u32)> = (0..3).map(|i| (i, ip.clone(), ip.len() as u32)).collect();
+    let file = pcap(101, false, 65535, &frames);
+    // Cut inside the third record.
+    let rec = 16 + ip.len();
+    let cut = &file[..24 + 2 * rec + 10];
+    let mut r = CaptureReader::new(cut).expect("header fine");
+    assert!(r.next().expect("first").is_some());
+    assert!(r.next().expect("second").is_some());
+    let e = r.next().expect_err("third is cut");
+    assert_eq!(e.record, 3);
+    assert_eq!(e.offset, (24 + 2 * rec) as u64);
+    assert!(e.to_string().contains("record 3 (byte"), "{e}");
+    // Not a capture at all.
+    let e = CaptureReader::new(&b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"[..])
+        .err()
+        .expect("refused");
+    assert!(e.message.contains("not a capture"), "{e}");
+    // Empty.
+    let e = CaptureReader::new(&b""[..]).err().expect("refused");
+    assert!(e.message.contains("empty"), "{e}");
+    // A pcapng packet on an interface never described.
+    let ng = pcapng(&[(101, None)], &[(3, 0, ip.clone())]);
+    let mut r = CaptureReader::new(&ng[..]).expect("header fine");
+    let e = r.next().expect_err("no interface 3");
+    assert!(e.message.contains("interface 3"), "{e}");
+}
