@@ -1,0 +1,332 @@
+//! `gentle analyze`: the accuracy of its retransmission causes against the engine's
+//! trace, its agreement with Wireshark's TCP analysis where the definitions
+//! coincide, its outputs, and its errors. tshark is required (`.ci/run` installs
+//! it).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use gentle::programs::analyze_accuracy;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn gentle(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gentle"))
+        .args(args)
+        .output()
+        .expect("gentle runs")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gentle-analyze-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// The frontend example's capture (one trial, 40 clients, Linux 3.10 server).
+fn frontend_capture(dir: &Path) -> PathBuf {
+    let example = root().join("examples/analyze-frontend.toml");
+    let o = gentle(&[
+        "run",
+        example.to_str().unwrap(),
+        "--trials",
+        "1",
+        "--pcap",
+        "0",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    dir.join("analyze-frontend-trial0-linux-3.10.pcap")
+}
+
+#[test]
+fn retransmission_causes_match_the_engines_account() {
+    let ms = analyze_accuracy::run(400);
+    for m in &ms {
+        let floor = if ["linux-2.6", "linux-3.10", "linux-6"].contains(&m.variant.as_str()) {
+            99.0
+        } else {
+            98.0
+        };
+        assert!(
+            m.accuracy() >= floor,
+            "{}: {:.2}% of {} retransmissions (floor {floor}%)\n{}",
+            m.variant,
+            m.accuracy(),
+            m.total(),
+            analyze_accuracy::text(&ms, 400)
+        );
+        assert_eq!(m.false_alarms, 0, "{}", m.variant);
+        assert!(m.total() >= 300, "{}: a corpus of {}", m.variant, m.total());
+    }
+    // Every cause occurs, so that each is tested: probes where there is a prober,
+    // and in every profile fast, timeout and slow start.
+    let by_name = |n: &str| ms.iter().find(|m| m.variant == n).expect("variant");
+    for n in ["linux-2.6", "linux-3.10", "linux-6", "rfc", "plain"] {
+        let m = by_name(n);
+        for (i, c) in ["fast", "timeout", "slow-start"].iter().enumerate() {
+            let row = [0, 2, 3][i];
+            assert!(m.cells[row].iter().sum::<u64>() > 0, "{n}: no {c}");
+        }
+    }
+    for n in ["linux-3.10", "linux-6"] {
+        assert!(by_name(n).cells[4][4] > 10, "{n}: probes");
+        assert!(by_name(n).cells[1][1] > 10, "{n}: early");
+    }
+    assert_eq!(by_name("linux-2.6").cells[4].iter().sum::<u64>(), 0);
+}
+
+/// Frame numbers tshark's filter selects.
+fn tshark(pcap: &Path, filter: &str) -> BTreeSet<u64> {
+    let o = Command::new("tshark")
+        .args(["-r", pcap.to_str().unwrap(), "-Y", filter, "-T", "fields", "-e", "frame.number"])
+        .output()
+        .expect("tshark is required for this test (apt-get install tshark)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| l.trim().parse().expect("a frame number"))
+        .collect()
+}
+
+/// The `--tags` CSV: (record, columns by name).
+fn tags(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+    let text = std::fs::read_to_string(path).expect("tags written");
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    lines
+        .map(|l| {
+            head.iter()
+                .zip(l.split(','))
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn retransmissions_and_duplicate_acks_agree_with_tshark() {
+    let dir = tmp("tshark");
+    let pcap = frontend_capture(&dir);
+    // tshark writes the same capture as pcapng: both are read alike.
+    let ng = dir.join("frontend.pcapng");
+    let o = Command::new("tshark")
+        .args(["-r", pcap.to_str().unwrap(), "-F", "pcapng", "-w", ng.to_str().unwrap()])
+        .output()
+        .expect("tshark");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut reports = Vec::new();
+    for (i, cap) in [&pcap, &ng].into_iter().enumerate() {
+        let t = dir.join(format!("tags{i}.csv"));
+        let o = gentle(&["analyze", cap.to_str().unwrap(), "--json", "--tags", t.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        reports.push((doc["totals"].clone(), tags(&t)));
+    }
+    assert_eq!(reports[0].0, reports[1].0, "pcap and pcapng read alike");
+    let rows = &reports[0].1;
+    let with = |tag: &str| -> BTreeSet<u64> {
+        rows.iter()
+            .filter(|r| r["tags"].split('|').any(|t| t == tag))
+            .map(|r| r["record"].parse().unwrap())
+            .collect()
+    };
+    // Wireshark calls a resent segment a retransmission, a fast retransmission, a
+    // spurious retransmission, or — when it follows the segment it repeats closely —
+    // out of order; gentle calls all of them retransmissions.
+    let theirs: BTreeSet<u64> = tshark(
+        &pcap,
+        "tcp.analysis.retransmission || tcp.analysis.fast_retransmission || tcp.analysis.spurious_retransmission || tcp.analysis.out_of_order",
+    );
+    let ours = with("retransmission");
+    assert!(ours.len() > 50, "{} retransmissions", ours.len());
+    assert_eq!(ours, theirs, "retransmissions");
+    // Duplicate ACKs: RFC 5681 §2 also asks that data be outstanding, which
+    // Wireshark does not; every ACK only tshark counts acknowledges everything.
+    let theirs = tshark(&pcap, "tcp.analysis.duplicate_ack");
+    let ours = with("dup-ack");
+    assert!(ours.len() > 100);
+    assert!(ours.is_subset(&theirs));
+    let mut sent: std::collections::HashMap<String, u64> = Default::default();
+    for r in rows {
+        let flow = r["flow"].clone();
+        if r["dir"] == "s>c" {
+            let end = r["seq"].parse::<u64>().unwrap() + r["len"].parse::<u64>().unwrap();
+            let e = sent.entry(flow).or_default();
+            *e = (*e).max(end);
+        } else if theirs.contains(&r["record"].parse().unwrap()) && !ours.contains(&r["record"].parse().unwrap()) {
+            assert_eq!(
+                r["ack"].parse::<u64>().unwrap(),
+                sent[&flow],
+                "record {}: a duplicate ACK with data outstanding that gentle missed",
+                r["record"]
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_report_json_records_tags_and_figures() {
+    let dir = tmp("outputs");
+    let pcap = frontend_capture(&dir);
+    let out = dir.join("analysis");
+    let t = dir.join("tags.csv");
+    let o = gentle(&[
+        "analyze",
+        pcap.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--tags",
+        t.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    for needle in [
+        "retransmissions by cause",
+        "Figure 1: mean response time",
+        "Figure 2: RTO/RTT",
+        "Figure 3: loss probability",
+        "Figure 4: losses in lossy bursts",
+        "in 40 flows",
+    ] {
+        assert!(text.contains(needle), "{needle}:\n{text}");
+    }
+    let stem = "analyze-frontend-trial0-linux-3.10";
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join(format!("{stem}.json"))).unwrap())
+            .unwrap();
+    let flows = doc["flows"].as_array().expect("flows");
+    assert_eq!(flows.len(), 40);
+    let total: u64 = flows
+        .iter()
+        .map(|f| {
+            ["fast", "early", "timeout", "slow-start", "probe"]
+                .iter()
+                .map(|c| f["retransmissions"][c].as_u64().unwrap())
+                .sum::<u64>()
+        })
+        .sum();
+    let totals = &doc["totals"]["retransmissions"];
+    let sum: u64 = ["fast", "early", "timeout", "slow-start", "probe"]
+        .iter()
+        .map(|c| totals[c].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, sum);
+    assert!(total > 50);
+    // Every exchange is a record with gentle run's columns; 40 clients × 10.
+    let csv = std::fs::read_to_string(out.join(format!("{stem}-records.csv"))).unwrap();
+    assert!(csv.starts_with(gentle::report::CSV_HEADER));
+    assert_eq!(csv.lines().count(), 1 + 400);
+    for ext in ["png", "svg"] {
+        let p = out.join(format!("{stem}-figures.{ext}"));
+        assert!(std::fs::metadata(&p).unwrap().len() > 10_000, "{}", p.display());
+    }
+    // One tag row per frame.
+    let frames = doc["totals"]["frames"].as_u64().unwrap();
+    assert_eq!(tags(&t).len() as u64, frames);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_input_is_refused_with_its_place_and_nothing_is_written() {
+    let dir = tmp("bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("never");
+    let t = dir.join("never.csv");
+    let run = |file: &Path| {
+        gentle(&[
+            "analyze",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--tags",
+            t.to_str().unwrap(),
+        ])
+    };
+    let check = |o: Output, want: &str| {
+        assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains(want), "expected {want:?} in: {e}");
+        assert!(!out.exists(), "--out left behind");
+        assert!(!t.exists(), "--tags left behind");
+        let stray: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(
+            stray.iter().all(|n| !n.to_string_lossy().contains("gentle-partial")),
+            "{stray:?}"
+        );
+    };
+    check(run(&dir.join("missing.pcap")), "missing.pcap");
+    let text = dir.join("notes.txt");
+    std::fs::write(&text, "GET / HTTP/1.1\r\n\r\n").unwrap();
+    check(run(&text), "not a capture");
+    // A real capture cut inside its 5th record.
+    let cap = frontend_capture(&dir.join("cap"));
+    let bytes = std::fs::read(&cap).unwrap();
+    // gentle writes big-endian pcap (magic a1b2c3d4 as written).
+    assert_eq!(bytes[..4], [0xa1, 0xb2, 0xc3, 0xd4]);
+    let mut off = 24usize;
+    for _ in 0..4 {
+        let caplen = u32::from_be_bytes(bytes[off + 8..off + 12].try_into().unwrap()) as usize;
+        off += 16 + caplen;
+    }
+    let cut = dir.join("cut.pcap");
+    std::fs::write(&cut, &bytes[..off + 20]).unwrap();
+    check(run(&cut), &format!("record 5 (byte {off})"));
+    // A capture of something other than TCP.
+    let mut udp = bytes[..24].to_vec();
+    let frame = [
+        0x45u8, 0, 0, 31, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, 0, 53, 0, 53, 0,
+        11, 0, 0, 1, 2, 3,
+    ];
+    udp.extend_from_slice(&[0; 8]);
+    udp.extend_from_slice(&(frame.len() as u32).to_be_bytes());
+    udp.extend_from_slice(&(frame.len() as u32).to_be_bytes());
+    udp.extend_from_slice(&frame);
+    let u = dir.join("udp.pcap");
+    std::fs::write(&u, &udp).unwrap();
+    check(run(&u), "no TCP packets in 1 records");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn mutated_captures_never_panic() {
+    use rand::{Rng, SeedableRng};
+    let dir = tmp("fuzz");
+    let cap = frontend_capture(&dir);
+    let bytes = std::fs::read(&cap).unwrap();
+    // The first few hundred records keep each run short.
+    let base = bytes[..bytes.len().min(40_000)].to_vec();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+    for i in 0..3000u32 {
+        let mut b = base.clone();
+        match i % 4 {
+            0 => {
+                for _ in 0..rng.gen_range(1..8) {
+                    let k = rng.gen_range(0..b.len());
+                    b[k] ^= 1 << rng.gen_range(0..8);
+                }
+            }
+            1 => b.truncate(rng.gen_range(0..b.len())),
+            2 => {
+                let k = rng.gen_range(0..b.len());
+                let junk: Vec<u8> = (0..rng.gen_range(1..64)).map(|_| rng.r#gen()).collect();
+                b.splice(k..k, junk);
+            }
+            _ => {
+                let k = rng.gen_range(24..b.len());
+                let n = rng.gen_range(1..16).min(b.len() - k);
+                b[k..k + n].fill(0xff);
+            }
+        }
+        match gentle_analyze::analyze(&b[..], Default::default(), &mut |_| {}) {
+            Ok(a) => assert!(a.totals.frames > 0 || b.len() < 40),
+            Err(e) => assert!(!e.message.is_empty(), "mutation {i}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
