@@ -75,6 +75,8 @@ pub struct CaptureReader<'r> {
     offset: u64,
     /// Bytes of the block handed out last, consumed on the next call.
     pending: usize,
+    /// The reader's buffer size now.
+    capacity: usize,
     done: bool,
 }
 
@@ -106,6 +108,7 @@ impl<'r> CaptureReader<'r> {
             record: 0,
             offset: 0,
             pending: 0,
+            capacity: BUFFER,
             done: false,
         })
     }
@@ -144,6 +147,11 @@ impl<'r> CaptureReader<'r> {
                     return Ok(None);
                 }
                 Step::Refill => {
+                    // The unread bytes fill the whole buffer and still hold no
+                    // complete block: the block is larger than the buffer.
+                    if self.inner.data().len() >= self.capacity && !self.grow() {
+                        return Err(self.error("a record longer than 16 MiB: corrupt length"));
+                    }
                     if self.inner.reader_exhausted() {
                         let left = self.inner.data().len();
                         return Err(self.error(format!(
@@ -153,13 +161,6 @@ impl<'r> CaptureReader<'r> {
                     if let Err(e) = self.inner.refill() {
                         let msg = format!("read failed: {}", describe(&e));
                         return Err(self.error(msg));
-                    }
-                    // A block larger than the buffer: grow it, within reason.
-                    if self.inner.position() == 0
-                        && self.inner.data().len() >= BUFFER
-                        && !self.grow()
-                    {
-                        return Err(self.error("a record longer than 16 MiB: corrupt length"));
                     }
                 }
                 Step::Fail(msg) => {
@@ -214,8 +215,12 @@ impl<'r> CaptureReader<'r> {
     }
 
     fn grow(&mut self) -> bool {
-        let now = self.inner.data().len().max(BUFFER);
-        now < MAX_BLOCK && self.inner.grow(now * 2)
+        let want = self.capacity * 2;
+        if want > MAX_BLOCK || !self.inner.grow(want) {
+            return false;
+        }
+        self.capacity = want;
+        true
     }
 
 }

@@ -253,3 +253,30 @@ fn damaged_files_name_the_record_and_the_byte_offset() {
     let e = r.next().expect_err("no interface 3");
     assert!(e.message.contains("interface 3"), "{e}");
 }
+
+#[test]
+fn long_files_and_records_larger_than_the_buffer_are_read_whole() {
+    // 20 MB of ordinary frames, then one 600 kB record (beyond the reader's first
+    // buffer), then one more frame.
+    let ip = ipv4_tcp(1400);
+    let mut frames: Vec<(u64, Vec<u8>, u32)> =
+        (0..14_000).map(|i| (i, ip.clone(), ip.len() as u32)).collect();
+    let mut jumbo = ip.clone();
+    jumbo.resize(600_000, 0);
+    frames.push((14_000, jumbo, 600_000));
+    frames.push((14_001, ip.clone(), ip.len() as u32));
+    let file = pcap(101, false, 1 << 20, &frames);
+    assert!(file.len() > 20_000_000);
+    let mut r = CaptureReader::new(&file[..]).expect("a capture");
+    let mut n = 0u64;
+    let mut last = None;
+    while let Some(f) = r.next().expect("readable") {
+        n += 1;
+        last = Some((f.record, f.data.len()));
+        if f.record == 14_001 {
+            assert_eq!(f.data.len(), 600_000);
+        }
+    }
+    assert_eq!(n, 14_002);
+    assert_eq!(last, Some((14_002, ip.len())));
+}

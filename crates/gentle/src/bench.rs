@@ -4,7 +4,8 @@
 //! growing trial counts to show the cost per trial stays flat; and the engine alone:
 //! the cost of one data segment through a sender and a receiver wired directly
 //! together, without the simulator — also with Corrective on, whose encoder XORs
-//! every byte sent.
+//! every byte sent; and `gentle analyze` reading a capture of over a million packets
+//! on one core.
 
 use std::time::Instant as WallClock;
 
@@ -27,6 +28,11 @@ const BULK: (&str, &str) = (
 const SHORT: (&str, &str) = (
     "crates/gentle/scenarios/bench-short.toml",
     include_str!("../scenarios/bench-short.toml"),
+);
+
+const FRONTEND: (&str, &str) = (
+    "examples/analyze-frontend.toml",
+    include_str!("../../../examples/analyze-frontend.toml"),
 );
 
 /// The scenario with only variant `name`.
@@ -69,6 +75,99 @@ pub struct BenchResult {
     pub engine_corrective_ns_per_segment: f64,
     /// Short trials per second on one core with Corrective on (10,000 trials).
     pub corrective_trials_per_second: f64,
+    /// `gentle analyze` on a capture file, one core.
+    pub analyze: AnalyzeBench,
+}
+
+/// `gentle analyze` reading a generated capture from a file.
+#[derive(Clone, Debug, Serialize)]
+pub struct AnalyzeBench {
+    pub packets: u64,
+    pub bytes: u64,
+    pub flows: u64,
+    /// Median of three runs.
+    pub seconds: f64,
+    pub packets_per_second: f64,
+    pub megabytes_per_second: f64,
+}
+
+/// Copies of the frontend example's first trial, this far apart in time.
+const COPY_SPACING_NS: u64 = 1_000 * 1_000_000_000;
+
+/// Writes a pcap of at least `packets` packets to `path`: the frontend example's
+/// first trial (40 clients of one server) again and again, every copy 1000 s after
+/// the last with clients of its own. Returns (packets, bytes).
+pub fn big_capture(path: &std::path::Path, packets: u64) -> std::io::Result<(u64, u64)> {
+    use std::io::Write;
+    let scn = Scenario::parse(FRONTEND.0, FRONTEND.1).expect("valid");
+    let observe = crate::runner::Observe {
+        capture: Some(0),
+        ..Default::default()
+    };
+    let (_, seen) = runner::run_trial_observed(&scn, &scn.variants[0], scn.seed, 0, &observe);
+    let frames = seen.frames.expect("captured");
+    let server = frames[0].1[16..20].to_vec(); // the first frame is a SYN to it
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    // pcap, little-endian, nanosecond times, raw IP.
+    let mut head = Vec::new();
+    head.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes());
+    head.extend_from_slice(&2u16.to_le_bytes());
+    head.extend_from_slice(&4u16.to_le_bytes());
+    head.extend_from_slice(&[0; 8]);
+    head.extend_from_slice(&65535u32.to_le_bytes());
+    head.extend_from_slice(&101u32.to_le_bytes());
+    w.write_all(&head)?;
+    let (mut n, mut bytes) = (0u64, head.len() as u64);
+    let mut copy = 0u64;
+    while n < packets {
+        for (t, f) in &frames {
+            let mut f = f.clone();
+            // The client's address: 11.c.c.x for copy c, keeping x.
+            let at = if f[12..16] == server[..] { 16 } else { 12 };
+            f[at] = 11;
+            f[at + 1] = (copy >> 8) as u8;
+            f[at + 2] = copy as u8;
+            let t = t + copy * COPY_SPACING_NS;
+            let mut rec = [0u8; 16];
+            rec[0..4].copy_from_slice(&((t / 1_000_000_000) as u32).to_le_bytes());
+            rec[4..8].copy_from_slice(&((t % 1_000_000_000) as u32).to_le_bytes());
+            rec[8..12].copy_from_slice(&(f.len() as u32).to_le_bytes());
+            rec[12..16].copy_from_slice(&(f.len() as u32).to_le_bytes());
+            w.write_all(&rec)?;
+            w.write_all(&f)?;
+            n += 1;
+            bytes += 16 + f.len() as u64;
+        }
+        copy += 1;
+    }
+    w.flush()?;
+    Ok((n, bytes))
+}
+
+/// Analyses a capture of at least `packets` packets, written to a temporary file
+/// first; the median of three runs.
+pub fn analyze_speed(packets: u64) -> AnalyzeBench {
+    let path = std::env::temp_dir().join(format!("gentle-bench-{}.pcap", std::process::id()));
+    let (n, bytes) = big_capture(&path, packets).expect("a temporary capture");
+    let mut runs: Vec<(f64, u64)> = (0..3)
+        .map(|_| {
+            let t0 = WallClock::now();
+            let a = crate::analyze::analyze_file(&path, Default::default(), None)
+                .unwrap_or_else(|f| panic!("{}", f.message));
+            (t0.elapsed().as_secs_f64(), a.totals.flows)
+        })
+        .collect();
+    let _ = std::fs::remove_file(&path);
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (seconds, flows) = runs[1];
+    AnalyzeBench {
+        packets: n,
+        bytes,
+        flows,
+        seconds,
+        packets_per_second: n as f64 / seconds,
+        megabytes_per_second: bytes as f64 / seconds / 1e6,
+    }
 }
 
 /// Moves `bytes` from one engine to another, handing segments across directly
@@ -179,6 +278,7 @@ pub fn run(full: bool) -> BenchResult {
         engine_segments,
         engine_corrective_ns_per_segment: fec_seconds * 1e9 / fec_segments as f64,
         corrective_trials_per_second: fec_scaling.trials_per_second,
+        analyze: analyze_speed(1_200_000),
     }
 }
 
@@ -209,6 +309,16 @@ pub fn text(r: &BenchResult) -> String {
     s += &format!(
         "  with Corrective, 10000 trials, one core: {:.0} trials/s\n",
         r.corrective_trials_per_second
+    );
+    let a = &r.analyze;
+    s += &format!(
+        "gentle analyze, one core, a {:.0} MB pcap ({} packets, {} flows), median of 3 runs:\n  {:.3} s = {:.0} packets/s, {:.0} MB/s\n",
+        a.bytes as f64 / 1e6,
+        a.packets,
+        a.flows,
+        a.seconds,
+        a.packets_per_second,
+        a.megabytes_per_second
     );
     s
 }
