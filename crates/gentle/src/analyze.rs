@@ -323,19 +323,26 @@ pub fn figures_text(a: &Analysis) -> String {
         s,
         "\nFigure 3: loss probability at each position of a burst, relative to the first"
     );
+    let _ = writeln!(
+        s,
+        "  (where the first position lost nothing, the losses at each position instead)"
+    );
     for c in &f.loss_by_position {
-        let rel: Vec<String> = c
-            .relative
-            .iter()
-            .map(|r| r.map_or("-".into(), |v| format!("{v:.2}")))
-            .collect();
+        let cells: Vec<String> = if c.relative.first().is_some_and(|r| r.is_some()) {
+            c.relative
+                .iter()
+                .map(|r| r.map_or("-".into(), |v| format!("{v:.2}")))
+                .collect()
+        } else {
+            c.losses.iter().map(|n| format!("[{n}]")).collect()
+        };
         let _ = writeln!(
             s,
             "  len {:>2} ({:>6} bursts, {:>5} losses): {}",
             c.burst_len,
             c.bursts,
             c.losses.iter().sum::<u64>(),
-            rel.join(" ")
+            cells.join(" ")
         );
     }
     let _ = writeln!(s, "\nFigure 4: losses in lossy bursts");
