@@ -444,9 +444,11 @@ fn every_example_is_built_in_or_tested() {
     tested.sort();
     assert_eq!(
         tested,
-        ["corrective.toml"],
+        ["analyze-frontend.toml", "corrective.toml"],
         "add new examples to the catalogue or here"
     );
+    // analyze-frontend.toml: the capture `gentle analyze` is tested on
+    // (tests/analyze.rs) and `gentle bench` times it on.
     // corrective.toml: Corrective rebuilds lost segments without a timeout and cuts
     // the mean latency of the short queries.
     let text = std::fs::read_to_string(root().join("examples/corrective.toml")).unwrap();
