@@ -330,3 +330,125 @@ fn mutated_captures_never_panic() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Kernel TCP on the loopback device, captured by tcpdump (pcap) and dumpcap
+/// (pcapng): three HTTP/1.1 exchanges on one connection. Needs root to capture;
+/// skipped with a reason otherwise (CI runs as root). Every wait is bounded.
+#[test]
+fn real_kernel_captures_from_tcpdump_and_dumpcap() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    use std::time::Duration;
+    let root_user = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let have = |b: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {b}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !root_user || !have("tcpdump") || !have("dumpcap") {
+        eprintln!("skipped: capturing on lo needs root, tcpdump and dumpcap");
+        return;
+    }
+    let dir = tmp("kernel");
+    std::fs::create_dir_all(&dir).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let pcap = dir.join("lo.pcap");
+    let ng = dir.join("lo.pcapng");
+    let filter = format!("tcp port {port}");
+    let spawn = |cmd: &mut Command| {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut capturers = vec![
+        spawn(
+            Command::new("tcpdump")
+                .args(["-i", "lo", "-U", "--immediate-mode", "-s", "128", "-w"])
+                .arg(&pcap)
+                .arg(&filter),
+        ),
+        spawn(Command::new("dumpcap").args(["-i", "lo", "-q", "-f", &filter, "-w"]).arg(&ng)),
+    ];
+    let pids: Vec<String> = capturers.iter().map(|c| c.id().to_string()).collect();
+    // A watchdog: whatever happens, the capturers stop within 30 s.
+    let watchdog = pids.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(30));
+        for p in watchdog {
+            let _ = Command::new("kill").args(["-9", &p]).status();
+        }
+    });
+    for _ in 0..100 {
+        if pcap.exists() && ng.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    const BODY: usize = 200_000;
+    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {BODY}\r\n\r\n");
+    let response = head.len() + BODY;
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut buf = [0u8; 4096];
+        for _ in 0..3 {
+            let mut req = Vec::new();
+            while !req.ends_with(b"\r\n\r\n") {
+                let n = s.read(&mut buf).unwrap();
+                assert!(n > 0);
+                req.extend_from_slice(&buf[..n]);
+            }
+            s.write_all(head.as_bytes()).unwrap();
+            s.write_all(&vec![b'x'; BODY]).unwrap();
+        }
+    });
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut buf = vec![0u8; 65536];
+    for i in 0..3 {
+        c.write_all(format!("GET /{i} HTTP/1.1\r\nHost: localhost\r\n\r\n").as_bytes())
+            .unwrap();
+        let mut got = 0;
+        while got < response {
+            let n = c.read(&mut buf).unwrap();
+            assert!(n > 0);
+            got += n;
+        }
+    }
+    drop(c);
+    server.join().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    for (p, pid) in capturers.iter_mut().zip(&pids) {
+        let _ = Command::new("kill").args(["-INT", pid]).status();
+        let _ = p.wait();
+    }
+    for cap in [&pcap, &ng] {
+        let o = gentle(&["analyze", cap.to_str().unwrap(), "--json"]);
+        assert!(o.status.success(), "{}: {}", cap.display(), String::from_utf8_lossy(&o.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let t = &doc["totals"];
+        assert_eq!(t["flows"], 1, "{}: {t}", cap.display());
+        assert_eq!(t["malformed"], 0);
+        let f = &doc["flows"][0];
+        assert_eq!(f["server"], format!("127.0.0.1:{port}"));
+        assert_eq!(f["closed"], "fin");
+        let ex = f["exchanges"].as_array().unwrap();
+        assert_eq!(ex.len(), 3, "{}: {ex:?}", cap.display());
+        for (i, e) in ex.iter().enumerate() {
+            assert_eq!(e["http_request"], format!("GET /{i}"));
+            assert_eq!(e["http_status"], 200);
+            assert_eq!(e["response_bytes"].as_u64().unwrap() as usize, response);
+            assert!(e["response_ms"].as_f64().is_some());
+        }
+        assert_eq!(t["retransmissions"]["timeout"], 0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
