@@ -222,79 +222,78 @@ impl<'r> CaptureReader<'r> {
         self.capacity = want;
         true
     }
-
 }
 
 /// What a block means to the reader, decided before it is handed out.
 fn meta(legacy: Option<(i32, u64)>, ifaces: &[Iface], block: &PcapBlockOwned<'_>) -> Meta {
-        match block {
-            PcapBlockOwned::LegacyHeader(h) => {
-                let units = if h.is_nanosecond_precision() {
-                    1_000_000_000
-                } else {
-                    1_000_000
-                };
-                Meta::Legacy(h.network.0, units)
-            }
-            PcapBlockOwned::Legacy(b) => {
-                let Some((lt, units)) = legacy else {
-                    return Meta::Fail("a packet before the file header".into());
-                };
-                let frac = b.ts_usec as u64;
-                if frac >= units {
-                    return Meta::Fail(format!(
-                        "timestamp fraction {frac} is not below one second ({units} units)"
-                    ));
-                }
-                Meta::Packet {
-                    ts_ns: b.ts_sec as u64 * 1_000_000_000 + frac * (1_000_000_000 / units),
-                    linktype: lt,
-                }
-            }
-            PcapBlockOwned::NG(Block::SectionHeader(_)) => Meta::Section,
-            PcapBlockOwned::NG(Block::InterfaceDescription(i)) => match ts_units(i.if_tsresol) {
-                Some(units) if units > 0 => Meta::Iface(Iface {
-                    linktype: i.linktype.0,
-                    units,
-                    offset_s: i.ts_offset(),
-                }),
-                _ => Meta::Fail(format!(
-                    "interface {}: unusable time resolution (if_tsresol {})",
-                    ifaces.len(),
-                    i.if_tsresol
-                )),
-            },
-            PcapBlockOwned::NG(Block::EnhancedPacket(p)) => {
-                let Some(iface) = ifaces.get(p.if_id as usize) else {
-                    return Meta::Fail(format!(
-                        "packet on interface {} but only {} described",
-                        p.if_id,
-                        ifaces.len()
-                    ));
-                };
-                let ts = ((p.ts_high as u64) << 32) | p.ts_low as u64;
-                let secs = ts / iface.units;
-                let frac = ts % iface.units;
-                let ns = (frac as u128 * 1_000_000_000 / iface.units as u128) as u64;
-                let secs = secs as i64 + iface.offset_s;
-                Meta::Packet {
-                    ts_ns: (secs.max(0) as u64)
-                        .saturating_mul(1_000_000_000)
-                        .saturating_add(ns),
-                    linktype: iface.linktype,
-                }
-            }
-            PcapBlockOwned::NG(Block::SimplePacket(_)) => match ifaces.first() {
-                // pcapng (draft-ietf-opsawg-pcapng §4.4): simple packets belong to
-                // interface 0 and carry no time.
-                Some(i) => Meta::Packet {
-                    ts_ns: 0,
-                    linktype: i.linktype,
-                },
-                None => Meta::Fail("a simple packet block with no interface".into()),
-            },
-            PcapBlockOwned::NG(_) => Meta::Skip,
+    match block {
+        PcapBlockOwned::LegacyHeader(h) => {
+            let units = if h.is_nanosecond_precision() {
+                1_000_000_000
+            } else {
+                1_000_000
+            };
+            Meta::Legacy(h.network.0, units)
         }
+        PcapBlockOwned::Legacy(b) => {
+            let Some((lt, units)) = legacy else {
+                return Meta::Fail("a packet before the file header".into());
+            };
+            let frac = b.ts_usec as u64;
+            if frac >= units {
+                return Meta::Fail(format!(
+                    "timestamp fraction {frac} is not below one second ({units} units)"
+                ));
+            }
+            Meta::Packet {
+                ts_ns: b.ts_sec as u64 * 1_000_000_000 + frac * (1_000_000_000 / units),
+                linktype: lt,
+            }
+        }
+        PcapBlockOwned::NG(Block::SectionHeader(_)) => Meta::Section,
+        PcapBlockOwned::NG(Block::InterfaceDescription(i)) => match ts_units(i.if_tsresol) {
+            Some(units) if units > 0 => Meta::Iface(Iface {
+                linktype: i.linktype.0,
+                units,
+                offset_s: i.ts_offset(),
+            }),
+            _ => Meta::Fail(format!(
+                "interface {}: unusable time resolution (if_tsresol {})",
+                ifaces.len(),
+                i.if_tsresol
+            )),
+        },
+        PcapBlockOwned::NG(Block::EnhancedPacket(p)) => {
+            let Some(iface) = ifaces.get(p.if_id as usize) else {
+                return Meta::Fail(format!(
+                    "packet on interface {} but only {} described",
+                    p.if_id,
+                    ifaces.len()
+                ));
+            };
+            let ts = ((p.ts_high as u64) << 32) | p.ts_low as u64;
+            let secs = ts / iface.units;
+            let frac = ts % iface.units;
+            let ns = (frac as u128 * 1_000_000_000 / iface.units as u128) as u64;
+            let secs = secs as i64 + iface.offset_s;
+            Meta::Packet {
+                ts_ns: (secs.max(0) as u64)
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(ns),
+                linktype: iface.linktype,
+            }
+        }
+        PcapBlockOwned::NG(Block::SimplePacket(_)) => match ifaces.first() {
+            // pcapng (draft-ietf-opsawg-pcapng §4.4): simple packets belong to
+            // interface 0 and carry no time.
+            Some(i) => Meta::Packet {
+                ts_ns: 0,
+                linktype: i.linktype,
+            },
+            None => Meta::Fail("a simple packet block with no interface".into()),
+        },
+        PcapBlockOwned::NG(_) => Meta::Skip,
+    }
 }
 
 /// Timestamp units per second of an interface (pcapng §4.2 `if_tsresol`: 10^-n, or
@@ -304,7 +303,8 @@ fn ts_units(r: u8) -> Option<u64> {
     if r & 0x80 == 0 {
         10u64.checked_pow(r as u32)
     } else {
-        1u64.checked_shl((r & 0x7f) as u32).filter(|&u| u > 1 || r & 0x7f == 0)
+        1u64.checked_shl((r & 0x7f) as u32)
+            .filter(|&u| u > 1 || r & 0x7f == 0)
     }
 }
 

@@ -183,7 +183,7 @@ pub fn decode(linktype: i32, ts_ns: u64, data: &[u8]) -> Decoded<'_> {
     let Some(p) = sliced else {
         return Decoded::Other;
     };
-    let (src, dst, ecn, tcp_len, header_fits) = match &p.net {
+    let (src, dst, ecn, tcp_len) = match &p.net {
         Some(LaxNetSlice::Ipv4(v4)) => {
             let h = v4.header();
             let total = h.total_len() as usize;
@@ -199,7 +199,6 @@ pub fn decode(linktype: i32, ts_ns: u64, data: &[u8]) -> Decoded<'_> {
                 IpAddr::from(h.destination()),
                 h.ecn().value(),
                 total.checked_sub(ihl),
-                true,
             )
         }
         Some(LaxNetSlice::Ipv6(v6)) => {
@@ -215,7 +214,6 @@ pub fn decode(linktype: i32, ts_ns: u64, data: &[u8]) -> Decoded<'_> {
                 IpAddr::from(h.destination_addr()),
                 h.traffic_class() & 0x3,
                 (h.payload_length() as usize).checked_sub(ext),
-                true,
             )
         }
         _ => return Decoded::Other,
@@ -224,7 +222,6 @@ pub fn decode(linktype: i32, ts_ns: u64, data: &[u8]) -> Decoded<'_> {
         return Decoded::Malformed("IP header cut off");
     };
     let tcp = ip_payload.payload;
-    let _ = header_fits;
     // A zero IP length (TSO captures on the sending host) means "as captured".
     let tcp_len = match tcp_len {
         Some(0) | None => tcp.len(),

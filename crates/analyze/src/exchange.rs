@@ -9,8 +9,8 @@
 use serde::Serialize;
 
 use crate::cause::CauseCounts;
-use crate::sender::{Episode, Retransmission};
 use crate::flow::Dir;
+use crate::sender::{Episode, Retransmission};
 
 /// One request and its response.
 #[derive(Clone, Debug, Serialize)]
@@ -61,7 +61,10 @@ const METHODS: [&str; 9] = [
 fn http_request_line(p: &[u8]) -> Option<String> {
     let m = METHODS.iter().find(|m| p.starts_with(m.as_bytes()))?;
     let rest = &p[m.len()..];
-    let end = rest.iter().position(|&b| b == b' ' || b == b'\r').unwrap_or(rest.len());
+    let end = rest
+        .iter()
+        .position(|&b| b == b' ' || b == b'\r')
+        .unwrap_or(rest.len());
     let target = String::from_utf8_lossy(&rest[..end.min(200)]);
     Some(format!("{}{}", m, target))
 }
@@ -86,26 +89,13 @@ impl Exchanges {
                 let new = match &self.cur {
                     None => true,
                     // A new request line, or the client speaking after the server.
-                    Some((e, _, _)) => e.response_bytes > 0 || http.is_some() && e.request_bytes > 0,
+                    Some((e, _, _)) => {
+                        e.response_bytes > 0 || http.is_some() && e.request_bytes > 0
+                    }
                 };
                 if new {
                     self.close();
-                    self.cur = Some((
-                        Exchange {
-                            index: self.done.len() as u32,
-                            request_bytes: 0,
-                            response_bytes: 0,
-                            request_ns: t,
-                            response_ms: None,
-                            first_byte_ms: None,
-                            retransmissions: CauseCounts::default(),
-                            recoveries: 0,
-                            http_request: http,
-                            http_status: None,
-                        },
-                        None,
-                        None,
-                    ));
+                    self.open(t, http);
                 }
                 if let Some((e, _, _)) = &mut self.cur {
                     e.request_bytes += bytes;
@@ -117,22 +107,7 @@ impl Exchanges {
                         return;
                     }
                     // The server speaks first (or the request is before the capture).
-                    self.cur = Some((
-                        Exchange {
-                            index: self.done.len() as u32,
-                            request_bytes: 0,
-                            response_bytes: 0,
-                            request_ns: t,
-                            response_ms: None,
-                            first_byte_ms: None,
-                            retransmissions: CauseCounts::default(),
-                            recoveries: 0,
-                            http_request: None,
-                            http_status: None,
-                        },
-                        None,
-                        None,
-                    ));
+                    self.open(t, None);
                     return self.data(dir, t, bytes, payload);
                 };
                 if bytes > 0 {
@@ -144,6 +119,26 @@ impl Exchanges {
                 }
             }
         }
+    }
+
+    /// Starts an exchange whose request (if any) began at `t`.
+    fn open(&mut self, t: u64, http_request: Option<String>) {
+        self.cur = Some((
+            Exchange {
+                index: self.done.len() as u32,
+                request_bytes: 0,
+                response_bytes: 0,
+                request_ns: t,
+                response_ms: None,
+                first_byte_ms: None,
+                retransmissions: CauseCounts::default(),
+                recoveries: 0,
+                http_request,
+                http_status: None,
+            },
+            None,
+            None,
+        ));
     }
 
     /// Everything the server sent has been acknowledged, at `t`.
@@ -169,7 +164,8 @@ impl Exchanges {
     pub fn finish(mut self, retrans: &[Retransmission], episodes: &[Episode]) -> Vec<Exchange> {
         self.close();
         let mut ex = self.done;
-        let which = |ex: &[Exchange], t: u64| ex.partition_point(|e| e.request_ns <= t).checked_sub(1);
+        let which =
+            |ex: &[Exchange], t: u64| ex.partition_point(|e| e.request_ns <= t).checked_sub(1);
         for r in retrans {
             if let Some(i) = which(&ex, r.t_ns) {
                 ex[i].retransmissions.add(r.cause);

@@ -211,8 +211,7 @@ impl Welford {
         self.m2 += d * (x - self.mean);
     }
     fn cv(&self) -> Option<f64> {
-        (self.n >= 4 && self.mean > 0.0)
-            .then(|| (self.m2 / (self.n - 1) as f64).sqrt() / self.mean)
+        (self.n >= 4 && self.mean > 0.0).then(|| (self.m2 / (self.n - 1) as f64).sqrt() / self.mean)
     }
 }
 
@@ -264,7 +263,13 @@ pub enum Dir {
 
 impl Flow {
     /// A flow whose first packet is at `t`.
-    pub fn new(id: u32, server: SocketAddr, client: SocketAddr, t: u64, point: CapturePoint) -> Self {
+    pub fn new(
+        id: u32,
+        server: SocketAddr,
+        client: SocketAddr,
+        t: u64,
+        point: CapturePoint,
+    ) -> Self {
         Flow {
             id,
             server,
@@ -329,7 +334,13 @@ impl Flow {
 
     /// One packet of this flow. Returns its tags and, for a retransmission, its
     /// cause.
-    pub fn packet(&mut self, seg: &Segment, payload: &[u8], dir: Dir, habits: &mut HostHabits) -> (Tags, Option<Cause>) {
+    pub fn packet(
+        &mut self,
+        seg: &Segment,
+        payload: &[u8],
+        dir: Dir,
+        habits: &mut HostHabits,
+    ) -> (Tags, Option<Cause>) {
         let t = seg.ts_ns;
         self.last_ns = t;
         self.packets += 1;
@@ -471,7 +482,15 @@ impl Flow {
                 Dir::ToServer => &mut self.cli,
             };
             let before = me.nxt;
-            let kind = me.on_data(t, seg.seq, data_len, seg.opts.ts.map(|t| t.0), burst, pos, habits);
+            let kind = me.on_data(
+                t,
+                seg.seq,
+                data_len,
+                seg.opts.ts.map(|t| t.0),
+                burst,
+                pos,
+                habits,
+            );
             let new_bytes = me.nxt.saturating_sub(before);
             match kind {
                 DataKind::Original => tags.add(Tag::Original),
@@ -542,7 +561,10 @@ impl Flow {
                 continue;
             }
             losses += 1;
-            if let (Some(n), Some(&len)) = (per_burst.get_mut(b as usize), self.burst_lens.get(b as usize)) {
+            if let (Some(n), Some(&len)) = (
+                per_burst.get_mut(b as usize),
+                self.burst_lens.get(b as usize),
+            ) {
                 *n += 1;
                 figs.loss_at(len, pos);
             }
@@ -645,7 +667,11 @@ impl Flow {
                 .collect(),
             exchanges,
             capture_gaps: srv.capture_gaps + self.cli.capture_gaps,
-            retransmission_log: if keep_log { srv.retrans.clone() } else { Vec::new() },
+            retransmission_log: if keep_log {
+                srv.retrans.clone()
+            } else {
+                Vec::new()
+            },
             ports: (self.server.port(), self.client.port()),
             unsettled,
         }

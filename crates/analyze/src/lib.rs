@@ -231,7 +231,11 @@ impl Analyzer {
         }
         let f = self.flows.get_mut(&key).expect("inserted above");
         let (server, _) = f.endpoints();
-        let dir = if a == server { Dir::ToClient } else { Dir::ToServer };
+        let dir = if a == server {
+            Dir::ToClient
+        } else {
+            Dir::ToServer
+        };
         let habits = self.habits.entry(server.ip()).or_default();
         let (tags, cause) = f.packet(seg, payload, dir, habits);
         let rel_seq = f.rel_seq(dir, seg.seq);
@@ -307,9 +311,6 @@ impl Analyzer {
             self.close(f);
         }
         self.reports.sort_by_key(|r| r.id);
-        if std::env::var_os("GENTLE_ANALYZE_DEBUG").is_some() {
-            eprintln!("habits: {:?}", self.habits);
-        }
         for r in &mut self.reports {
             if !r.unsettled.is_empty()
                 && let Some(p) = r

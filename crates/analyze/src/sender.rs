@@ -56,6 +56,24 @@ struct Seg {
     pos: u16,
 }
 
+impl Seg {
+    /// A range's first transmission.
+    fn first(start: u64, end: u64, t: u64, tsval: Option<u32>, burst: u32, pos: u16) -> Seg {
+        Seg {
+            start,
+            end,
+            last_ns: t,
+            tx: 1,
+            sacked: false,
+            tsval,
+            first_tsval: tsval,
+            retrans: None,
+            burst,
+            pos,
+        }
+    }
+}
+
 /// One retransmission as inferred.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Retransmission {
@@ -296,7 +314,11 @@ impl Sender {
     }
 
     fn dup_evidence(&self) -> u32 {
-        if self.sack_ok { self.sacked } else { self.dupacks }
+        if self.sack_ok {
+            self.sacked
+        } else {
+            self.dupacks
+        }
     }
 
     fn predicted_rto(&self) -> u64 {
@@ -366,18 +388,8 @@ impl Sender {
                 self.rto_ref_ns = t;
             }
             self.judge_after(t);
-            self.segs.push_back(Seg {
-                start,
-                end,
-                last_ns: t,
-                tx: 1,
-                sacked: false,
-                tsval,
-                first_tsval: tsval,
-                retrans: None,
-                burst,
-                pos,
-            });
+            self.segs
+                .push_back(Seg::first(start, end, t, tsval, burst, pos));
             self.nxt = end;
             self.last_tx_ns = t;
             return DataKind::Original;
@@ -427,18 +439,8 @@ impl Sender {
             s.pos = pos;
         }
         if end > self.nxt {
-            self.segs.push_back(Seg {
-                start: self.nxt,
-                end,
-                last_ns: t,
-                tx: 1,
-                sacked: false,
-                tsval,
-                first_tsval: tsval,
-                retrans: None,
-                burst,
-                pos,
-            });
+            self.segs
+                .push_back(Seg::first(self.nxt, end, t, tsval, burst, pos));
             self.nxt = end;
         }
         self.last_tx_ns = t;
@@ -529,7 +531,11 @@ impl Sender {
                 if evidence > 0 && since < self.timeout_floor() {
                     // The early-retransmit or RACK reorder timer; with three or more
                     // duplicates outstanding it is a fast retransmit all the same.
-                    let c = if evidence >= 3 { Cause::Fast } else { Cause::Early };
+                    let c = if evidence >= 3 {
+                        Cause::Fast
+                    } else {
+                        Cause::Early
+                    };
                     return (c, false);
                 }
                 let probe_possible = tail && !self.probe_out && self.sack_ok && evidence == 0;
@@ -760,9 +766,7 @@ impl Sender {
                         (Some(ecr), Some(now), Some(_)) if ts_before(ecr, now) => {
                             Some(Spurious::Timestamp)
                         }
-                        _ if self.rtt.known()
-                            && t.saturating_sub(s.last_ns) * 2 < self.rtt.min =>
-                        {
+                        _ if self.rtt.known() && t.saturating_sub(s.last_ns) * 2 < self.rtt.min => {
                             Some(Spurious::TooSoon)
                         }
                         _ => None,

@@ -73,7 +73,11 @@ fn pcap(linktype: u32, nanos: bool, snaplen: u32, frames: &[(u64, Vec<u8>, u32)]
     v.extend_from_slice(&snaplen.to_le_bytes());
     v.extend_from_slice(&linktype.to_le_bytes());
     for (t, f, orig) in frames {
-        let frac = if nanos { t % 1_000_000_000 } else { t % 1_000_000_000 / 1000 };
+        let frac = if nanos {
+            t % 1_000_000_000
+        } else {
+            t % 1_000_000_000 / 1000
+        };
         v.extend_from_slice(&((t / 1_000_000_000) as u32).to_le_bytes());
         v.extend_from_slice(&(frac as u32).to_le_bytes());
         v.extend_from_slice(&(f.len() as u32).to_le_bytes());
@@ -155,7 +159,12 @@ fn pcap_in_microseconds_and_nanoseconds_over_every_link_type() {
     ] {
         for nanos in [false, true] {
             let t = 1_700_000_000_123_456_789u64;
-            let file = pcap(lt as u32, nanos, 65535, &[(t, frame.clone(), frame.len() as u32)]);
+            let file = pcap(
+                lt as u32,
+                nanos,
+                65535,
+                &[(t, frame.clone(), frame.len() as u32)],
+            );
             let got = read_all(&file);
             let want_t = if nanos { t } else { t / 1000 * 1000 };
             assert_eq!(got.len(), 1, "link type {lt}");
@@ -219,15 +228,24 @@ fn non_tcp_frames_are_skipped_and_a_capture_without_tcp_says_so() {
         f.extend_from_slice(&[0; 28]);
         f
     };
-    let file = pcap(1, false, 65535, &[(0, ethernet(&udp, false), 45), (1, arp, 42)]);
+    let file = pcap(
+        1,
+        false,
+        65535,
+        &[(0, ethernet(&udp, false), 45), (1, arp, 42)],
+    );
     let a = analyze(&file[..], Options::default(), &mut |_| {}).expect("readable");
-    assert_eq!((a.totals.frames, a.totals.skipped, a.totals.tcp_packets), (2, 2, 0));
+    assert_eq!(
+        (a.totals.frames, a.totals.skipped, a.totals.tcp_packets),
+        (2, 2, 0)
+    );
 }
 
 #[test]
 fn damaged_files_name_the_record_and_the_byte_offset() {
     let ip = ipv4_tcp(100);
-    let frames: Vec<(u64, Vec<u8>, u32)> = (0..3).map(|i| (i, ip.clone(), ip.len() as u32)).collect();
+    let frames: Vec<(u64, Vec<u8>, u32)> =
+        (0..3).map(|i| (i, ip.clone(), ip.len() as u32)).collect();
     let file = pcap(101, false, 65535, &frames);
     // Cut inside the third record.
     let rec = 16 + ip.len();
@@ -259,8 +277,9 @@ fn long_files_and_records_larger_than_the_buffer_are_read_whole() {
     // 20 MB of ordinary frames, then one 600 kB record (beyond the reader's first
     // buffer), then one more frame.
     let ip = ipv4_tcp(1400);
-    let mut frames: Vec<(u64, Vec<u8>, u32)> =
-        (0..14_000).map(|i| (i, ip.clone(), ip.len() as u32)).collect();
+    let mut frames: Vec<(u64, Vec<u8>, u32)> = (0..14_000)
+        .map(|i| (i, ip.clone(), ip.len() as u32))
+        .collect();
     let mut jumbo = ip.clone();
     jumbo.resize(600_000, 0);
     frames.push((14_000, jumbo, 600_000));

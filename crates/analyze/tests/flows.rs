@@ -6,7 +6,7 @@ mod common;
 
 use common::{IRS, ISS, MSS, Script};
 use gentle_analyze::decode::flags;
-use gentle_analyze::{Cause, CapturePoint};
+use gentle_analyze::{CapturePoint, Cause};
 
 #[test]
 fn http_request_lines_split_pipelined_requests_and_status_codes_are_read() {

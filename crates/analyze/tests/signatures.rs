@@ -9,7 +9,11 @@ use gentle_analyze::decode::flags;
 use gentle_analyze::{Analysis, Cause, Spurious, Tag};
 
 fn causes(a: &Analysis) -> Vec<Cause> {
-    a.flows[0].retransmission_log.iter().map(|r| r.cause).collect()
+    a.flows[0]
+        .retransmission_log
+        .iter()
+        .map(|r| r.cause)
+        .collect()
 }
 
 #[test]
@@ -87,7 +91,11 @@ fn timeouts_back_off_and_the_rest_of_the_window_goes_in_slow_start() {
     // One episode; its RTO measured against the handshake's 100 ms RTT.
     assert_eq!(f.recoveries.len(), 1);
     assert_eq!(f.rto_over_rtt.len(), 1);
-    assert!((f.rto_over_rtt[0] - 3.0).abs() < 0.01, "{:?}", f.rto_over_rtt);
+    assert!(
+        (f.rto_over_rtt[0] - 3.0).abs() < 0.01,
+        "{:?}",
+        f.rto_over_rtt
+    );
 }
 
 #[test]
@@ -226,7 +234,10 @@ fn bursts_count_the_position_of_each_loss() {
     assert_eq!(f.bursts, 3, "two bursts and the retransmission's own");
     assert_eq!(f.losses, 1);
     let fig3 = &a.figures.loss_by_position;
-    let four = fig3.iter().find(|c| c.burst_len == 4).expect("a lossy 4-burst");
+    let four = fig3
+        .iter()
+        .find(|c| c.burst_len == 4)
+        .expect("a lossy 4-burst");
     assert_eq!(four.losses, [0, 0, 0, 1]);
     let fig4 = &a.figures.losses_per_burst;
     assert_eq!(fig4.len(), 1);

@@ -91,9 +91,11 @@ pub fn analyze_file(
     let bar = if size > 64 << 20 && std::io::stderr().is_terminal() {
         let b = ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr());
         b.set_style(
-            ProgressStyle::with_template("analyze [{bar:20}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
-                .expect("valid template")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "analyze [{bar:20}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
         );
         b
     } else {
@@ -233,7 +235,11 @@ pub fn report(name: &str, a: &Analysis, max_flows: usize) -> String {
             }
         );
     }
-    let _ = writeln!(s, "  {:<11} {:>8}  (of the above, shown unnecessary)", "spurious", r.spurious);
+    let _ = writeln!(
+        s,
+        "  {:<11} {:>8}  (of the above, shown unnecessary)",
+        "spurious", r.spurious
+    );
     let _ = writeln!(
         s,
         "flows with reordering: {}, bufferbloat: {}, policing: {}",
@@ -296,7 +302,11 @@ pub fn figures_text(a: &Analysis) -> String {
     let f = &a.figures;
     let mut s = String::new();
     let _ = writeln!(s, "\nFigure 1: mean response time (ms) by RTT");
-    let _ = writeln!(s, "  {:>13} {:>12} {:>6} {:>12} {:>6}", "rtt ms", "no loss", "n", "loss", "n");
+    let _ = writeln!(
+        s,
+        "  {:>13} {:>12} {:>6} {:>12} {:>6}",
+        "rtt ms", "no loss", "n", "loss", "n"
+    );
     for b in &f.latency_by_rtt {
         let range = match b.rtt_to_ms {
             Some(to) => format!("{:.0}-{:.0}", b.rtt_from_ms, to),
@@ -316,7 +326,8 @@ pub fn figures_text(a: &Analysis) -> String {
         s,
         "\nFigure 2: RTO/RTT over {} timeouts: median {}, 99th percentile {}",
         f.rto_over_rtt_cdf.len(),
-        f.rto_over_rtt_median.map_or("-".into(), |v| format!("{v:.1}")),
+        f.rto_over_rtt_median
+            .map_or("-".into(), |v| format!("{v:.1}")),
         f.rto_over_rtt_p99.map_or("-".into(), |v| format!("{v:.1}")),
     );
     let _ = writeln!(
@@ -346,7 +357,11 @@ pub fn figures_text(a: &Analysis) -> String {
         );
     }
     let _ = writeln!(s, "\nFigure 4: losses in lossy bursts");
-    let _ = writeln!(s, "  {:>6} {:>8} {:>8} {:>8}", "len", "lossy", "P(1)", "P(<=2)");
+    let _ = writeln!(
+        s,
+        "  {:>6} {:>8} {:>8} {:>8}",
+        "len", "lossy", "P(1)", "P(<=2)"
+    );
     for c in &f.losses_per_burst {
         let _ = writeln!(
             s,
@@ -395,7 +410,11 @@ pub fn records_csv(name: &str, a: &Analysis) -> String {
                 r.fast + r.early,
                 r.timeout,
                 r.slow_start,
-                if e.index == 0 { f.syn_retransmissions } else { 0 },
+                if e.index == 0 {
+                    f.syn_retransmissions
+                } else {
+                    0
+                },
                 e.recoveries,
                 r.spurious,
                 r.total(),
@@ -456,8 +475,11 @@ pub fn plot_figures(png: &Path, svg: &Path, name: &str, a: &Analysis) -> Result<
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.0))
         .fold(2.0, f64::max);
-    let fig4_one: Vec<(f64, f64)> =
-        f.losses_per_burst.iter().map(|c| (c.burst_len as f64, c.one)).collect();
+    let fig4_one: Vec<(f64, f64)> = f
+        .losses_per_burst
+        .iter()
+        .map(|c| (c.burst_len as f64, c.one))
+        .collect();
     let fig4_two: Vec<(f64, f64)> = f
         .losses_per_burst
         .iter()
@@ -473,9 +495,21 @@ pub fn plot_figures(png: &Path, svg: &Path, name: &str, a: &Analysis) -> Result<
             y: (0.0, ymax1),
             log_x: false,
             lines: vec![
-                Line { label: "without loss".into(), colour: 0, points: l0 },
-                Line { label: "with loss".into(), colour: 1, points: l1 },
-                Line { label: "ideal (1 RTT)".into(), colour: 2, points: ideal },
+                Line {
+                    label: "without loss".into(),
+                    colour: 0,
+                    points: l0,
+                },
+                Line {
+                    label: "with loss".into(),
+                    colour: 1,
+                    points: l1,
+                },
+                Line {
+                    label: "ideal (1 RTT)".into(),
+                    colour: 2,
+                    points: ideal,
+                },
             ],
         },
         LinePanel {
@@ -485,7 +519,11 @@ pub fn plot_figures(png: &Path, svg: &Path, name: &str, a: &Analysis) -> Result<
             x: (1.0, xmax2.max(2.0)),
             y: (0.0, 1.0),
             log_x: true,
-            lines: vec![Line { label: "RTO/RTT".into(), colour: 0, points: cdf_pts }],
+            lines: vec![Line {
+                label: "RTO/RTT".into(),
+                colour: 0,
+                points: cdf_pts,
+            }],
         },
         LinePanel {
             caption: "Figure 3: loss by position, relative to the first".into(),
@@ -504,12 +542,26 @@ pub fn plot_figures(png: &Path, svg: &Path, name: &str, a: &Analysis) -> Result<
             y: (0.0, 1.05),
             log_x: false,
             lines: vec![
-                Line { label: "exactly one".into(), colour: 0, points: fig4_one },
-                Line { label: "at most two".into(), colour: 1, points: fig4_two },
+                Line {
+                    label: "exactly one".into(),
+                    colour: 0,
+                    points: fig4_one,
+                },
+                Line {
+                    label: "at most two".into(),
+                    colour: 1,
+                    points: fig4_two,
+                },
             ],
         },
     ];
-    lines((png, svg), &format!("gentle analyze {name}"), (2, 2), (1200, 900), &panels)
+    lines(
+        (png, svg),
+        &format!("gentle analyze {name}"),
+        (2, 2),
+        (1200, 900),
+        &panels,
+    )
 }
 
 /// The arguments of `gentle analyze`.
@@ -535,12 +587,14 @@ pub fn command(a: Args) -> u8 {
 }
 
 fn command_inner(a: &Args) -> Result<(), Failure> {
-    let name = a
-        .capture
-        .file_name()
-        .map_or_else(|| a.capture.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let name = a.capture.file_name().map_or_else(
+        || a.capture.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     let mut staged = match &a.out {
-        Some(d) => Some(crate::output::Staged::new(d, a.force).map_err(|e| bad(format!("error: {e}")))?),
+        Some(d) => {
+            Some(crate::output::Staged::new(d, a.force).map_err(|e| bad(format!("error: {e}")))?)
+        }
         None => None,
     };
     if let Some(t) = &a.tags
@@ -560,8 +614,10 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
     });
     let mut tag_file = match &tmp {
         Some(p) => {
-            let f = std::fs::File::create(p)
-                .map_err(|e| Failure { code: 1, message: format!("error: cannot write {}: {e}", p.display()) })?;
+            let f = std::fs::File::create(p).map_err(|e| Failure {
+                code: 1,
+                message: format!("error: cannot write {}: {e}", p.display()),
+            })?;
             let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
             let _ = w.write_all(TAGS_HEADER.as_bytes());
             Some(w)
@@ -589,37 +645,55 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
     let text = report(&name, &analysis, a.flows);
     let doc = json_doc(&name, &a.opts, &analysis);
     if let Some(st) = staged.as_mut() {
-        let stem = crate::output::file_name(name.trim_end_matches(".pcapng").trim_end_matches(".pcap"));
+        let stem =
+            crate::output::file_name(name.trim_end_matches(".pcapng").trim_end_matches(".pcap"));
         let w = |st: &mut crate::output::Staged, n: String, b: &[u8]| {
-            st.write(&n, b).map_err(|e| Failure { code: 1, message: format!("error: writing {n}: {e}") })
+            st.write(&n, b).map_err(|e| Failure {
+                code: 1,
+                message: format!("error: writing {n}: {e}"),
+            })
         };
         let j = serde_json::to_string_pretty(&doc).expect("serialisable");
         w(st, format!("{stem}.json"), j.as_bytes())?;
         w(st, format!("{stem}.txt"), text.as_bytes())?;
-        w(st, format!("{stem}-records.csv"), records_csv(&name, &analysis).as_bytes())?;
+        w(
+            st,
+            format!("{stem}-records.csv"),
+            records_csv(&name, &analysis).as_bytes(),
+        )?;
         let png = st.path(&format!("{stem}-figures.png"));
         let svg = st.path(&format!("{stem}-figures.svg"));
-        plot_figures(&png, &svg, &name, &analysis)
-            .map_err(|e| Failure { code: 1, message: format!("error: drawing the figures: {e}") })?;
+        plot_figures(&png, &svg, &name, &analysis).map_err(|e| Failure {
+            code: 1,
+            message: format!("error: drawing the figures: {e}"),
+        })?;
     }
     if let (Some(mut w), Some(tmp), Some(dest)) = (tag_file, tmp.as_ref(), a.tags.as_ref()) {
         let done = w.flush().and_then(|()| std::fs::rename(tmp, dest));
         if let Err(e) = done {
             cleanup(&Some(tmp.clone()));
-            return Err(Failure { code: 1, message: format!("error: writing {}: {e}", dest.display()) });
+            return Err(Failure {
+                code: 1,
+                message: format!("error: writing {}: {e}", dest.display()),
+            });
         }
         eprintln!("wrote {}", dest.display());
     }
     let mut out = std::io::stdout().lock();
     if a.json {
-        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&doc).expect("serialisable"));
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("serialisable")
+        );
     } else {
         let _ = write!(out, "{text}");
     }
     if let Some(st) = staged {
-        let files = st
-            .commit()
-            .map_err(|e| Failure { code: 1, message: format!("error: writing results: {e}") })?;
+        let files = st.commit().map_err(|e| Failure {
+            code: 1,
+            message: format!("error: writing results: {e}"),
+        })?;
         for f in files {
             eprintln!("wrote {}", f.display());
         }

@@ -83,7 +83,16 @@ fn retransmission_causes_match_the_engines_account() {
 /// Frame numbers tshark's filter selects.
 fn tshark(pcap: &Path, filter: &str) -> BTreeSet<u64> {
     let o = Command::new("tshark")
-        .args(["-r", pcap.to_str().unwrap(), "-Y", filter, "-T", "fields", "-e", "frame.number"])
+        .args([
+            "-r",
+            pcap.to_str().unwrap(),
+            "-Y",
+            filter,
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ])
         .output()
         .expect("tshark is required for this test (apt-get install tshark)");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -115,14 +124,27 @@ fn retransmissions_and_duplicate_acks_agree_with_tshark() {
     // tshark writes the same capture as pcapng: both are read alike.
     let ng = dir.join("frontend.pcapng");
     let o = Command::new("tshark")
-        .args(["-r", pcap.to_str().unwrap(), "-F", "pcapng", "-w", ng.to_str().unwrap()])
+        .args([
+            "-r",
+            pcap.to_str().unwrap(),
+            "-F",
+            "pcapng",
+            "-w",
+            ng.to_str().unwrap(),
+        ])
         .output()
         .expect("tshark");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut reports = Vec::new();
     for (i, cap) in [&pcap, &ng].into_iter().enumerate() {
         let t = dir.join(format!("tags{i}.csv"));
-        let o = gentle(&["analyze", cap.to_str().unwrap(), "--json", "--tags", t.to_str().unwrap()]);
+        let o = gentle(&[
+            "analyze",
+            cap.to_str().unwrap(),
+            "--json",
+            "--tags",
+            t.to_str().unwrap(),
+        ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
         reports.push((doc["totals"].clone(), tags(&t)));
@@ -158,7 +180,9 @@ fn retransmissions_and_duplicate_acks_agree_with_tshark() {
             let end = r["seq"].parse::<u64>().unwrap() + r["len"].parse::<u64>().unwrap();
             let e = sent.entry(flow).or_default();
             *e = (*e).max(end);
-        } else if theirs.contains(&r["record"].parse().unwrap()) && !ours.contains(&r["record"].parse().unwrap()) {
+        } else if theirs.contains(&r["record"].parse().unwrap())
+            && !ours.contains(&r["record"].parse().unwrap())
+        {
             assert_eq!(
                 r["ack"].parse::<u64>().unwrap(),
                 sent[&flow],
@@ -224,7 +248,11 @@ fn the_report_json_records_tags_and_figures() {
     assert_eq!(csv.lines().count(), 1 + 400);
     for ext in ["png", "svg"] {
         let p = out.join(format!("{stem}-figures.{ext}"));
-        assert!(std::fs::metadata(&p).unwrap().len() > 10_000, "{}", p.display());
+        assert!(
+            std::fs::metadata(&p).unwrap().len() > 10_000,
+            "{}",
+            p.display()
+        );
     }
     // One tag row per frame.
     let frames = doc["totals"]["frames"].as_u64().unwrap();
@@ -249,14 +277,24 @@ fn bad_input_is_refused_with_its_place_and_nothing_is_written() {
         ])
     };
     let check = |o: Output, want: &str| {
-        assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let e = String::from_utf8_lossy(&o.stderr);
         assert!(e.contains(want), "expected {want:?} in: {e}");
         assert!(!out.exists(), "--out left behind");
         assert!(!t.exists(), "--tags left behind");
-        let stray: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let stray: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert!(
-            stray.iter().all(|n| !n.to_string_lossy().contains("gentle-partial")),
+            stray
+                .iter()
+                .all(|n| !n.to_string_lossy().contains("gentle-partial")),
             "{stray:?}"
         );
     };
@@ -374,7 +412,11 @@ fn real_kernel_captures_from_tcpdump_and_dumpcap() {
                 .arg(&pcap)
                 .arg(&filter),
         ),
-        spawn(Command::new("dumpcap").args(["-i", "lo", "-q", "-f", &filter, "-w"]).arg(&ng)),
+        spawn(
+            Command::new("dumpcap")
+                .args(["-i", "lo", "-q", "-f", &filter, "-w"])
+                .arg(&ng),
+        ),
     ];
     let pids: Vec<String> = capturers.iter().map(|c| c.id().to_string()).collect();
     // A watchdog: whatever happens, the capturers stop within 30 s.
@@ -432,7 +474,12 @@ fn real_kernel_captures_from_tcpdump_and_dumpcap() {
     }
     for cap in [&pcap, &ng] {
         let o = gentle(&["analyze", cap.to_str().unwrap(), "--json"]);
-        assert!(o.status.success(), "{}: {}", cap.display(), String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{}: {}",
+            cap.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
         let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let t = &doc["totals"];
         assert_eq!(t["flows"], 1, "{}: {t}", cap.display());

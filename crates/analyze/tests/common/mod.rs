@@ -51,9 +51,10 @@ impl Script {
     pub fn push_payload(&mut self, s: Segment, payload: &[u8]) -> (Tags, Option<Cause>) {
         self.record += 1;
         let mut out = None;
-        self.a.segment(self.record, &s, payload, &mut |p: &PacketTags| {
-            out = Some((p.tags, p.cause));
-        });
+        self.a
+            .segment(self.record, &s, payload, &mut |p: &PacketTags| {
+                out = Some((p.tags, p.cause));
+            });
         let r = out.expect("every TCP packet is reported");
         self.seen.push(r);
         r
@@ -160,4 +161,3 @@ impl Script {
         self.a.finish()
     }
 }
-

@@ -62,9 +62,15 @@ where
             ))
             .map_err(|e| e.to_string())?
             .label(l.label.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2))
+            });
         chart
-            .draw_series(l.points.iter().map(|&pt| Circle::new(pt, 2, colour.filled())))
+            .draw_series(
+                l.points
+                    .iter()
+                    .map(|&pt| Circle::new(pt, 2, colour.filled())),
+            )
             .map_err(|e| e.to_string())?;
     }
     if p.lines.len() > 1 {
@@ -112,6 +118,16 @@ pub fn lines(
     panels: &[LinePanel],
 ) -> Result<(), String> {
     register_font();
-    draw(BitMapBackend::new(png, size).into_drawing_area(), title, grid, panels)?;
-    draw(SVGBackend::new(svg, size).into_drawing_area(), title, grid, panels)
+    draw(
+        BitMapBackend::new(png, size).into_drawing_area(),
+        title,
+        grid,
+        panels,
+    )?;
+    draw(
+        SVGBackend::new(svg, size).into_drawing_area(),
+        title,
+        grid,
+        panels,
+    )
 }

@@ -74,7 +74,8 @@ impl Observer for Truth {
             && let Some(&(_, _, sp, dp)) =
                 self.sent.iter().find(|&&(ts, s, ..)| ts == t && s == *seq)
         {
-            self.causes.insert((t.as_nanos(), sp, dp, *seq), cause_of(*kind));
+            self.causes
+                .insert((t.as_nanos(), sp, dp, *seq), cause_of(*kind));
         }
     }
 
@@ -112,7 +113,10 @@ impl Matrix {
 }
 
 fn idx(c: Cause) -> usize {
-    Cause::ALL.iter().position(|&x| x == c).expect("every cause listed")
+    Cause::ALL
+        .iter()
+        .position(|&x| x == c)
+        .expect("every cause listed")
 }
 
 /// A trial's capture and the true cause of each retransmission in it.
@@ -157,7 +161,8 @@ fn evaluate(scn: &Scenario, v: &Variant, trials: u64) -> Matrix {
         let runs: Vec<TrialTruth> = ks.par_iter().map(|&k| simulate(scn, v, k)).collect();
         for (k, (frames, causes)) in ks.into_iter().zip(runs) {
             let base = k * TRIAL_SPACING_NS;
-            let client = std::net::IpAddr::from([10, 128 + (k >> 16) as u8, (k >> 8) as u8, k as u8]);
+            let client =
+                std::net::IpAddr::from([10, 128 + (k >> 16) as u8, (k >> 8) as u8, k as u8]);
             for (key, c) in causes {
                 truth.insert((key.0 + base, key.1, key.2, key.3), c);
             }
@@ -170,7 +175,11 @@ fn evaluate(scn: &Scenario, v: &Variant, trials: u64) -> Matrix {
                 };
                 let server = *server.get_or_insert_with(|| {
                     use gentle_analyze::decode::flags::{ACK, SYN};
-                    if seg.has(SYN) && !seg.has(ACK) { seg.dst } else { seg.src }
+                    if seg.has(SYN) && !seg.has(ACK) {
+                        seg.dst
+                    } else {
+                        seg.src
+                    }
                 });
                 if seg.src != server {
                     seg.src = client;
@@ -216,7 +225,10 @@ fn evaluate(scn: &Scenario, v: &Variant, trials: u64) -> Matrix {
 /// The confusion matrix of every variant over `trials` trials.
 pub fn run(trials: u64) -> Vec<Matrix> {
     let scn = FILE.sweep().points.remove(0).scenario;
-    scn.variants.iter().map(|v| evaluate(&scn, v, trials)).collect()
+    scn.variants
+        .iter()
+        .map(|v| evaluate(&scn, v, trials))
+        .collect()
 }
 
 /// The matrices as text.

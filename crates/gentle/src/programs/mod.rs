@@ -310,7 +310,11 @@ fn fast_start_table2(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value
 
 fn analyze_accuracy(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
     let scn = analyze_accuracy::FILE.sweep().points.remove(0).scenario;
-    let trials = if args.quick { scn.quick_trials } else { scn.trials };
+    let trials = if args.quick {
+        scn.quick_trials
+    } else {
+        scn.trials
+    };
     let ms = analyze_accuracy::run(trials);
     Ok((
         analyze_accuracy::text(&ms, trials),
