@@ -238,7 +238,12 @@ impl Analyzer {
         };
         let habits = self.habits.entry(server.ip()).or_default();
         let (tags, cause) = f.packet(seg, payload, dir, habits);
-        let rel_seq = f.rel_seq(dir, seg.seq);
+        // A SYN carries the ISN itself: relative 0.
+        let rel_seq = if seg.has(decode::flags::SYN) {
+            0
+        } else {
+            f.rel_seq(dir, seg.seq)
+        };
         let rel_ack = if seg.has(decode::flags::ACK) {
             let other = match dir {
                 Dir::ToClient => Dir::ToServer,
