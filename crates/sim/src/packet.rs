@@ -24,6 +24,10 @@ pub struct PacketMeta {
     pub duplicate: bool,
     /// A Corrective packet (its payload encodes data already sent).
     pub corrective: bool,
+    /// The acknowledgment number relative to the peer's initial sequence number
+    /// (the SYN is 0), when the ACK flag is set: the position a packet without
+    /// payload is keyed on ([`crate::link::draws`]).
+    pub rel_ack: u64,
 }
 
 #[derive(Clone, Debug)]

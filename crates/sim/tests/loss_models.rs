@@ -274,3 +274,49 @@ fn burst_position_loss_rises_along_the_burst_and_resets_after_a_gap() {
         "after a gap"
     );
 }
+
+/// `draws = "position"`: a packet's fate depends on its connection, position and
+/// transmission number, not on when it arrives or what arrived before it; arrival
+/// draws do depend on the order.
+#[test]
+fn position_draws_do_not_depend_on_arrival_order() {
+    use gentle_sim::link::{Admit, Channel, ChannelSpec, Draws};
+    let spec = |draws| ChannelSpec {
+        loss: LossModel::Bernoulli { p: 0.2 },
+        draws,
+        ..Default::default()
+    };
+    // 200 segments of 3 connections, each sent twice (a retransmission of each).
+    let mut pkts: Vec<PacketMeta> = Vec::new();
+    for round in 0..2 {
+        for k in 0..200u64 {
+            let _ = round;
+            pkts.push(data((k % 3) as u32, 1 + (k / 3) * 1000, 1000));
+        }
+    }
+    let fates = |draws, order: &[usize], gap: u64| {
+        let mut c = Channel::new(spec(draws), 0, 1, rng::stream(42, rng::ids::LINK));
+        let mut out = vec![false; order.len()];
+        for (t, &i) in order.iter().enumerate() {
+            let a = c.admit(t as u64 * gap, 1040, &pkts[i]);
+            c.propagation(pkts[i].payload);
+            out[i] = a == Admit::DroppedLoss;
+        }
+        out
+    };
+    let forward: Vec<usize> = (0..400).collect();
+    // Another order: connections interleaved differently, the first transmission of
+    // each position still before its second.
+    let mut other: Vec<usize> = (0..200).rev().collect();
+    other.extend((200..400).rev());
+    let a = fates(Draws::Position, &forward, 1000);
+    let b = fates(Draws::Position, &other, 77_777);
+    assert_eq!(a, b);
+    let dropped = a.iter().filter(|&&d| d).count();
+    assert!((40..=120).contains(&dropped), "{dropped} of 400 at p = 0.2");
+    // A retransmission draws afresh: not every first-transmission loss repeats.
+    assert!((0..200).any(|i| a[i] && !a[i + 200]));
+    let x = fates(Draws::Arrival, &forward, 1000);
+    let y = fates(Draws::Arrival, &other, 1000);
+    assert_ne!(x, y, "arrival draws follow the order");
+}

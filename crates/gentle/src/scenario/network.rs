@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use gentle_sim::link::{
-    ChannelSpec, LinkSpec, QueueDiscipline, QueueLimit, RedParams, Reorder, ReservedBits,
+    ChannelSpec, Draws, LinkSpec, QueueDiscipline, QueueLimit, RedParams, Reorder, ReservedBits,
     Scheduling,
 };
 use gentle_sim::loss::{AppliesTo, DropCount, LossModel};
@@ -33,6 +33,7 @@ const LINK_KEYS: &[&str] = &[
     "loss",
     "reorder",
     "duplicate",
+    "draws",
     "strip_option",
     "reserved_bits",
     "translate_seq",
@@ -49,6 +50,7 @@ const DIR_KEYS: &[&str] = &[
     "loss",
     "reorder",
     "duplicate",
+    "draws",
     "strip_option",
     "reserved_bits",
     "red",
@@ -57,7 +59,7 @@ const DIR_KEYS: &[&str] = &[
 ];
 const RED_KEYS: &[&str] = &["w_q", "min_th", "max_th", "max_p", "gentle", "ecn"];
 const RED_EXPECTED: &str = "true, false, or a table like { w_q = 0.02, min_th = 7.5, max_th = 30, max_p = 0.1, gentle = false, ecn = true }";
-const DIR_EXPECTED: &str = "a table of rate, delay, queue, loss, reorder, duplicate, strip_option, reserved_bits, red, priority_drop, scheduling";
+const DIR_EXPECTED: &str = "a table of rate, delay, queue, loss, reorder, duplicate, draws, strip_option, reserved_bits, red, priority_drop, scheduling";
 const LOSS_KEYS: &[&str] = &[
     "model",
     "p",
@@ -301,6 +303,14 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
     }
     if let Some(p) = t.prob("duplicate")? {
         c.spec.duplicate = p;
+    }
+    const DRAWS: &str = "\"arrival\" or \"position\"";
+    if let Some(d) = t.str("draws", DRAWS)? {
+        c.spec.draws = match d {
+            "arrival" => Draws::Arrival,
+            "position" => Draws::Position,
+            _ => return Err(t.bad("draws", format!("unknown value \"{d}\""), DRAWS)),
+        };
     }
     if let Some(p) = t.prob("strip_option")? {
         c.spec.strip_option = p;

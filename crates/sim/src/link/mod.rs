@@ -16,6 +16,7 @@
 //! either, packets wait in a [`queue::TxQueue`] and the simulator runs the
 //! transmitter, which takes the next packet when the current one is serialised.
 
+pub mod draws;
 pub mod queue;
 pub mod red;
 
@@ -28,6 +29,8 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::loss::{AppliesTo, Loss, LossModel};
+pub use draws::Draws;
+use draws::PositionKeys;
 use queue::TxQueue;
 pub use red::{Red, RedParams, RedVerdict};
 
@@ -112,6 +115,9 @@ pub struct ChannelSpec {
     pub reorder: Option<Reorder>,
     /// Probability that a packet is delivered twice.
     pub duplicate: f64,
+    /// Where loss, reordering and duplication draws come from ([`draws`]).
+    #[serde(default)]
+    pub draws: Draws,
     /// A middlebox: probability that it strips the experimental option (kind 254,
     /// Corrective's) from a packet (`gentle-aggression-sigcomm13.txt` §7).
     pub strip_option: f64,
@@ -153,6 +159,7 @@ impl Default for ChannelSpec {
             loss_applies: AppliesTo::All,
             reorder: None,
             duplicate: 0.0,
+            draws: Draws::Arrival,
             strip_option: 0.0,
             seq_shift: 0,
             ack_shift: 0,
@@ -297,10 +304,15 @@ pub struct Channel {
     last_start: u64,
     /// Packets evicted by priority drop, for the simulator to drop.
     evicted: Vec<u32>,
+    /// `Draws::Position`: the keys, and the stream of the packet being admitted
+    /// (its loss draws, then its reordering and duplication draws).
+    keys: Option<Box<PositionKeys>>,
+    packet_rng: Option<ChaCha8Rng>,
 }
 
 impl Channel {
-    pub fn new(spec: ChannelSpec, from: u16, to: u16, rng: ChaCha8Rng) -> Self {
+    pub fn new(spec: ChannelSpec, from: u16, to: u16, mut rng: ChaCha8Rng) -> Self {
+        let keys = (spec.draws == Draws::Position).then(|| Box::new(PositionKeys::new(&mut rng)));
         let loss = Loss::new(spec.loss.clone(), spec.loss_applies);
         let rewrites = spec.strip_option > 0.0
             || spec.seq_shift != 0
@@ -317,6 +329,8 @@ impl Channel {
             wake_pending: false,
             last_start: 0,
             evicted: Vec::new(),
+            keys,
+            packet_rng: None,
             spec,
             from,
             to,
@@ -449,7 +463,7 @@ impl Channel {
     #[inline(always)]
     pub fn admit(&mut self, now: u64, bytes: usize, meta: &crate::packet::PacketMeta) -> Admit {
         self.stats.offered += 1;
-        if self.loss.drop_at(meta, now, &mut self.rng) {
+        if self.draw_loss(now, meta) {
             self.stats.dropped_loss += 1;
             return Admit::DroppedLoss;
         }
@@ -459,6 +473,19 @@ impl Channel {
             return Admit::DroppedQueue;
         }
         self.fifo_enqueue(now, bytes, queued)
+    }
+
+    /// The loss model's verdict on `meta`, from the link's stream or the packet's
+    /// own ([`draws`]).
+    #[inline(always)]
+    fn draw_loss(&mut self, now: u64, meta: &crate::packet::PacketMeta) -> bool {
+        match self.keys.as_deref_mut() {
+            None => self.loss.drop_at(meta, now, &mut self.rng),
+            Some(k) => {
+                let rng = self.packet_rng.insert(k.stream(meta));
+                self.loss.drop_at(meta, now, rng)
+            }
+        }
     }
 
     #[inline]
@@ -500,7 +527,7 @@ impl Channel {
         slot: u32,
     ) -> Admit {
         self.stats.offered += 1;
-        if self.loss.drop_at(meta, now, &mut self.rng) {
+        if self.draw_loss(now, meta) {
             self.stats.dropped_loss += 1;
             return Admit::DroppedLoss;
         }
@@ -633,15 +660,19 @@ impl Channel {
         if payload > 0 {
             self.data_count += 1;
         }
+        let rng = match self.packet_rng.as_mut() {
+            Some(r) => r,
+            None => &mut self.rng,
+        };
         if let Some(r) = self.spec.reorder {
             let listed = payload > 0 && r.packets.contains(&self.data_count);
-            if listed || (r.p > 0.0 && self.rng.gen_bool(r.p)) {
+            if listed || (r.p > 0.0 && rng.gen_bool(r.p)) {
                 d += r.extra;
                 self.stats.reordered += 1;
                 held_back = true;
             }
         }
-        let dup = self.spec.duplicate > 0.0 && self.rng.gen_bool(self.spec.duplicate);
+        let dup = self.spec.duplicate > 0.0 && rng.gen_bool(self.spec.duplicate);
         if dup {
             self.stats.duplicated += 1;
         }

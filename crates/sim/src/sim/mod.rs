@@ -628,6 +628,11 @@ impl<'o> Sim<'o> {
         } else {
             None
         };
+        let rel_ack = if seg.flags.ack() {
+            seg.ack.wrapping_sub(slot.conn.irs()) as u64
+        } else {
+            0
+        };
         let meta = PacketMeta {
             flow: session,
             payload,
@@ -636,6 +641,7 @@ impl<'o> Sim<'o> {
             from_server: is_server,
             duplicate: false,
             corrective: payload > 0 && CorrectiveOption::is_encoded(&seg),
+            rel_ack,
         };
         self.send(
             node,

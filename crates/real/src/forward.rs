@@ -1,0 +1,439 @@
+//! The emulator's forwarder: gentle's link model ([`gentle_sim::link::Channel`],
+//! the simulator's own code) applied in real time to the packets of two TUN
+//! devices, each the only route out of a network namespace.
+//!
+//! One thread, one epoll loop over the two TUN descriptors and a timerfd on the
+//! monotonic clock. A packet read from one end is placed in its connection
+//! ([`crate::flows`]), offered to the direction's channel — loss model, queue at the
+//! link rate — and given its propagation delay (plus reordering, duplication); it is
+//! written into the other end when that time comes, the timerfd armed for the
+//! earliest. Packet buffers come from a pool, so the loop does not allocate per
+//! packet once the pool has grown to the packets in flight.
+//!
+//! The forwarder records the ground truth of a run: every packet's fate (the drop
+//! and delay log), a pcap at each end as that end's interface saw the traffic, and
+//! how late each delivery was against its due time (the one-way delay error).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io;
+use std::net::Ipv4Addr;
+use std::os::fd::{AsFd, AsRawFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use gentle_sim::link::{Admit, Channel, ChannelSpec, ChannelStats};
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+use nix::sys::time::TimeSpec;
+use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+use nix::time::clock_gettime;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use crate::flows::{FlowNumbering, Flows};
+use crate::tun::Tun;
+use crate::wire;
+
+/// Buffer size: an MTU-1500 packet with room to spare; longer reads are refused.
+const BUF: usize = 2048;
+/// Longest epoll wait, so that a stop request is seen promptly.
+const TICK_MS: u16 = 10;
+const TOKEN_TIMER: u64 = 2;
+
+/// One end of the emulated link.
+pub struct End {
+    pub tun: Tun,
+    /// The namespace's address: packets from anything else are not forwarded.
+    pub addr: Ipv4Addr,
+}
+
+/// What the forwarder is to do.
+pub struct ForwarderSpec {
+    /// [0]: the server's end, [1]: the client's.
+    pub ends: [End; 2],
+    /// The channel from end `i` to the other, and its random stream (seeded as the
+    /// simulator seeds the same link direction).
+    pub channels: [(ChannelSpec, ChaCha8Rng); 2],
+    pub numbering: FlowNumbering,
+    /// Response sizes per connection index, for the tail-drop loss model.
+    pub messages: Vec<(u32, Vec<u64>)>,
+    /// Keep the packets each end's interface saw.
+    pub capture: bool,
+}
+
+/// The fate of one packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fate {
+    Delivered,
+    DroppedLoss,
+    DroppedQueue,
+    /// Still in flight when the forwarder stopped.
+    InFlight,
+}
+
+/// One line of the drop and delay log.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct LogEntry {
+    /// When the forwarder read the packet, ns since it started.
+    pub t_ns: u64,
+    /// 0: from the server, 1: from the client.
+    pub dir: u8,
+    pub flow: u32,
+    pub rel_seq: u64,
+    pub rel_ack: u64,
+    pub payload: u32,
+    pub flags: u8,
+    pub fate: Fate,
+    /// When the link model said it should arrive ...
+    pub due_ns: u64,
+    /// ... and when it was written into the other end (0 if it was not).
+    pub out_ns: u64,
+    /// A duplicate made by the link.
+    pub duplicate: bool,
+}
+
+/// A packet in flight.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Pending {
+    due_ns: u64,
+    seq: u64,
+    to: u8,
+    buf: u32,
+    len: u32,
+    log: u32,
+}
+
+/// Percentiles of the one-way delay error (delivery time − due time), µs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct DelayError {
+    pub samples: u64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+/// What a run of the forwarder saw.
+#[derive(Debug, Default, Serialize)]
+pub struct ForwarderReport {
+    /// [0]: server → client, [1]: client → server.
+    pub stats: [ChannelStats; 2],
+    pub delay_error: DelayError,
+    /// Packets that were not IPv4 TCP between the two addresses: never forwarded.
+    pub foreign: u64,
+    /// Writes into a TUN that failed.
+    pub write_errors: u64,
+    pub log: Vec<LogEntry>,
+    /// Per end: (ns, packet) as its interface saw them.
+    #[serde(skip)]
+    pub captures: [Vec<(u64, Vec<u8>)>; 2],
+    /// How long the forwarder ran, ns.
+    pub ran_ns: u64,
+}
+
+/// A forwarder running on its own thread.
+pub struct Running {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<io::Result<ForwarderReport>>>,
+}
+
+impl Running {
+    /// Stops the forwarder and returns what it saw.
+    pub fn stop(mut self) -> io::Result<ForwarderReport> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread
+            .take()
+            .expect("forwarder thread")
+            .join()
+            .map_err(|_| io::Error::other("the forwarder thread panicked"))?
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Starts the forwarder on a thread of its own.
+pub fn spawn(spec: ForwarderSpec) -> io::Result<Running> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let thread = std::thread::Builder::new()
+        .name("gentle-forwarder".into())
+        .spawn(move || Forwarder::new(spec)?.run(&s))?;
+    Ok(Running {
+        stop,
+        thread: Some(thread),
+    })
+}
+
+fn monotonic_ns() -> u64 {
+    let t = clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).expect("CLOCK_MONOTONIC");
+    t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
+}
+
+struct Forwarder {
+    ends: [End; 2],
+    channels: [Channel; 2],
+    flows: Flows,
+    base_ns: u64,
+    pool: Vec<Box<[u8; BUF]>>,
+    free: Vec<u32>,
+    pending: BinaryHeap<Reverse<Pending>>,
+    next_seq: u64,
+    capture: bool,
+    report: ForwarderReport,
+    lateness_us: Vec<f64>,
+}
+
+impl Forwarder {
+    fn new(spec: ForwarderSpec) -> io::Result<Forwarder> {
+        let [(s0, r0), (s1, r1)] = spec.channels;
+        let mut flows = Flows::new(spec.numbering);
+        for (k, sizes) in &spec.messages {
+            flows.declare_messages(*k, sizes);
+        }
+        Ok(Forwarder {
+            ends: spec.ends,
+            channels: [Channel::new(s0, 0, 1, r0), Channel::new(s1, 1, 0, r1)],
+            flows,
+            base_ns: monotonic_ns(),
+            pool: Vec::new(),
+            free: Vec::new(),
+            pending: BinaryHeap::new(),
+            next_seq: 0,
+            capture: spec.capture,
+            report: ForwarderReport::default(),
+            lateness_us: Vec::new(),
+        })
+    }
+
+    fn now(&self) -> u64 {
+        monotonic_ns() - self.base_ns
+    }
+
+    fn buffer(&mut self) -> u32 {
+        match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.pool.push(Box::new([0; BUF]));
+                (self.pool.len() - 1) as u32
+            }
+        }
+    }
+
+    fn run(mut self, stop: &AtomicBool) -> io::Result<ForwarderReport> {
+        let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
+        let timer = TimerFd::new(
+            ClockId::CLOCK_MONOTONIC,
+            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+        )?;
+        for (i, e) in self.ends.iter().enumerate() {
+            epoll.add(
+                e.tun.as_fd(),
+                EpollEvent::new(EpollFlags::EPOLLIN, i as u64),
+            )?;
+        }
+        epoll.add(
+            timer.as_fd(),
+            EpollEvent::new(EpollFlags::EPOLLIN, TOKEN_TIMER),
+        )?;
+        let mut events = [EpollEvent::empty(); 8];
+        let mut armed: Option<u64> = None;
+        while !stop.load(Ordering::Relaxed) {
+            self.deliver_due();
+            let next = self.pending.peek().map(|p| p.0.due_ns);
+            if next != armed {
+                match next {
+                    Some(due) => {
+                        let abs = self.base_ns + due;
+                        let ts = TimeSpec::new(
+                            (abs / 1_000_000_000) as i64,
+                            (abs % 1_000_000_000) as i64,
+                        );
+                        timer.set(
+                            Expiration::OneShot(ts),
+                            TimerSetTimeFlags::TFD_TIMER_ABSTIME,
+                        )?;
+                    }
+                    None => timer.unset()?,
+                }
+                armed = next;
+            }
+            let n = match epoll.wait(&mut events, EpollTimeout::from(TICK_MS)) {
+                Ok(n) => n,
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            for ev in &events[..n] {
+                match ev.data() {
+                    TOKEN_TIMER => {
+                        let mut b = [0u8; 8];
+                        // SAFETY: reading the 8-byte expiration count of our timerfd.
+                        unsafe { libc::read(timer.as_fd().as_raw_fd(), b.as_mut_ptr().cast(), 8) };
+                        armed = None;
+                    }
+                    end => self.drain(end as usize)?,
+                }
+            }
+        }
+        self.finish();
+        Ok(self.report)
+    }
+
+    /// Reads every packet waiting at end `from`.
+    fn drain(&mut self, from: usize) -> io::Result<()> {
+        loop {
+            let b = self.buffer();
+            let got = self.ends[from].tun.recv(&mut self.pool[b as usize][..])?;
+            let Some(len) = got else {
+                self.free.push(b);
+                return Ok(());
+            };
+            let now = self.now();
+            self.admit(from, b, len, now);
+            self.deliver_due();
+        }
+    }
+
+    /// Offers the packet in buffer `b`, read from end `from` at `now`, to its link.
+    fn admit(&mut self, from: usize, b: u32, len: usize, now: u64) {
+        let pkt = &self.pool[b as usize][..len];
+        let to = 1 - from;
+        let view = match wire::parse(pkt) {
+            Some(v)
+                if len < BUF && v.src == self.ends[from].addr && v.dst == self.ends[to].addr =>
+            {
+                v
+            }
+            _ => {
+                self.report.foreign += 1;
+                self.free.push(b);
+                return;
+            }
+        };
+        if self.capture {
+            self.report.captures[from].push((now, pkt.to_vec()));
+        }
+        let meta = self.flows.place(&view, from == 0);
+        let ch = &mut self.channels[from];
+        let admit = ch.admit(now, view.len as usize, &meta);
+        let mut entry = LogEntry {
+            t_ns: now,
+            dir: from as u8,
+            flow: meta.flow,
+            rel_seq: meta.rel_seq,
+            rel_ack: meta.rel_ack,
+            payload: meta.payload,
+            flags: view.flags,
+            fate: Fate::InFlight,
+            due_ns: 0,
+            out_ns: 0,
+            duplicate: false,
+        };
+        let depart = match admit {
+            Admit::Queued { depart_ns } => depart_ns,
+            Admit::DroppedLoss | Admit::DroppedQueue | Admit::Waiting { .. } => {
+                entry.fate = if admit == Admit::DroppedQueue {
+                    Fate::DroppedQueue
+                } else {
+                    Fate::DroppedLoss
+                };
+                self.report.log.push(entry);
+                self.free.push(b);
+                return;
+            }
+        };
+        let (delay, _held_back, dup) = ch.propagation(meta.payload);
+        let due = depart + delay.as_nanos() as u64;
+        entry.due_ns = due;
+        self.push(entry, to, b, len);
+        if dup {
+            let c = self.buffer();
+            let (src, dst) = if c > b {
+                let (lo, hi) = self.pool.split_at_mut(c as usize);
+                (&lo[b as usize], &mut hi[0])
+            } else {
+                let (lo, hi) = self.pool.split_at_mut(b as usize);
+                (&hi[0], &mut lo[c as usize])
+            };
+            dst[..len].copy_from_slice(&src[..len]);
+            entry.duplicate = true;
+            self.push(entry, to, c, len);
+        }
+    }
+
+    fn push(&mut self, entry: LogEntry, to: usize, b: u32, len: usize) {
+        self.report.log.push(entry);
+        self.pending.push(Reverse(Pending {
+            due_ns: entry.due_ns,
+            seq: self.next_seq,
+            to: to as u8,
+            buf: b,
+            len: len as u32,
+            log: (self.report.log.len() - 1) as u32,
+        }));
+        self.next_seq += 1;
+    }
+
+    /// Writes every packet whose time has come.
+    fn deliver_due(&mut self) {
+        loop {
+            let Some(&Reverse(p)) = self.pending.peek() else {
+                return;
+            };
+            let now = self.now();
+            if p.due_ns > now {
+                return;
+            }
+            self.pending.pop();
+            let pkt = &self.pool[p.buf as usize][..p.len as usize];
+            if self.ends[p.to as usize].tun.send(pkt).is_err() {
+                self.report.write_errors += 1;
+            } else {
+                let e = &mut self.report.log[p.log as usize];
+                e.fate = Fate::Delivered;
+                e.out_ns = now;
+                self.lateness_us.push((now - p.due_ns) as f64 / 1e3);
+                if self.capture {
+                    self.report.captures[p.to as usize].push((now, pkt.to_vec()));
+                }
+            }
+            self.free.push(p.buf);
+        }
+    }
+
+    fn finish(&mut self) {
+        let now = self.now();
+        self.report.ran_ns = now;
+        for (i, c) in self.channels.iter_mut().enumerate() {
+            c.stats.observed_ns = now;
+            self.report.stats[i] = c.stats;
+        }
+        let l = &mut self.lateness_us;
+        l.sort_by(f64::total_cmp);
+        let pct = |q: f64| l[((l.len() - 1) as f64 * q).round() as usize];
+        if !l.is_empty() {
+            self.report.delay_error = DelayError {
+                samples: l.len() as u64,
+                p50_us: pct(0.5),
+                p99_us: pct(0.99),
+                max_us: *l.last().unwrap(),
+            };
+        }
+        self.report.stats[0].delivered = self.count(0, Fate::Delivered);
+        self.report.stats[1].delivered = self.count(1, Fate::Delivered);
+    }
+
+    fn count(&self, dir: u8, fate: Fate) -> u64 {
+        self.report
+            .log
+            .iter()
+            .filter(|e| e.dir == dir && e.fate == fate)
+            .count() as u64
+    }
+}

@@ -1,0 +1,37 @@
+//! gentle's real mode (Linux): gentle's links as a real-time forwarder between
+//! network namespaces around the kernel's own TCP, and the measurements that come
+//! back from it.
+//!
+//! - [`netns`]: anonymous network namespaces, one thread each;
+//! - [`tun`]: TUN devices and interface settings by ioctl;
+//! - [`sysctl`]: per-namespace TCP sysctls and the facts recorded with a run;
+//! - [`tcpinfo`]: `TCP_INFO` and per-socket settings of kernel connections;
+//! - [`wire`], [`flows`]: what the forwarder reads of a packet and its connection;
+//! - [`forward`]: the forwarder, the simulator's link model in real time.
+//!
+//! Everything here needs root (namespaces, `/dev/net/tun`, sysctls):
+//! [`available`] says whether this process can, and why not.
+
+pub mod flows;
+pub mod forward;
+pub mod netns;
+pub mod sysctl;
+pub mod tcpinfo;
+pub mod topology;
+pub mod tun;
+pub mod wire;
+
+/// Whether real mode can run here: effective uid 0 and `/dev/net/tun` opens.
+/// `Err` says what is missing.
+pub fn available() -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("real mode needs root (network namespaces, TUN devices, sysctls)".into());
+    }
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/net/tun")
+        .map_err(|e| format!("real mode needs /dev/net/tun: {e}"))?;
+    Ok(())
+}

@@ -1,0 +1,225 @@
+//! `TCP_INFO` from kernel sockets, and the per-socket settings real mode pins
+//! (`TCP_CONGESTION`, `TCP_NODELAY`).
+//!
+//! The layout is `struct tcp_info` of `include/uapi/linux/tcp.h` through
+//! `tcpi_total_rto_time` (Linux 6.7+, 248 bytes). The kernel copies
+//! min(its size, ours), so an older kernel leaves the newer fields zero.
+
+use std::io;
+use std::os::fd::AsRawFd;
+
+use serde::Serialize;
+
+/// `struct tcp_info` as Linux 6.7+ defines it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct RawTcpInfo {
+    state: u8,
+    ca_state: u8,
+    retransmits: u8,
+    probes: u8,
+    backoff: u8,
+    options: u8,
+    wscale: u8,
+    flags: u8,
+    rto: u32,
+    ato: u32,
+    snd_mss: u32,
+    rcv_mss: u32,
+    unacked: u32,
+    sacked: u32,
+    lost: u32,
+    retrans: u32,
+    fackets: u32,
+    last_data_sent: u32,
+    last_ack_sent: u32,
+    last_data_recv: u32,
+    last_ack_recv: u32,
+    pmtu: u32,
+    rcv_ssthresh: u32,
+    rtt: u32,
+    rttvar: u32,
+    snd_ssthresh: u32,
+    snd_cwnd: u32,
+    advmss: u32,
+    reordering: u32,
+    rcv_rtt: u32,
+    rcv_space: u32,
+    total_retrans: u32,
+    pacing_rate: u64,
+    max_pacing_rate: u64,
+    bytes_acked: u64,
+    bytes_received: u64,
+    segs_out: u32,
+    segs_in: u32,
+    notsent_bytes: u32,
+    min_rtt: u32,
+    data_segs_in: u32,
+    data_segs_out: u32,
+    delivery_rate: u64,
+    busy_time: u64,
+    rwnd_limited: u64,
+    sndbuf_limited: u64,
+    delivered: u32,
+    delivered_ce: u32,
+    bytes_sent: u64,
+    bytes_retrans: u64,
+    dsack_dups: u32,
+    reord_seen: u32,
+    rcv_ooopack: u32,
+    snd_wnd: u32,
+    rcv_wnd: u32,
+    rehash: u32,
+    total_rto: u16,
+    total_rto_recoveries: u16,
+    total_rto_time: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<RawTcpInfo>() == 248);
+
+/// The kernel's congestion-avoidance states (`enum tcp_ca_state`).
+pub const CA_STATES: [&str; 5] = ["open", "disorder", "cwr", "recovery", "loss"];
+
+/// What real mode reads of a kernel connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TcpInfo {
+    /// `enum tcp_ca_state`: 0 open … 4 loss ([`CA_STATES`]).
+    pub ca_state: u8,
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    /// Smoothed RTT and its variation, µs.
+    pub rtt_us: u32,
+    pub rttvar_us: u32,
+    pub min_rtt_us: u32,
+    /// The retransmission timeout, µs.
+    pub rto_us: u32,
+    pub snd_mss: u32,
+    pub unacked: u32,
+    pub sacked: u32,
+    pub lost: u32,
+    pub reordering: u32,
+    /// Segments retransmitted over the connection's life.
+    pub total_retrans: u32,
+    pub segs_out: u32,
+    pub data_segs_out: u32,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    pub bytes_retrans: u64,
+    pub dsack_dups: u32,
+    pub reord_seen: u32,
+    /// Retransmission timeouts (SYN ones included) and recoveries from them.
+    pub total_rto: u16,
+    pub total_rto_recoveries: u16,
+    /// The options negotiated: bit 0 timestamps, 1 SACK, 2 window scaling, 3 ECN.
+    pub options: u8,
+}
+
+impl TcpInfo {
+    /// The CA state's name.
+    pub fn ca_state_name(&self) -> &'static str {
+        CA_STATES
+            .get(self.ca_state as usize)
+            .copied()
+            .unwrap_or("?")
+    }
+}
+
+/// Reads `TCP_INFO` of a TCP socket.
+pub fn tcp_info(sock: &impl AsRawFd) -> io::Result<TcpInfo> {
+    let mut raw = RawTcpInfo::default();
+    let mut len = std::mem::size_of::<RawTcpInfo>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `raw`, which is that big.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut raw as *mut RawTcpInfo).cast(),
+            &mut len,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(TcpInfo {
+        ca_state: raw.ca_state,
+        cwnd: raw.snd_cwnd,
+        ssthresh: raw.snd_ssthresh,
+        rtt_us: raw.rtt,
+        rttvar_us: raw.rttvar,
+        min_rtt_us: raw.min_rtt,
+        rto_us: raw.rto,
+        snd_mss: raw.snd_mss,
+        unacked: raw.unacked,
+        sacked: raw.sacked,
+        lost: raw.lost,
+        reordering: raw.reordering,
+        total_retrans: raw.total_retrans,
+        segs_out: raw.segs_out,
+        data_segs_out: raw.data_segs_out,
+        bytes_acked: raw.bytes_acked,
+        bytes_received: raw.bytes_received,
+        bytes_retrans: raw.bytes_retrans,
+        dsack_dups: raw.dsack_dups,
+        reord_seen: raw.reord_seen,
+        total_rto: raw.total_rto,
+        total_rto_recoveries: raw.total_rto_recoveries,
+        options: raw.options,
+    })
+}
+
+fn setsockopt_bytes(sock: &impl AsRawFd, opt: libc::c_int, val: &[u8]) -> io::Result<()> {
+    // SAFETY: setsockopt reads `val.len()` bytes from `val`.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            opt,
+            val.as_ptr().cast(),
+            val.len() as libc::socklen_t,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Pins the socket's congestion control (root may choose any the kernel has, even
+/// one the namespace may not make its default: cubic here).
+pub fn set_congestion(sock: &impl AsRawFd, cc: &str) -> io::Result<()> {
+    setsockopt_bytes(sock, libc::TCP_CONGESTION, cc.as_bytes())
+        .map_err(|e| io::Error::new(e.kind(), format!("TCP_CONGESTION {cc}: {e}")))
+}
+
+/// Reads the socket's congestion control.
+pub fn congestion(sock: &impl AsRawFd) -> io::Result<String> {
+    let mut buf = [0u8; 16];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `buf`.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(len as usize);
+    Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+/// The bytes written and not yet acknowledged (`SIOCOUTQ`).
+pub fn unacked_bytes(sock: &impl AsRawFd) -> io::Result<u32> {
+    let mut n: libc::c_int = 0;
+    // SAFETY: SIOCOUTQ writes one int.
+    let rc = unsafe { libc::ioctl(sock.as_raw_fd(), libc::TIOCOUTQ, &mut n) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as u32)
+}
