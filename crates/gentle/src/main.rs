@@ -101,6 +101,46 @@ enum Cmd {
         #[arg(long, default_value_t = 20)]
         flows: usize,
     },
+    /// Run a scenario against the host's kernel TCP (real mode, needs root): its
+    /// link becomes a real-time forwarder between two network namespaces, its
+    /// workload runs on kernel sockets, each variant is a kernel configuration.
+    Emulate {
+        /// The scenario (TOML), or the name of a built-in experiment.
+        scenario: PathBuf,
+        /// Run the scenario's `quick_trials` instead of its `trials`.
+        #[arg(long)]
+        quick: bool,
+        /// The sweep point to run, for a scenario with a [sweep]: `AXIS=VALUE,...`.
+        #[arg(long, value_name = "AXIS=VALUE,...")]
+        point: Option<String>,
+        /// Number of trials (overrides the scenario).
+        #[arg(long)]
+        trials: Option<u64>,
+        /// Seed (overrides the scenario).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Run only this variant (repeatable).
+        #[arg(long = "variant", value_name = "NAME")]
+        variants: Vec<String>,
+        /// Replace the variants by the host kernel's defaults with these congestion
+        /// controls, e.g. `cubic,reno,bbr`.
+        #[arg(long, value_name = "CC,...")]
+        kernel: Option<String>,
+        /// The longest a trial runs, real time (default 60s; the scenario's own
+        /// time limit when shorter).
+        #[arg(long, value_name = "DURATION")]
+        time_limit: Option<String>,
+        /// Write the report, summary, records, forwarder log, TCP_INFO samples and a
+        /// pcap at each end of every trial into DIR.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Print one JSON document on stdout instead of the report.
+        #[arg(long)]
+        json: bool,
+        /// Write into a non-empty --out directory, replacing what gentle wrote there.
+        #[arg(long)]
+        force: bool,
+    },
     /// Measure the simulator's speed.
     Bench {
         /// Print JSON.
@@ -361,6 +401,33 @@ fn main() -> ExitCode {
                 flows,
             }))
         }
+        Cmd::Emulate {
+            scenario,
+            quick,
+            point,
+            trials,
+            seed,
+            variants,
+            kernel,
+            time_limit,
+            out,
+            json,
+            force,
+        } => ExitCode::from(gentle::emulate::command::command(
+            gentle::emulate::command::Args {
+                scenario,
+                quick,
+                point,
+                trials,
+                seed,
+                variants,
+                kernel,
+                time_limit,
+                out,
+                json,
+                force,
+            },
+        )),
         Cmd::Bench { json, full } => {
             let r = bench::run(full);
             if json {

@@ -173,7 +173,7 @@ pub fn metric_of(m: Metric, r: &ExchangeRecord) -> Option<u64> {
     }
 }
 
-fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep: bool) {
+pub(crate) fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep: bool) {
     let measured = |w: u16| scn.workloads.get(w as usize).is_some_and(|s| s.measure);
     for r in &t.exchanges {
         if !measured(r.workload) {

@@ -129,6 +129,9 @@ pub struct ForwarderReport {
     pub captures: [Vec<(u64, Vec<u8>)>; 2],
     /// How long the forwarder ran, ns.
     pub ran_ns: u64,
+    /// The monotonic clock at the forwarder's time 0, ns: `t_ns` + `base_ns` is on
+    /// the endpoints' clock.
+    pub base_ns: u64,
 }
 
 /// A forwarder running on its own thread.
@@ -410,6 +413,7 @@ impl Forwarder {
     fn finish(&mut self) {
         let now = self.now();
         self.report.ran_ns = now;
+        self.report.base_ns = self.base_ns;
         for (i, c) in self.channels.iter_mut().enumerate() {
             c.stats.observed_ns = now;
             self.report.stats[i] = c.stats;

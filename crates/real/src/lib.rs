@@ -12,6 +12,7 @@
 //! Everything here needs root (namespaces, `/dev/net/tun`, sysctls):
 //! [`available`] says whether this process can, and why not.
 
+pub mod endpoints;
 pub mod flows;
 pub mod forward;
 pub mod netns;

@@ -77,6 +77,7 @@ fn eras_variants() -> Vec<Variant> {
             config: p.config(),
             backend: None,
             workload_configs: Vec::new(),
+            kernel: None,
         })
         .collect()
 }

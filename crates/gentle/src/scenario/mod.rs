@@ -58,6 +58,16 @@ pub struct Variant {
     /// The server side's configuration per workload, for workloads with a
     /// `switches` table (the variant's switches, then the workload's).
     pub workload_configs: Vec<Option<Config>>,
+    /// The kernel configuration real mode runs this variant as, when the file gives
+    /// one (`kernel = { ... }`); otherwise real mode derives it from `config`.
+    pub kernel: Option<KernelSpec>,
+}
+
+/// A variant's `kernel` table: a congestion control and `net.ipv4.tcp_*` sysctls.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelSpec {
+    pub cc: Option<String>,
+    pub sysctls: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug)]

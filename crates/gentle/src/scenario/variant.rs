@@ -14,7 +14,7 @@ pub fn keys() -> Vec<&'static str> {
     let switches = Config::SWITCHES
         .iter()
         .filter(|s| s.kind != SwitchKind::Fixed);
-    ["name", "profile", "backend"]
+    ["name", "profile", "backend", "kernel"]
         .into_iter()
         .chain(switches.map(|s| s.name))
         .collect()
@@ -58,17 +58,19 @@ pub fn parse_variants(top: &Table<'_>, relayed: bool) -> Result<Vec<Variant>> {
             Some(b) => {
                 let inner: Vec<&str> = keys()
                     .into_iter()
-                    .filter(|k| *k != "name" && *k != "backend")
+                    .filter(|k| *k != "name" && *k != "backend" && *k != "kernel")
                     .collect();
                 b.check_keys(&inner)?;
                 Some(apply_switches(&b, config.clone())?)
             }
         };
+        let kernel = parse_kernel(t)?;
         out.push(Variant {
             name,
             config,
             backend,
             workload_configs: Vec::new(),
+            kernel,
         });
     }
     Ok(out)
@@ -168,4 +170,44 @@ pub fn switch_table() -> String {
         );
     }
     s
+}
+
+/// `kernel = { cc = "cubic", tcp_early_retrans = 3, ... }`: the kernel configuration
+/// real mode runs this variant as (`gentle emulate`); the simulator ignores it. The
+/// host kernel is asked whether it has the congestion control and the sysctls when
+/// an emulation starts, not here.
+fn parse_kernel(t: &Table<'_>) -> Result<Option<super::KernelSpec>> {
+    const EXPECTED: &str =
+        "a table like { cc = \"cubic\", tcp_early_retrans = 3, tcp_recovery = 1 }";
+    let Some(k) = t.sub("kernel", EXPECTED)? else {
+        return Ok(None);
+    };
+    let mut spec = super::KernelSpec::default();
+    for (key, item) in k.t.iter() {
+        if key == "cc" {
+            let cc = k.req_str("cc", "a congestion control name like \"cubic\"")?;
+            if cc.is_empty() || cc.len() > 15 || !cc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(k.bad("cc", format!("`{cc}` is not a congestion control name"), "a name like \"cubic\", \"reno\" or \"bbr\""));
+            }
+            spec.cc = Some(cc.to_string());
+            continue;
+        }
+        if !key.starts_with("tcp_") || !key.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+            let span = k.key_span(key);
+            return Err(k
+                .src
+                .error(span, format!("unknown key `{key}` in {}", k.name))
+                .expected("`cc`, or a net.ipv4 TCP sysctl like `tcp_early_retrans`".to_string()));
+        }
+        let v = match item.as_value() {
+            Some(toml_edit::Value::Integer(i)) => i.value().to_string(),
+            Some(toml_edit::Value::Boolean(b)) => (*b.value() as u8).to_string(),
+            Some(toml_edit::Value::String(s)) if !s.value().chars().any(char::is_control) => {
+                s.value().to_string()
+            }
+            _ => return Err(k.bad(key, "wrong type", "an integer, true/false, or a string")),
+        };
+        spec.sysctls.push((key.to_string(), v));
+    }
+    Ok(Some(spec))
 }

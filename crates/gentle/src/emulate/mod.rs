@@ -1,0 +1,214 @@
+//! `gentle emulate`: a scenario against the host's kernel TCP. Its link becomes
+//! the real-time forwarder between two network namespaces (`gentle_real`), its
+//! workload runs on kernel sockets inside them, and each variant is a kernel
+//! configuration ([`kernel`]). The output is `gentle run`'s — records, JSON,
+//! report — with what only a real run has: a pcap at each end, the forwarder's
+//! drop and delay log, `TCP_INFO` after every exchange, the kernel's release, HZ
+//! and sysctls.
+//!
+//! Everything a scenario needs is checked before anything is created
+//! ([`prepare`]); namespaces are anonymous and TUNs not persistent, so nothing is
+//! left behind however the run ends.
+
+pub mod command;
+pub mod kernel;
+pub mod output;
+pub mod plan;
+pub mod trial;
+
+use std::time::Duration;
+
+use gentle_real::forward::DelayError;
+use gentle_real::sysctl::KernelFacts;
+use gentle_tcp::{CcAlgorithm, Profile};
+
+use crate::runner::{self, RunResult, VariantResult};
+use crate::scenario::{KernelSpec, Scenario, Variant};
+use kernel::KernelVariant;
+use plan::ServerSide;
+use trial::{RealTrial, TrialArgs};
+
+/// The longest a trial runs in real mode unless `--time-limit` says otherwise
+/// (scenario time limits are written for virtual time, up to 600 s).
+pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(60);
+
+/// What `gentle emulate` was asked.
+#[derive(Clone, Debug)]
+pub struct EmulateOptions {
+    pub trials: u64,
+    pub seed: u64,
+    /// Run only these variants (all when empty).
+    pub variants: Vec<String>,
+    /// Replace the variants by the host kernel with these congestion controls.
+    pub kernels: Vec<String>,
+    pub time_limit: Duration,
+    /// Keep every trial's captures.
+    pub capture: bool,
+}
+
+/// A scenario checked for real mode.
+pub struct Prepared {
+    pub side: ServerSide,
+    pub variants: Vec<(Variant, KernelVariant)>,
+}
+
+/// Checks everything real mode needs, creating nothing: root and TUN, the
+/// topology, every variant's kernel configuration against this kernel.
+pub fn prepare(scn: &Scenario, o: &EmulateOptions) -> Result<Prepared, String> {
+    let side = plan::check(scn)?;
+    for v in &o.variants {
+        if !scn.variants.iter().any(|x| &x.name == v) {
+            let names: Vec<&str> = scn.variants.iter().map(|x| x.name.as_str()).collect();
+            return Err(format!("--variant {v}: no such variant (the scenario has: {})", names.join(", ")));
+        }
+    }
+    let chosen: Vec<Variant> = if o.kernels.is_empty() {
+        scn.variants
+            .iter()
+            .filter(|v| o.variants.is_empty() || o.variants.contains(&v.name))
+            .cloned()
+            .collect()
+    } else {
+        o.kernels.iter().map(|cc| host_variant(cc)).collect()
+    };
+    let mut variants = Vec::new();
+    for v in chosen {
+        let k = kernel::kernel_variant(&v)?;
+        k.kernel
+            .check()
+            .map_err(|e| format!("variant `{}`: {e}", v.name))?;
+        variants.push((v, k));
+    }
+    gentle_real::available()?;
+    Ok(Prepared { side, variants })
+}
+
+/// The host kernel as it is configured by default, with congestion control `cc`:
+/// `linux-6`'s switches (the kernel's defaults) and `cc` pinned.
+fn host_variant(cc: &str) -> Variant {
+    let mut config = Profile::Linux6.config();
+    config.cc = if cc == "reno" { CcAlgorithm::Reno } else { CcAlgorithm::Cubic };
+    Variant {
+        name: format!("kernel {cc}"),
+        config,
+        backend: None,
+        workload_configs: Vec::new(),
+        kernel: Some(KernelSpec {
+            cc: Some(cc.to_string()),
+            sysctls: Vec::new(),
+        }),
+    }
+}
+
+/// What an emulation produced, besides `gentle run`'s result.
+pub struct Emulation {
+    pub run: RunResult,
+    pub kernels: Vec<KernelVariant>,
+    pub facts: KernelFacts,
+    /// Per variant: the one-way delay error over all its trials ...
+    pub delay_error: Vec<DelayError>,
+    /// ... and the TUN drops (always 0 in a run that finished).
+    pub tun_dropped: Vec<u64>,
+    /// Every trial of every variant, for the output files.
+    pub trials: Vec<Vec<RealTrial>>,
+}
+
+/// Runs every trial of every prepared variant, in order, one at a time (a trial
+/// is real time: parallel trials would share the CPU the forwarder's timing
+/// needs). `progress` hears of each trial as it ends.
+pub fn emulate(
+    scn: &Scenario,
+    p: &Prepared,
+    o: &EmulateOptions,
+    progress: &mut dyn FnMut(&str, u64, u64),
+) -> Result<Emulation, String> {
+    let wall = std::time::Instant::now();
+    let limit = o.time_limit.min(scn.time_limit);
+    let mut run = RunResult {
+        variants: Vec::new(),
+        wall_seconds: 0.0,
+    };
+    let mut e = Emulation {
+        run: RunResult {
+            variants: Vec::new(),
+            wall_seconds: 0.0,
+        },
+        kernels: p.variants.iter().map(|(_, k)| k.clone()).collect(),
+        facts: KernelFacts::default(),
+        delay_error: Vec::new(),
+        tun_dropped: Vec::new(),
+        trials: Vec::new(),
+    };
+    // The report's scenario has the variants that ran.
+    for (v, k) in &p.variants {
+        let mut vr = VariantResult {
+            name: v.name.clone(),
+            ..Default::default()
+        };
+        let mut trials = Vec::new();
+        let mut lateness: Vec<(DelayError, u64)> = Vec::new();
+        for t in 0..o.trials {
+            if crate::interrupt::requested() {
+                break;
+            }
+            let rt = trial::run(&TrialArgs {
+                scn,
+                variant: v,
+                kernel: k,
+                side: p.side,
+                seed: o.seed,
+                trial: t,
+                limit,
+                capture: o.capture,
+            })?;
+            let drops = rt.tun[0].tx_dropped + rt.tun[1].tx_dropped + rt.tun[0].rx_dropped + rt.tun[1].rx_dropped;
+            if drops > 0 {
+                return Err(format!(
+                    "variant `{}` trial {t}: the TUN devices dropped {drops} packets the emulator did not choose to drop (the forwarder fell behind); the run is not valid",
+                    v.name
+                ));
+            }
+            if rt.forwarder.write_errors > 0 {
+                return Err(format!(
+                    "variant `{}` trial {t}: {} packets could not be written into a namespace",
+                    v.name, rt.forwarder.write_errors
+                ));
+            }
+            if e.facts.release.is_empty() {
+                e.facts = rt.facts.clone();
+            }
+            lateness.push((rt.forwarder.delay_error, rt.forwarder.delay_error.samples));
+            runner::absorb(&mut vr, rt.result.clone(), scn, true);
+            trials.push(rt);
+            progress(&v.name, t + 1, o.trials);
+        }
+        vr.records.sort_by_key(|r| (r.trial, r.workload, r.index));
+        e.delay_error.push(worst(&lateness));
+        e.tun_dropped.push(0);
+        run.variants.push(vr);
+        e.trials.push(trials);
+    }
+    run.wall_seconds = wall.elapsed().as_secs_f64();
+    e.run = run;
+    Ok(e)
+}
+
+/// The delay error over many trials: the largest p50, p99 and max of any trial (a
+/// bound, not a pooled percentile).
+fn worst(v: &[(DelayError, u64)]) -> DelayError {
+    let mut d = DelayError::default();
+    for (x, n) in v {
+        d.samples += n;
+        d.p50_us = d.p50_us.max(x.p50_us);
+        d.p99_us = d.p99_us.max(x.p99_us);
+        d.max_us = d.max_us.max(x.max_us);
+    }
+    d
+}
+
+/// The scenario as it ran: only the variants that ran, in order.
+pub fn ran_scenario(scn: &Scenario, p: &Prepared) -> Scenario {
+    let mut s = scn.clone();
+    s.variants = p.variants.iter().map(|(v, _)| v.clone()).collect();
+    s
+}

@@ -1,0 +1,298 @@
+//! One trial against the kernel: fresh namespaces with the variant's sysctls, the
+//! forwarder running the scenario's link, the built-in servers and clients running
+//! its workload, and the records assembled from what they measured.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use gentle_real::endpoints::{self, ExchangeResult, Measured, SocketSettings, now_ns};
+use gentle_real::flows::FlowNumbering;
+use gentle_real::forward::{self, Fate, ForwarderReport, ForwarderSpec};
+use gentle_real::sysctl::KernelFacts;
+use gentle_real::tcpinfo::TcpInfo;
+use gentle_real::topology::Pair;
+use gentle_real::tun::IfStats;
+use gentle_sim::record::{ExchangeRecord, LinkStats, PageRecord, TrialResult, Unfinished};
+use gentle_sim::rng;
+
+use super::kernel::KernelVariant;
+use super::plan::{self, ServerSide};
+use crate::scenario::{Scenario, Variant};
+
+/// How long the last packets get to cross once the workload is done.
+const SETTLE: Duration = Duration::from_millis(30);
+
+/// Everything one trial against the kernel produced.
+pub struct RealTrial {
+    pub result: TrialResult,
+    pub forwarder: ForwarderReport,
+    /// The TUN counters: [0] the server's namespace, [1] the client's.
+    pub tun: [IfStats; 2],
+    pub facts: KernelFacts,
+    /// The server's `TCP_INFO` after each exchange: (connection, exchange, info).
+    pub infos: Vec<(u32, u32, TcpInfo)>,
+}
+
+/// What a trial needs besides the scenario.
+pub struct TrialArgs<'a> {
+    pub scn: &'a Scenario,
+    pub variant: &'a Variant,
+    pub kernel: &'a KernelVariant,
+    pub side: ServerSide,
+    pub seed: u64,
+    pub trial: u64,
+    /// The trial's time limit (real time).
+    pub limit: Duration,
+    pub capture: bool,
+}
+
+/// Runs one trial.
+pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
+    let ts = rng::trial_seed(a.seed, a.trial);
+    let setup = a.scn.setup(a.variant, ts);
+    let plan = plan::plan(&setup, ts)?;
+    let link = &setup.links[0];
+    let (to_client, to_server) = match a.side {
+        ServerSide::A => (
+            (link.a_to_b.clone(), rng::stream(ts, rng::ids::LINK)),
+            (link.b_to_a.clone(), rng::stream(ts, rng::ids::LINK + 1)),
+        ),
+        ServerSide::B => (
+            (link.b_to_a.clone(), rng::stream(ts, rng::ids::LINK + 1)),
+            (link.a_to_b.clone(), rng::stream(ts, rng::ids::LINK)),
+        ),
+    };
+    let (pair, ends) = Pair::new(&a.kernel.kernel).map_err(|e| format!("cannot build the path: {e}"))?;
+    let fwd = forward::spawn(ForwarderSpec {
+        ends,
+        channels: [to_client, to_server],
+        numbering: FlowNumbering::ClientPort {
+            base: endpoints::CLIENT_PORT_BASE,
+        },
+        messages: plan
+            .conns
+            .iter()
+            .map(|c| (c.index, c.exchanges.iter().map(|e| e.response).collect()))
+            .collect(),
+        capture: a.capture,
+    })
+    .map_err(|e| format!("cannot start the forwarder: {e}"))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let out = Arc::new(Mutex::new(Measured::default()));
+    let settings = SocketSettings {
+        cc: a.kernel.kernel.cc.clone(),
+    };
+    let conns = Arc::new(plan.conns.clone());
+    let mut ports: Vec<u16> = plan.conns.iter().map(|c| c.port).collect();
+    ports.sort_unstable();
+    ports.dedup();
+    let mut servers = Vec::new();
+    for port in ports {
+        let (conns, settings, stop, out) = (conns.clone(), settings.clone(), stop.clone(), out.clone());
+        let h = pair
+            .server
+            .run(move || endpoints::serve(port, conns, settings, stop, out))
+            .map_err(|e| format!("cannot listen on port {port}: {e}"))?;
+        servers.push(h);
+    }
+    let t0 = now_ns();
+    let deadline = t0 + a.limit.as_nanos() as u64;
+    let mut measured = Vec::new();
+    let mut others = Vec::new();
+    for script in plan.scripts.clone() {
+        let (settings, stop, out) = (settings.clone(), stop.clone(), out.clone());
+        let is_measured = script.measured;
+        let h = pair.client.run(move || {
+            std::thread::spawn(move || {
+                endpoints::run_client(&script, &settings, t0, deadline, &stop, &out)
+            })
+        });
+        if is_measured {
+            measured.push(h);
+        } else {
+            others.push(h);
+        }
+    }
+    // Every measured client is done, or the time limit has come.
+    let mut timed_out = false;
+    while !measured.iter().all(|h| h.is_finished()) {
+        if now_ns() >= deadline {
+            timed_out = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // ... and the server has seen each finished exchange acknowledged.
+    let acked_all = || {
+        let m = out.lock().unwrap();
+        let done = m.exchanges.iter().filter(|e| e.server_end.is_some()).count();
+        let finished = m.exchanges.iter().filter(|e| e.server_start.is_none() && e.complete).count();
+        done >= finished
+    };
+    while !timed_out && !acked_all() && now_ns() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    if measured.is_empty() {
+        // Only cross traffic: it runs for the whole time limit.
+        while now_ns() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    std::thread::sleep(SETTLE);
+    stop.store(true, Ordering::Relaxed);
+    for h in measured.into_iter().chain(others).chain(servers) {
+        let _ = h.join();
+    }
+    let tun = pair.tun_stats().map_err(|e| format!("cannot read the TUN counters: {e}"))?;
+    let facts = pair.facts();
+    let report = fwd.stop().map_err(|e| format!("the forwarder failed: {e}"))?;
+    drop(pair);
+    let m = std::mem::take(&mut *out.lock().unwrap());
+    let infos = m
+        .exchanges
+        .iter()
+        .filter_map(|e| Some((e.conn, e.index, e.info_after?)))
+        .collect();
+    let mut result = assemble(a, &setup, m, &report, deadline, timed_out);
+    result.trial = a.trial;
+    add_links(&mut result, &report, link, a.side);
+    Ok(RealTrial {
+        result,
+        forwarder: report,
+        tun,
+        facts,
+        infos,
+    })
+}
+
+fn add_links(r: &mut TrialResult, f: &ForwarderReport, link: &gentle_sim::link::LinkSpec, side: ServerSide) {
+    // The setup's order: a → b, then b → a.
+    let (ab, ba) = match side {
+        ServerSide::A => (f.stats[0], f.stats[1]),
+        ServerSide::B => (f.stats[1], f.stats[0]),
+    };
+    r.links.add(&ab);
+    r.links.add(&ba);
+    r.per_link = vec![
+        LinkStats {
+            link: 0,
+            from: link.a.clone(),
+            to: link.b.clone(),
+            stats: ab,
+        },
+        LinkStats {
+            link: 0,
+            from: link.b.clone(),
+            to: link.a.clone(),
+            stats: ba,
+        },
+    ];
+    r.packets = f.log.len() as u64;
+    r.data_packets = f.log.iter().filter(|e| e.payload > 0).count() as u64;
+    r.end_ns = f.ran_ns;
+}
+
+/// The records of a trial from the clients' and the server's measurements.
+fn assemble(
+    a: &TrialArgs<'_>,
+    setup: &gentle_sim::Setup,
+    m: Measured,
+    f: &ForwarderReport,
+    deadline: u64,
+    timed_out: bool,
+) -> TrialResult {
+    let mut server: BTreeMap<(u16, u32), ExchangeResult> = BTreeMap::new();
+    let mut clients = Vec::new();
+    for e in m.exchanges {
+        if e.server_start.is_some() {
+            server.insert((e.workload, e.index), e);
+        } else {
+            clients.push(e);
+        }
+    }
+    clients.sort_by_key(|e| (e.workload, e.index));
+    let mut r = TrialResult {
+        timed_out,
+        ..Default::default()
+    };
+    let mut last_info: BTreeMap<u32, TcpInfo> = BTreeMap::new();
+    for c in &clients {
+        let w = &setup.workloads[c.workload as usize];
+        if c.index < w.warmup {
+            continue;
+        }
+        let s = server.get(&(c.workload, c.index));
+        let (before, after) = (s.and_then(|s| s.info_before), s.and_then(|s| s.info_after));
+        if let Some(i) = after {
+            last_info.insert(c.conn, i);
+        }
+        let delta = |f: fn(&TcpInfo) -> u64| match (before, after) {
+            (Some(b), Some(a)) => f(&a).saturating_sub(f(&b)),
+            _ => 0,
+        };
+        let end = c.client_end.unwrap_or(deadline);
+        let dropped = f
+            .log
+            .iter()
+            .filter(|e| {
+                e.flow == c.conn
+                    && matches!(e.fate, Fate::DroppedLoss | Fate::DroppedQueue)
+                    && (c.client_start..=end).contains(&(e.t_ns + f.base_ns))
+            })
+            .count() as u32;
+        let server_ns = s.and_then(|s| Some(s.server_end? - s.server_start?));
+        let complete = c.complete && (server_ns.is_some() || c.request == 0);
+        r.exchanges.push(ExchangeRecord {
+            trial: a.trial,
+            workload: c.workload,
+            index: c.index,
+            request_bytes: c.request,
+            response_bytes: c.response,
+            complete,
+            server_ns,
+            client_ns: c.client_end.map(|e| e - c.client_start),
+            fin_ns: c.fin_at.map(|e| e - c.client_start),
+            timeouts: delta(|i| i.total_rto as u64) as u32,
+            retrans_segs: delta(|i| i.total_retrans as u64) as u32,
+            bytes_sent: c.request + c.response + delta(|i| i.bytes_retrans),
+            packets_dropped: dropped,
+            unfinished: (!complete).then_some(if c.reset { Unfinished::Reset } else { Unfinished::TimeLimit }),
+            ..Default::default()
+        });
+    }
+    for i in last_info.values() {
+        r.counters.retrans_segs += i.total_retrans as u64;
+        r.counters.timeouts += i.total_rto as u64;
+        r.counters.bytes_retrans += i.bytes_retrans;
+        r.counters.segs_out += i.data_segs_out as u64;
+    }
+    // Page loads: the first start to the last object of each page workload.
+    let mut pages: BTreeMap<u16, PageRecord> = BTreeMap::new();
+    let is_page = |w: u16| {
+        matches!(
+            setup.workloads[w as usize].kind,
+            gentle_sim::workload::WorkloadKind::Page { .. }
+        )
+    };
+    for c in clients.iter().filter(|c| is_page(c.workload)) {
+        let p = pages.entry(c.workload).or_insert(PageRecord {
+            trial: a.trial,
+            workload: c.workload,
+            complete: true,
+            ..Default::default()
+        });
+        p.objects += 1;
+        p.bytes += c.response;
+        p.complete &= c.complete;
+    }
+    for (wl, p) in pages.iter_mut() {
+        let of: Vec<&ExchangeResult> = clients.iter().filter(|c| c.workload == *wl).collect();
+        let start = of.iter().map(|c| c.client_start).min().unwrap_or(0);
+        let end = of.iter().filter_map(|c| c.client_end).max();
+        p.load_ns = end.filter(|_| p.complete).map(|e| e - start);
+    }
+    r.pages = pages.into_values().collect();
+    r
+}
