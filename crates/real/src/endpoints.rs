@@ -69,6 +69,9 @@ pub struct ConnPlan {
     pub server_close: bool,
     /// Cross traffic: the server sends until the trial ends.
     pub endless: bool,
+    /// The server is in the client namespace and the client in the server
+    /// namespace (a workload the other way round).
+    pub reversed: bool,
     /// The server writes these amounts at these offsets from the connection's
     /// establishment (scripted writes), instead of answering requests.
     pub writes: Vec<(Duration, u64)>,
@@ -148,13 +151,14 @@ fn setup(sock: &impl AsRawFd, s: &SocketSettings) -> io::Result<()> {
 /// A listening server for one port, in the calling thread's namespace (the server
 /// namespace's): accepts until `stop`, serving each connection by its plan.
 pub fn serve(
+    addr: std::net::Ipv4Addr,
     port: u16,
     plans: Arc<Vec<ConnPlan>>,
     settings: SocketSettings,
     stop: Arc<AtomicBool>,
     out: Arc<Mutex<Measured>>,
 ) -> io::Result<std::thread::JoinHandle<()>> {
-    let listener = TcpListener::bind(SocketAddrV4::new(SERVER_ADDR, port))?;
+    let listener = TcpListener::bind(SocketAddrV4::new(addr, port))?;
     // Connections inherit the listener's congestion control.
     tcpinfo::set_congestion(&listener, &settings.cc)?;
     listener.set_nonblocking(true)?;
@@ -166,7 +170,11 @@ pub fn serve(
                 match listener.accept() {
                     Ok((s, peer)) => {
                         let k = peer.port().wrapping_sub(CLIENT_PORT_BASE) as u32;
-                        let Some(plan) = plans.iter().find(|p| p.index == k && p.port == port).cloned() else {
+                        let Some(plan) = plans
+                            .iter()
+                            .find(|p| p.index == k && p.port == port)
+                            .cloned()
+                        else {
                             continue; // not a connection of the plan: closed
                         };
                         let (stop, out, settings) = (stop.clone(), out.clone(), settings.clone());
@@ -187,7 +195,12 @@ pub fn serve(
 }
 
 /// Reads exactly `n` bytes, looking at `stop` between slices.
-fn read_exact(s: &mut TcpStream, mut n: u64, stop: &AtomicBool, buf: &mut [u8]) -> io::Result<bool> {
+fn read_exact(
+    s: &mut TcpStream,
+    mut n: u64,
+    stop: &AtomicBool,
+    buf: &mut [u8],
+) -> io::Result<bool> {
     while n > 0 {
         if stop.load(Ordering::Relaxed) {
             return Ok(false);
@@ -196,7 +209,11 @@ fn read_exact(s: &mut TcpStream, mut n: u64, stop: &AtomicBool, buf: &mut [u8]) 
         match s.read(&mut buf[..want]) {
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(k) => n -= k as u64,
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
             Err(e) => return Err(e),
         }
     }
@@ -212,7 +229,11 @@ fn write_n(s: &mut TcpStream, mut n: u64, stop: &AtomicBool, buf: &[u8]) -> io::
         let k = buf.len().min(n as usize);
         match s.write(&buf[..k]) {
             Ok(w) => n -= w as u64,
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
             Err(e) => return Err(e),
         }
     }
@@ -254,7 +275,9 @@ fn serve_conn(
         for &(at, n) in &plan.writes {
             let due = t0 + at.as_nanos() as u64;
             while now_ns() < due && !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_nanos((due - now_ns()).min(SLICE.as_nanos() as u64)));
+                std::thread::sleep(Duration::from_nanos(
+                    (due - now_ns()).min(SLICE.as_nanos() as u64),
+                ));
             }
             if !write_n(&mut s, n, stop, &pattern)? {
                 return Ok(());
@@ -309,7 +332,12 @@ fn serve_conn(
 
 /// Opens connection `plan` from the client namespace (the calling thread's).
 fn connect(plan: &ConnPlan, settings: &SocketSettings, deadline: u64) -> io::Result<TcpStream> {
-    let sock = socket::socket(AddressFamily::Inet, SockType::Stream, SockFlag::SOCK_CLOEXEC, None)?;
+    let sock = socket::socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )?;
     socket::setsockopt(&sock, sockopt::ReuseAddr, &true)?;
     setup(&sock, settings)?;
     // connect(2) waits at most the send timeout: the trial's deadline bounds it.
@@ -317,8 +345,19 @@ fn connect(plan: &ConnPlan, settings: &SocketSettings, deadline: u64) -> io::Res
     let tv = nix::sys::time::TimeVal::new(left.as_secs() as i64, left.subsec_micros() as i64);
     socket::setsockopt(&sock, sockopt::SendTimeout, &tv)?;
     let port = CLIENT_PORT_BASE + plan.index as u16;
-    socket::bind(sock.as_raw_fd(), &SockaddrIn::from(SocketAddrV4::new(CLIENT_ADDR, port)))?;
-    socket::connect(sock.as_raw_fd(), &SockaddrIn::from(SocketAddrV4::new(SERVER_ADDR, plan.port)))?;
+    let (local, remote) = if plan.reversed {
+        (SERVER_ADDR, CLIENT_ADDR)
+    } else {
+        (CLIENT_ADDR, SERVER_ADDR)
+    };
+    socket::bind(
+        sock.as_raw_fd(),
+        &SockaddrIn::from(SocketAddrV4::new(local, port)),
+    )?;
+    socket::connect(
+        sock.as_raw_fd(),
+        &SockaddrIn::from(SocketAddrV4::new(remote, plan.port)),
+    )?;
     let s = TcpStream::from(sock);
     s.set_read_timeout(Some(SLICE))?;
     s.set_write_timeout(Some(SLICE))?;
@@ -336,7 +375,9 @@ pub fn run_client(
 ) {
     let sleep_until = |t: u64| {
         while now_ns() < t && !stop.load(Ordering::Relaxed) && now_ns() < deadline {
-            std::thread::sleep(Duration::from_nanos((t - now_ns()).min(SLICE.as_nanos() as u64)));
+            std::thread::sleep(Duration::from_nanos(
+                (t - now_ns()).min(SLICE.as_nanos() as u64),
+            ));
         }
     };
     sleep_until(t0 + script.start.as_nanos() as u64);
@@ -385,7 +426,11 @@ pub fn run_client(
                     while read_exact(s, buf.len() as u64, stop, &mut buf)? {}
                     return Ok(false);
                 }
-                let total = if plan.writes.is_empty() { ex.response } else { plan.writes.iter().map(|w| w.1).sum() };
+                let total = if plan.writes.is_empty() {
+                    ex.response
+                } else {
+                    plan.writes.iter().map(|w| w.1).sum()
+                };
                 read_exact(s, total, stop, &mut buf)
             })();
             match done {
@@ -408,7 +453,12 @@ pub fn run_client(
                             break;
                         }
                         Ok(_) => {}
-                        Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                            ) =>
+                        {
                             if stop.load(Ordering::Relaxed) || now_ns() >= deadline {
                                 break;
                             }

@@ -82,6 +82,19 @@ impl Flows {
         self.flows.is_empty()
     }
 
+    /// Whether `v` comes from its connection's server, when the numbering says
+    /// (the client's port is at or above the base, the server's below).
+    pub fn from_server(&self, v: &TcpView) -> Option<bool> {
+        match self.numbering {
+            FlowNumbering::ClientPort { base } => match (v.sport >= base, v.dport >= base) {
+                (false, true) => Some(true),
+                (true, false) => Some(false),
+                _ => None,
+            },
+            FlowNumbering::FirstSeen => None,
+        }
+    }
+
     /// Places packet `v`, read from the server end (`from_server`) or the client end.
     pub fn place(&mut self, v: &TcpView, from_server: bool) -> PacketMeta {
         let (client_port, key) = if from_server {

@@ -49,7 +49,8 @@ pub struct End {
 
 /// What the forwarder is to do.
 pub struct ForwarderSpec {
-    /// [0]: the server's end, [1]: the client's.
+    /// [0]: the end of the first workload's server, [1]: the other (servers may
+    /// be on either: the client of connection k binds port `base + k`).
     pub ends: [End; 2],
     /// The channel from end `i` to the other, and its random stream (seeded as the
     /// simulator seeds the same link direction).
@@ -322,7 +323,8 @@ impl Forwarder {
         if self.capture {
             self.report.captures[from].push((now, pkt.to_vec()));
         }
-        let meta = self.flows.place(&view, from == 0);
+        let from_server = self.flows.from_server(&view).unwrap_or(from == 0);
+        let meta = self.flows.place(&view, from_server);
         let ch = &mut self.channels[from];
         let admit = ch.admit(now, view.len as usize, &meta);
         let mut entry = LogEntry {

@@ -66,13 +66,22 @@ pub fn command(a: Args) -> u8 {
         }
     };
     let opts = EmulateOptions {
-        trials: a.trials.unwrap_or(if a.quick { scn.quick_trials } else { scn.trials }),
+        trials: a.trials.unwrap_or(if a.quick {
+            scn.quick_trials
+        } else {
+            scn.trials
+        }),
         seed: a.seed.unwrap_or(scn.seed),
         variants: a.variants.clone(),
         kernels: a
             .kernel
             .as_deref()
-            .map(|k| k.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+            .map(|k| {
+                k.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
             .unwrap_or_default(),
         time_limit,
         capture: a.out.is_some(),
@@ -119,7 +128,8 @@ pub fn command(a: Args) -> u8 {
         let _ = writeln!(
             out,
             "{}",
-            serde_json::to_string_pretty(&output::json(&scn, &e, opts.trials, opts.seed)).expect("serialisable")
+            serde_json::to_string_pretty(&output::json(&scn, &e, opts.trials, opts.seed))
+                .expect("serialisable")
         );
     } else {
         let _ = writeln!(out, "{}", output::text(&scn, &e, opts.trials));
@@ -132,7 +142,11 @@ pub fn command(a: Args) -> u8 {
     }
     if let Some(st) = staged {
         match st.commit() {
-            Ok(files) => eprintln!("wrote {} files into {}", files.len(), a.out.as_ref().expect("out").display()),
+            Ok(files) => eprintln!(
+                "wrote {} files into {}",
+                files.len(),
+                a.out.as_ref().expect("out").display()
+            ),
             Err(err) => {
                 eprintln!("error: writing results: {err}");
                 return 1;

@@ -57,9 +57,15 @@ pub fn kernel_variant(v: &Variant) -> Result<KernelVariant, String> {
         ("tcp_frto".into(), if c.frto { "2" } else { "0" }.into()),
         ("tcp_recovery".into(), b(c.rack)),
         // 3: TLP on (Early Retransmit's settings 1 and 2 are gone since 4.11).
-        ("tcp_early_retrans".into(), if c.tlp { "3" } else { "0" }.into()),
+        (
+            "tcp_early_retrans".into(),
+            if c.tlp { "3" } else { "0" }.into(),
+        ),
         ("tcp_ecn".into(), if c.ecn { "1" } else { "2" }.into()),
-        ("tcp_slow_start_after_idle".into(), b(c.slow_start_after_idle)),
+        (
+            "tcp_slow_start_after_idle".into(),
+            b(c.slow_start_after_idle),
+        ),
         ("tcp_no_metrics_save".into(), "1".into()),
     ];
     if gentle_real::sysctl::read("net/ipv4/tcp_rto_min_us").is_ok() {
@@ -115,12 +121,20 @@ fn differences(c: &Config) -> Vec<String> {
         d.push("HyStart: the kernel's CUBIC always runs it".to_string());
     }
     if c.initial_window != 10 {
-        d.push(format!("initial window: the kernel's 10, not {}", c.initial_window));
+        d.push(format!(
+            "initial window: the kernel's 10, not {}",
+            c.initial_window
+        ));
     }
     if c.mss != 1460 {
-        d.push(format!("MSS: from the MTU (1448 with timestamps), not {}", c.mss));
+        d.push(format!(
+            "MSS: from the MTU (1448 with timestamps), not {}",
+            c.mss
+        ));
     }
-    if c.receiver != ReceiverPolicy::Linux || c.delayed_ack != Some(std::time::Duration::from_millis(40)) {
+    if c.receiver != ReceiverPolicy::Linux
+        || c.delayed_ack != Some(std::time::Duration::from_millis(40))
+    {
         d.push("receiver: the kernel's delayed ACKs".to_string());
     }
     if !c.undo {

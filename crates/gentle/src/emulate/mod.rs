@@ -10,6 +10,7 @@
 //! ([`prepare`]); namespaces are anonymous and TUNs not persistent, so nothing is
 //! left behind however the run ends.
 
+pub mod causes;
 pub mod command;
 pub mod kernel;
 pub mod output;
@@ -59,7 +60,10 @@ pub fn prepare(scn: &Scenario, o: &EmulateOptions) -> Result<Prepared, String> {
     for v in &o.variants {
         if !scn.variants.iter().any(|x| &x.name == v) {
             let names: Vec<&str> = scn.variants.iter().map(|x| x.name.as_str()).collect();
-            return Err(format!("--variant {v}: no such variant (the scenario has: {})", names.join(", ")));
+            return Err(format!(
+                "--variant {v}: no such variant (the scenario has: {})",
+                names.join(", ")
+            ));
         }
     }
     let chosen: Vec<Variant> = if o.kernels.is_empty() {
@@ -87,7 +91,11 @@ pub fn prepare(scn: &Scenario, o: &EmulateOptions) -> Result<Prepared, String> {
 /// `linux-6`'s switches (the kernel's defaults) and `cc` pinned.
 fn host_variant(cc: &str) -> Variant {
     let mut config = Profile::Linux6.config();
-    config.cc = if cc == "reno" { CcAlgorithm::Reno } else { CcAlgorithm::Cubic };
+    config.cc = if cc == "reno" {
+        CcAlgorithm::Reno
+    } else {
+        CcAlgorithm::Cubic
+    };
     Variant {
         name: format!("kernel {cc}"),
         config,
@@ -161,7 +169,10 @@ pub fn emulate(
                 limit,
                 capture: o.capture,
             })?;
-            let drops = rt.tun[0].tx_dropped + rt.tun[1].tx_dropped + rt.tun[0].rx_dropped + rt.tun[1].rx_dropped;
+            let drops = rt.tun[0].tx_dropped
+                + rt.tun[1].tx_dropped
+                + rt.tun[0].rx_dropped
+                + rt.tun[1].rx_dropped;
             if drops > 0 {
                 return Err(format!(
                     "variant `{}` trial {t}: the TUN devices dropped {drops} packets the emulator did not choose to drop (the forwarder fell behind); the run is not valid",
@@ -183,6 +194,7 @@ pub fn emulate(
             progress(&v.name, t + 1, o.trials);
         }
         vr.records.sort_by_key(|r| (r.trial, r.workload, r.index));
+        vr.latencies.finish();
         e.delay_error.push(worst(&lateness));
         e.tun_dropped.push(0);
         run.variants.push(vr);

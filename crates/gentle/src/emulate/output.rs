@@ -16,14 +16,22 @@ use crate::scenario::Scenario;
 /// The report: the real-mode header, then `gentle run`'s table.
 pub fn text(scn: &Scenario, e: &Emulation, trials: u64) -> String {
     let mut s = String::new();
-    let hz = e.facts.hz.map_or("HZ unknown".to_string(), |h| format!("HZ {h}"));
+    let hz = e
+        .facts
+        .hz
+        .map_or("HZ unknown".to_string(), |h| format!("HZ {h}"));
     let _ = writeln!(
         s,
         "{} — real mode: kernel TCP (Linux {}, {hz}) through gentle's link",
         scn.name, e.facts.release
     );
     for (k, d) in e.kernels.iter().zip(&e.delay_error) {
-        let sysctls: Vec<String> = k.kernel.sysctls.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        let sysctls: Vec<String> = k
+            .kernel
+            .sysctls
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
         let _ = writeln!(s, "  {}: {} | {}", k.name, k.kernel.cc, sysctls.join(" "));
         for diff in &k.differences {
             let _ = writeln!(s, "      differs: {diff}");
@@ -68,7 +76,13 @@ const LOG_HEADER: &str = "variant,trial,t_ms,direction,connection,rel_seq,rel_ac
 const INFO_HEADER: &str = "variant,trial,connection,exchange,ca_state,cwnd,ssthresh,rtt_us,rttvar_us,min_rtt_us,rto_us,total_retrans,total_rto,total_rto_recoveries,bytes_retrans,dsack_dups,reord_seen,reordering,unacked,sacked,lost\n";
 
 /// The `--out` files.
-pub fn write(st: &mut Staged, scn: &Scenario, e: &Emulation, trials: u64, seed: u64) -> Result<(), String> {
+pub fn write(
+    st: &mut Staged,
+    scn: &Scenario,
+    e: &Emulation,
+    trials: u64,
+    seed: u64,
+) -> Result<(), String> {
     let io = |r: std::io::Result<()>| r.map_err(|e| e.to_string());
     io(st.write("report.txt", text(scn, e, trials).as_bytes()))?;
     let j = serde_json::to_string_pretty(&json(scn, e, trials, seed)).expect("serialisable");
@@ -99,9 +113,21 @@ pub fn write(st: &mut Staged, scn: &Scenario, e: &Emulation, trials: u64, seed: 
                     x.payload,
                     x.flags,
                     fate.as_str().unwrap_or("?"),
-                    if x.due_ns > 0 { format!("{:.3}", x.due_ns as f64 / 1e6) } else { String::new() },
-                    if delivered { format!("{:.3}", x.out_ns as f64 / 1e6) } else { String::new() },
-                    if delivered { format!("{:.0}", (x.out_ns - x.due_ns) as f64 / 1e3) } else { String::new() },
+                    if x.due_ns > 0 {
+                        format!("{:.3}", x.due_ns as f64 / 1e6)
+                    } else {
+                        String::new()
+                    },
+                    if delivered {
+                        format!("{:.3}", x.out_ns as f64 / 1e6)
+                    } else {
+                        String::new()
+                    },
+                    if delivered {
+                        format!("{:.0}", (x.out_ns - x.due_ns) as f64 / 1e3)
+                    } else {
+                        String::new()
+                    },
                     x.duplicate
                 );
             }
@@ -134,7 +160,11 @@ pub fn write(st: &mut Staged, scn: &Scenario, e: &Emulation, trials: u64, seed: 
                 if frames.is_empty() {
                     continue;
                 }
-                let name = format!("{}-trial{}-{end}.pcap", output::file_name(&k.name), t.result.trial);
+                let name = format!(
+                    "{}-trial{}-{end}.pcap",
+                    output::file_name(&k.name),
+                    t.result.trial
+                );
                 io(st.write(&name, &output::pcap_bytes(frames)))?;
             }
         }

@@ -38,25 +38,26 @@ pub fn check(scn: &Scenario) -> Result<ServerSide, String> {
             scn.links.len()
         ));
     };
-    let mut side = None;
+    // The namespace of the first workload's server is the "server" one; a workload
+    // the other way round runs its server in the other namespace.
+    let first = scn
+        .workloads
+        .first()
+        .ok_or("the scenario has no workload")?;
+    let side = if first.server == link.a {
+        ServerSide::A
+    } else {
+        ServerSide::B
+    };
     for w in &scn.workloads {
-        let s = match (w.server.as_str(), w.client.as_str()) {
-            (s, c) if s == link.a && c == link.b => ServerSide::A,
-            (s, c) if s == link.b && c == link.a => ServerSide::B,
-            _ => {
-                return Err(format!(
-                    "workload `{}` runs between {} and {}, not the two ends of the link ({} and {})",
-                    w.name, w.client, w.server, link.a, link.b
-                ));
-            }
-        };
-        if side.is_some_and(|x| x != s) {
+        let ends = (w.server.as_str(), w.client.as_str());
+        if ends != (link.a.as_str(), link.b.as_str()) && ends != (link.b.as_str(), link.a.as_str())
+        {
             return Err(format!(
-                "workload `{}` has its server on the other host: real mode puts every server in one namespace",
-                w.name
+                "workload `{}` runs between {} and {}, not the two ends of the link ({} and {})",
+                w.name, w.client, w.server, link.a, link.b
             ));
         }
-        side = Some(s);
         if w.backend.is_some() {
             return Err(format!(
                 "workload `{}` relays to a backend: real mode has no third host",
@@ -73,7 +74,7 @@ pub fn check(scn: &Scenario) -> Result<ServerSide, String> {
     for (dir, c) in [("a_to_b", &link.a_to_b.spec), ("b_to_a", &link.b_to_a.spec)] {
         check_channel(c).map_err(|e| format!("link {}–{} {dir}: {e}", link.a, link.b))?;
     }
-    side.ok_or_else(|| "the scenario has no workload".to_string())
+    Ok(side)
 }
 
 fn check_channel(c: &ChannelSpec) -> Result<(), String> {
@@ -81,9 +82,15 @@ fn check_channel(c: &ChannelSpec) -> Result<(), String> {
         return Err("RED is not in real mode's forwarder yet".into());
     }
     if c.priority_drop || c.scheduling != Scheduling::Fifo {
-        return Err("priority drop and acks-first scheduling are not in real mode's forwarder yet".into());
+        return Err(
+            "priority drop and acks-first scheduling are not in real mode's forwarder yet".into(),
+        );
     }
-    if c.strip_option > 0.0 || c.seq_shift != 0 || c.ack_shift != 0 || c.reserved_bits != ReservedBits::Pass {
+    if c.strip_option > 0.0
+        || c.seq_shift != 0
+        || c.ack_shift != 0
+        || c.reserved_bits != ReservedBits::Pass
+    {
         return Err("middleboxes that rewrite packets are not in real mode's forwarder".into());
     }
     Ok(())
@@ -98,17 +105,25 @@ pub struct TrialPlan {
 
 /// Plans one trial of `setup` (the scenario's trial setup, seeded by `trial_seed`).
 pub fn plan(setup: &Setup, trial_seed: u64) -> Result<TrialPlan, String> {
+    let home = setup
+        .workloads
+        .first()
+        .map(|w| w.server.clone())
+        .unwrap_or_default();
     let mut scripts = Vec::new();
     let mut next_conn = 0u32;
     let conn = |n: &mut u32| -> Result<u32, String> {
         *n += 1;
         if *n as u64 > MAX_CONNECTIONS {
-            return Err(format!("a trial opens more than {MAX_CONNECTIONS} connections"));
+            return Err(format!(
+                "a trial opens more than {MAX_CONNECTIONS} connections"
+            ));
         }
         Ok(*n - 1)
     };
     for (i, w) in setup.workloads.iter().enumerate() {
-        let mut rng = gentle_sim::rng::stream(trial_seed, gentle_sim::rng::ids::WORKLOAD + i as u64);
+        let mut rng =
+            gentle_sim::rng::stream(trial_seed, gentle_sim::rng::ids::WORKLOAD + i as u64);
         let jitter = if w.jitter.is_zero() {
             Duration::ZERO
         } else {
@@ -123,17 +138,19 @@ pub fn plan(setup: &Setup, trial_seed: u64) -> Result<TrialPlan, String> {
             exchanges,
             server_close: false,
             endless: false,
+            reversed: w.server != home,
             writes: Vec::new(),
         };
-        let script = |conns: Vec<ConnPlan>, think: Duration, fresh: bool, page: Option<u16>| ClientScript {
-            workload: i as u16,
-            start,
-            think,
-            fresh,
-            conns,
-            measured: w.measure,
-            page,
-        };
+        let script =
+            |conns: Vec<ConnPlan>, think: Duration, fresh: bool, page: Option<u16>| ClientScript {
+                workload: i as u16,
+                start,
+                think,
+                fresh,
+                conns,
+                measured: w.measure,
+                page,
+            };
         match &w.kind {
             WorkloadKind::Exchanges {
                 request,
@@ -150,7 +167,11 @@ pub fn plan(setup: &Setup, trial_seed: u64) -> Result<TrialPlan, String> {
                     let at = match (k, w.period) {
                         (0, _) | (_, None) => None,
                         (_, Some((p, j))) => {
-                            let extra = if j.is_zero() { 0 } else { rng.gen_range(0..j.as_nanos() as u64) };
+                            let extra = if j.is_zero() {
+                                0
+                            } else {
+                                rng.gen_range(0..j.as_nanos() as u64)
+                            };
                             Some(w.start + p * k + Duration::from_nanos(extra))
                         }
                     };
@@ -231,6 +252,9 @@ pub fn plan(setup: &Setup, trial_seed: u64) -> Result<TrialPlan, String> {
             }
         }
     }
-    let conns = scripts.iter().flat_map(|s| s.conns.iter().cloned()).collect();
+    let conns = scripts
+        .iter()
+        .flat_map(|s| s.conns.iter().cloned())
+        .collect();
     Ok(TrialPlan { scripts, conns })
 }

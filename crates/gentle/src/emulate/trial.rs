@@ -12,7 +12,7 @@ use gentle_real::flows::FlowNumbering;
 use gentle_real::forward::{self, Fate, ForwarderReport, ForwarderSpec};
 use gentle_real::sysctl::KernelFacts;
 use gentle_real::tcpinfo::TcpInfo;
-use gentle_real::topology::Pair;
+use gentle_real::topology::{CLIENT_ADDR, Pair, SERVER_ADDR};
 use gentle_real::tun::IfStats;
 use gentle_sim::record::{ExchangeRecord, LinkStats, PageRecord, TrialResult, Unfinished};
 use gentle_sim::rng;
@@ -64,7 +64,8 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
             (link.a_to_b.clone(), rng::stream(ts, rng::ids::LINK)),
         ),
     };
-    let (pair, ends) = Pair::new(&a.kernel.kernel).map_err(|e| format!("cannot build the path: {e}"))?;
+    let (pair, ends) =
+        Pair::new(&a.kernel.kernel).map_err(|e| format!("cannot build the path: {e}"))?;
     let fwd = forward::spawn(ForwarderSpec {
         ends,
         channels: [to_client, to_server],
@@ -76,7 +77,8 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
             .iter()
             .map(|c| (c.index, c.exchanges.iter().map(|e| e.response).collect()))
             .collect(),
-        capture: a.capture,
+        // The server's capture tells why the kernel retransmitted ([`super::causes`]).
+        capture: true,
     })
     .map_err(|e| format!("cannot start the forwarder: {e}"))?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -85,15 +87,20 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
         cc: a.kernel.kernel.cc.clone(),
     };
     let conns = Arc::new(plan.conns.clone());
-    let mut ports: Vec<u16> = plan.conns.iter().map(|c| c.port).collect();
+    let mut ports: Vec<(bool, u16)> = plan.conns.iter().map(|c| (c.reversed, c.port)).collect();
     ports.sort_unstable();
     ports.dedup();
     let mut servers = Vec::new();
-    for port in ports {
-        let (conns, settings, stop, out) = (conns.clone(), settings.clone(), stop.clone(), out.clone());
-        let h = pair
-            .server
-            .run(move || endpoints::serve(port, conns, settings, stop, out))
+    for (reversed, port) in ports {
+        let (conns, settings, stop, out) =
+            (conns.clone(), settings.clone(), stop.clone(), out.clone());
+        let (ns, addr) = if reversed {
+            (&pair.client, CLIENT_ADDR)
+        } else {
+            (&pair.server, SERVER_ADDR)
+        };
+        let h = ns
+            .run(move || endpoints::serve(addr, port, conns, settings, stop, out))
             .map_err(|e| format!("cannot listen on port {port}: {e}"))?;
         servers.push(h);
     }
@@ -104,7 +111,13 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     for script in plan.scripts.clone() {
         let (settings, stop, out) = (settings.clone(), stop.clone(), out.clone());
         let is_measured = script.measured;
-        let h = pair.client.run(move || {
+        // A script's connections all go one way (one workload).
+        let ns = if script.conns.first().is_some_and(|c| c.reversed) {
+            &pair.server
+        } else {
+            &pair.client
+        };
+        let h = ns.run(move || {
             std::thread::spawn(move || {
                 endpoints::run_client(&script, &settings, t0, deadline, &stop, &out)
             })
@@ -127,8 +140,16 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     // ... and the server has seen each finished exchange acknowledged.
     let acked_all = || {
         let m = out.lock().unwrap();
-        let done = m.exchanges.iter().filter(|e| e.server_end.is_some()).count();
-        let finished = m.exchanges.iter().filter(|e| e.server_start.is_none() && e.complete).count();
+        let done = m
+            .exchanges
+            .iter()
+            .filter(|e| e.server_end.is_some())
+            .count();
+        let finished = m
+            .exchanges
+            .iter()
+            .filter(|e| e.server_start.is_none() && e.complete)
+            .count();
         done >= finished
     };
     while !timed_out && !acked_all() && now_ns() < deadline {
@@ -145,9 +166,13 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     for h in measured.into_iter().chain(others).chain(servers) {
         let _ = h.join();
     }
-    let tun = pair.tun_stats().map_err(|e| format!("cannot read the TUN counters: {e}"))?;
+    let tun = pair
+        .tun_stats()
+        .map_err(|e| format!("cannot read the TUN counters: {e}"))?;
     let facts = pair.facts();
-    let report = fwd.stop().map_err(|e| format!("the forwarder failed: {e}"))?;
+    let report = fwd
+        .stop()
+        .map_err(|e| format!("the forwarder failed: {e}"))?;
     drop(pair);
     let m = std::mem::take(&mut *out.lock().unwrap());
     let infos = m
@@ -155,9 +180,14 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
         .iter()
         .filter_map(|e| Some((e.conn, e.index, e.info_after?)))
         .collect();
-    let mut result = assemble(a, &setup, m, &report, deadline, timed_out);
+    let (mut result, spans) = assemble(a, &setup, m, &report, deadline, timed_out);
     result.trial = a.trial;
     add_links(&mut result, &report, link, a.side);
+    let mut report = report;
+    super::causes::charge(&report.captures, report.base_ns, &mut result, &spans);
+    if !a.capture {
+        report.captures = Default::default();
+    }
     Ok(RealTrial {
         result,
         forwarder: report,
@@ -167,7 +197,12 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     })
 }
 
-fn add_links(r: &mut TrialResult, f: &ForwarderReport, link: &gentle_sim::link::LinkSpec, side: ServerSide) {
+fn add_links(
+    r: &mut TrialResult,
+    f: &ForwarderReport,
+    link: &gentle_sim::link::LinkSpec,
+    side: ServerSide,
+) {
     // The setup's order: a → b, then b → a.
     let (ab, ba) = match side {
         ServerSide::A => (f.stats[0], f.stats[1]),
@@ -202,7 +237,7 @@ fn assemble(
     f: &ForwarderReport,
     deadline: u64,
     timed_out: bool,
-) -> TrialResult {
+) -> (TrialResult, Vec<(u32, u64)>) {
     let mut server: BTreeMap<(u16, u32), ExchangeResult> = BTreeMap::new();
     let mut clients = Vec::new();
     for e in m.exchanges {
@@ -218,6 +253,8 @@ fn assemble(
         ..Default::default()
     };
     let mut last_info: BTreeMap<u32, TcpInfo> = BTreeMap::new();
+    // Each record's connection and start, for charging retransmissions to it.
+    let mut spans = Vec::new();
     for c in &clients {
         let w = &setup.workloads[c.workload as usize];
         if c.index < w.warmup {
@@ -244,6 +281,7 @@ fn assemble(
             .count() as u32;
         let server_ns = s.and_then(|s| Some(s.server_end? - s.server_start?));
         let complete = c.complete && (server_ns.is_some() || c.request == 0);
+        spans.push((c.conn, c.client_start));
         r.exchanges.push(ExchangeRecord {
             trial: a.trial,
             workload: c.workload,
@@ -258,7 +296,11 @@ fn assemble(
             retrans_segs: delta(|i| i.total_retrans as u64) as u32,
             bytes_sent: c.request + c.response + delta(|i| i.bytes_retrans),
             packets_dropped: dropped,
-            unfinished: (!complete).then_some(if c.reset { Unfinished::Reset } else { Unfinished::TimeLimit }),
+            unfinished: (!complete).then_some(if c.reset {
+                Unfinished::Reset
+            } else {
+                Unfinished::TimeLimit
+            }),
             ..Default::default()
         });
     }
@@ -294,5 +336,5 @@ fn assemble(
         p.load_ns = end.filter(|_| p.complete).map(|e| e - start);
     }
     r.pages = pages.into_values().collect();
-    r
+    (r, spans)
 }

@@ -186,13 +186,24 @@ fn parse_kernel(t: &Table<'_>) -> Result<Option<super::KernelSpec>> {
     for (key, item) in k.t.iter() {
         if key == "cc" {
             let cc = k.req_str("cc", "a congestion control name like \"cubic\"")?;
-            if cc.is_empty() || cc.len() > 15 || !cc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(k.bad("cc", format!("`{cc}` is not a congestion control name"), "a name like \"cubic\", \"reno\" or \"bbr\""));
+            if cc.is_empty()
+                || cc.len() > 15
+                || !cc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                return Err(k.bad(
+                    "cc",
+                    format!("`{cc}` is not a congestion control name"),
+                    "a name like \"cubic\", \"reno\" or \"bbr\"",
+                ));
             }
             spec.cc = Some(cc.to_string());
             continue;
         }
-        if !key.starts_with("tcp_") || !key.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+        if !key.starts_with("tcp_")
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        {
             let span = k.key_span(key);
             return Err(k
                 .src

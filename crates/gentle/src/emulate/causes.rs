@@ -1,0 +1,87 @@
+//! Why the kernel retransmitted: `TCP_INFO` counts retransmissions and timeouts but
+//! not their causes, so each trial's server-end capture goes through `gentle
+//! analyze`'s inference (fast retransmit, early/RACK, timeout, slow start after a
+//! timeout, loss probe), and each retransmission is charged to the exchange under
+//! way on its connection.
+
+use gentle_analyze::{Analyzer, CapturePoint, Cause, Dir, Options};
+use gentle_real::endpoints::CLIENT_PORT_BASE;
+use gentle_real::topology::{CLIENT_ADDR, SERVER_ADDR};
+use gentle_sim::record::TrialResult;
+
+/// LINKTYPE_RAW: the captures hold bare IPv4 packets.
+const LINKTYPE_RAW: i32 = 101;
+
+/// Retransmission causes over the trial, by cause, in the server's capture.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Causes {
+    pub fast: u64,
+    pub early: u64,
+    pub timeout: u64,
+    pub slow_start: u64,
+    pub probe: u64,
+}
+
+/// Analyses each end's `frames` (ns since the forwarder's start, which is
+/// `base_ns` on the endpoints' clock) and charges each retransmission to its
+/// exchange in `r`: `starts[i]` is the start of record i on its connection
+/// `conns[i]`.
+pub fn charge(
+    captures: &[Vec<(u64, Vec<u8>)>; 2],
+    base_ns: u64,
+    r: &mut TrialResult,
+    spans: &[(u32, u64)],
+) -> Causes {
+    // Each end's capture shows its own servers' retransmissions as they left.
+    let mut found: Vec<(u32, u64, Cause)> = Vec::new();
+    for (frames, local) in captures.iter().zip([SERVER_ADDR, CLIENT_ADDR]) {
+        let mut a = Analyzer::new(Options {
+            server: None,
+            server_port: None,
+            point: CapturePoint::Server,
+            keep_retransmissions: false,
+        });
+        for (i, (ts, data)) in frames.iter().enumerate() {
+            a.frame(i as u64, LINKTYPE_RAW, *ts, data, &mut |p| {
+                if p.dir == Dir::ToClient
+                    && p.seg.src == std::net::IpAddr::V4(local)
+                    && let Some(c) = p.cause
+                {
+                    let conn = p.seg.dport.wrapping_sub(CLIENT_PORT_BASE) as u32;
+                    found.push((conn, p.ts_ns + base_ns, c));
+                }
+            });
+        }
+        let _ = a.finish();
+    }
+    let mut total = Causes::default();
+    for (conn, t, c) in found {
+        match c {
+            Cause::Fast => total.fast += 1,
+            Cause::Early => total.early += 1,
+            Cause::Timeout => total.timeout += 1,
+            Cause::SlowStart => total.slow_start += 1,
+            Cause::Probe => total.probe += 1,
+        }
+        // The latest exchange of the connection begun before the retransmission.
+        let rec = spans
+            .iter()
+            .enumerate()
+            .filter(|(_, (k, start))| *k == conn && *start <= t)
+            .max_by_key(|(_, (_, start))| *start)
+            .map(|(i, _)| i);
+        if let Some(x) = rec.and_then(|i| r.exchanges.get_mut(i)) {
+            match c {
+                Cause::Fast | Cause::Early => x.fast_retrans += 1,
+                Cause::SlowStart => x.slow_start_retrans += 1,
+                Cause::Timeout | Cause::Probe => {}
+            }
+        }
+    }
+    let k = &mut r.counters;
+    k.fast_retrans += total.fast + total.early;
+    k.early_retrans += total.early;
+    k.slow_start_retrans += total.slow_start;
+    k.loss_probes += total.probe;
+    total
+}

@@ -1,0 +1,306 @@
+//! `gentle emulate` against the host's kernel: the workloads of the examples, a
+//! dropped segment met exactly where the scenario drops it and repaired by the
+//! kernel, the same losses on a repeated run with position-keyed draws, the output
+//! files, and the refusals (exit 2, nothing created or written). Real mode needs
+//! root and /dev/net/tun: without them every test says why and passes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use gentle::scenario::Sweep;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn skip() -> bool {
+    match gentle_real::available() {
+        Ok(()) => false,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            true
+        }
+    }
+}
+
+fn gentle(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gentle"))
+        .args(args)
+        .output()
+        .expect("gentle runs")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gentle-emulate-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn example(name: &str) -> String {
+    root().join("examples").join(name).display().to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Rows of a CSV as maps from header to value.
+fn csv(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+    let text = std::fs::read_to_string(path).expect("csv written");
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().expect("header").split(',').collect();
+    lines
+        .map(|l| {
+            head.iter()
+                .zip(l.split(','))
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// The 5th data segment of a 30 kB response is dropped once on the way to the
+/// client: the forwarder's log shows that very segment dropped and its
+/// retransmission delivered, the kernel repairs it by fast retransmit (the cause
+/// `gentle analyze` infers from the server's capture) and TCP_INFO shows one
+/// retransmission and the connection back in Open.
+#[test]
+fn fast_retransmit_of_the_dropped_segment() {
+    if skip() {
+        return;
+    }
+    let out = tmp("fr");
+    let o = gentle(&[
+        "emulate",
+        &example("fast-retransmit.toml"),
+        "--variant",
+        "linux-2.6",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = csv(&out.join("forwarder.csv"));
+    let data: Vec<_> = log
+        .iter()
+        .filter(|r| r["direction"] == "to-client" && r["payload"] != "0")
+        .collect();
+    let dropped: Vec<_> = data
+        .iter()
+        .filter(|r| r["fate"] == "dropped-loss")
+        .collect();
+    assert_eq!(dropped.len(), 1, "{dropped:?}");
+    // The 5th new segment starts 4 full segments after the first byte (1).
+    let mss: u64 = data[0]["payload"].parse().unwrap();
+    assert_eq!(dropped[0]["rel_seq"], (1 + 4 * mss).to_string());
+    let resent = data
+        .iter()
+        .filter(|r| r["rel_seq"] == dropped[0]["rel_seq"] && r["fate"] == "delivered")
+        .count();
+    assert_eq!(resent, 1);
+    let rec = csv(&out.join("records.csv"));
+    assert_eq!(rec.len(), 1);
+    assert_eq!(rec[0]["complete"], "true");
+    assert_eq!(rec[0]["retrans_segs"], "1");
+    assert_eq!(rec[0]["fast_retrans"], "1");
+    assert_eq!(rec[0]["timeouts"], "0");
+    assert_eq!(rec[0]["packets_dropped"], "1");
+    // One round trip (100 ms) for the request, two for the response and its repair
+    // (the retransmission goes out a round trip after the loss): 200–300 ms.
+    let ms: f64 = rec[0]["server_ms"].parse().unwrap();
+    assert!((195.0..300.0).contains(&ms), "server time {ms} ms");
+    let info = csv(&out.join("tcp-info.csv"));
+    assert_eq!(info[0]["ca_state"], "open");
+    assert_eq!(info[0]["total_retrans"], "1");
+    assert_eq!(info[0]["total_rto"], "0");
+    for end in ["server", "client"] {
+        let p = out.join(format!("linux-2.6-trial0-{end}.pcap"));
+        let a = gentle_analyze::analyze(
+            std::fs::File::open(&p).unwrap(),
+            Default::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(a.totals.flows, 1, "{end}");
+        assert_eq!(a.totals.malformed, 0, "{end}");
+    }
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(!j["real"]["kernel"]["release"].as_str().unwrap().is_empty());
+    assert_eq!(j["real"]["variants"][0]["cc"], "cubic");
+    assert_eq!(j["real"]["kernel"]["sysctls"]["tcp_recovery"], "0");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// With `draws = "position"`, a segment's fate does not depend on the kernel's
+/// timing: two runs of the same trial drop the same first transmissions.
+#[test]
+fn position_draws_drop_the_same_segments_twice() {
+    if skip() {
+        return;
+    }
+    let dir = tmp("keyed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let scn = dir.join("keyed.toml");
+    std::fs::write(
+        &scn,
+        r#"name = "keyed"
+seed = 3
+trials = 1
+[[link]]
+a = "server"
+b = "client"
+rate = "20Mbit/s"
+delay = "10ms"
+queue = "200pkt"
+draws = "position"
+a_to_b = { loss = { model = "bernoulli", p = 0.03 } }
+[[workload]]
+client = "client"
+server = "server"
+request = "200B"
+response = "200KB"
+connection = "persistent"
+[[variant]]
+name = "linux-6"
+profile = "linux-6"
+"#,
+    )
+    .unwrap();
+    let first_drops = |k: u32| {
+        let out = dir.join(format!("out{k}"));
+        let o = gentle(&[
+            "emulate",
+            scn.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let log = csv(&out.join("forwarder.csv"));
+        let mut seen = std::collections::BTreeSet::new();
+        let mut drops = std::collections::BTreeSet::new();
+        for r in log
+            .iter()
+            .filter(|r| r["direction"] == "to-client" && r["payload"] != "0")
+        {
+            let key = (r["rel_seq"].clone(), r["payload"].clone());
+            if seen.insert(key.clone()) && r["fate"] == "dropped-loss" {
+                drops.insert(key);
+            }
+        }
+        drops
+    };
+    let a = first_drops(1);
+    let b = first_drops(2);
+    assert!(!a.is_empty(), "3% loss over 140 segments dropped none");
+    assert_eq!(a, b);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every example with one link runs against the kernel (one trial, the first
+/// point of a sweep), each measured exchange finishing.
+#[test]
+fn every_single_link_example_runs_against_the_kernel() {
+    if skip() {
+        return;
+    }
+    let mut ran = 0;
+    for entry in std::fs::read_dir(root().join("examples")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = path.display().to_string();
+        let sweep = Sweep::parse(&file, &text).unwrap();
+        let first = &sweep.points[0];
+        if first.scenario.links.len() != 1 {
+            continue;
+        }
+        let label: Vec<String> = first
+            .scenario
+            .point
+            .iter()
+            .map(|(a, l)| format!("{a}={l}"))
+            .collect();
+        let mut args = vec![
+            "emulate",
+            &file,
+            "--kernel",
+            "cubic",
+            "--trials",
+            "1",
+            "--time-limit",
+            "20s",
+            "--json",
+        ];
+        let point = label.join(",");
+        if !label.is_empty() {
+            args.extend(["--point", &point]);
+        }
+        let o = gentle(&args);
+        let err = stderr(&o);
+        if o.status.code() == Some(2) && err.contains("not in real mode's forwarder") {
+            continue;
+        }
+        assert!(o.status.success(), "{file}: {err}");
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let v = &j["variants"][0];
+        assert_eq!(v["incomplete"], 0, "{file}: {v}");
+        assert!(v["exchanges"].as_u64().unwrap() > 0, "{file}");
+        ran += 1;
+    }
+    assert!(ran >= 10, "only {ran} examples ran");
+}
+
+/// What real mode cannot do is refused before anything is created: exit 2, the
+/// reason, no --out directory.
+#[test]
+fn refusals() {
+    if skip() {
+        return;
+    }
+    let out = tmp("refused");
+    let cases: [(&str, &[&str], &str); 4] = [
+        ("combined-table2.toml", &[], "one link"),
+        ("corrective.toml", &["--point", "x=1"], "--point"),
+        (
+            "fast-retransmit.toml",
+            &["--variant", "nope"],
+            "no such variant",
+        ),
+        (
+            "fast-retransmit.toml",
+            &["--kernel", "vegas"],
+            "not in this kernel",
+        ),
+    ];
+    for (file, extra, want) in cases {
+        let path = example(file);
+        let mut args = vec!["emulate", &path];
+        let o_arg = out.display().to_string();
+        args.extend(extra.iter().copied());
+        args.extend(["--out", &o_arg]);
+        let o = gentle(&args);
+        assert_eq!(o.status.code(), Some(2), "{file} {extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{file}: {}", stderr(&o));
+        assert!(!out.exists(), "{file}: --out created");
+    }
+    // A variant with a mechanism the kernel lacks, and a sysctl it lacks.
+    let dir = tmp("refused-files");
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = std::fs::read_to_string(root().join("examples/fast-retransmit.toml")).unwrap();
+    for (extra, want) in [
+        (
+            "[[variant]]\nname = \"corr\"\nprofile = \"linux-3.10\"\ncorrective = \"on\"\n",
+            "has no Corrective",
+        ),
+        (
+            "[[variant]]\nname = \"k\"\nprofile = \"linux-6\"\nkernel = { tcp_no_such_knob = 1 }\n",
+            "does not exist in this kernel",
+        ),
+    ] {
+        let f = dir.join("v.toml");
+        std::fs::write(&f, format!("{base}\n{extra}")).unwrap();
+        let o = gentle(&["emulate", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{}", stderr(&o));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
