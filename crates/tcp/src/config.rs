@@ -83,6 +83,17 @@ named_enum! {
 }
 
 named_enum! {
+    /// When the sender counts as using its window, so that ACKs may grow it.
+    pub enum CwndValidation ("cwnd-validation rule", all = pairs) {
+        /// Linux 3.x: in flight within 3 segments of cwnd when the ACK arrives.
+        InFlight => "in-flight",
+        /// Linux 4.1+: blocked by cwnd in the current window, or in slow start below
+        /// twice the most segments outstanding in it.
+        MaxPacketsOut => "max-packets-out",
+    }
+}
+
+named_enum! {
     /// Fast-recovery algorithm: how cwnd evolves while in Recovery.
     pub enum RecoveryAlgorithm ("recovery algorithm", all = pairs) {
         /// RFC 6675 §5: cwnd = ssthresh (from congestion control) on entry, send while
@@ -252,6 +263,19 @@ config! {
     /// CUBIC's hybrid slow start (Linux `tcp_cubic` `hystart = 1`, ACK-train and
     /// delay detection).
     hystart: bool = false => SwitchKind::Flag;
+    /// When ACKs may grow cwnd (RFC 7661 §4's question, Linux's
+    /// `tcp_is_cwnd_limited`): `in-flight` (Linux 3.x: in flight within 3 segments
+    /// of cwnd) or `max-packets-out` (Linux 4.1+: cwnd blocked the sender in this
+    /// window, or in slow start cwnd is below twice the most segments outstanding).
+    cwnd_validation: CwndValidation = CwndValidation::InFlight => CwndValidation::KIND;
+    /// After a partial undo (the original filled the hole, `tcp_try_undo_partial`),
+    /// leave Recovery at once once no retransmission is in flight (Linux 3.16+,
+    /// `tcp_try_keep_open`); otherwise stay in Recovery until the recovery point.
+    partial_undo_opens: bool = false => SwitchKind::Flag;
+    /// Grow cwnd after loss detection has run on the ACK, when the state it leaves
+    /// is neither Recovery nor CWR (Linux 4.9+ `tcp_cong_control`), instead of
+    /// before it by the state the ACK found (Linux 3.x `tcp_ack`).
+    late_cwnd_growth: bool = false => SwitchKind::Flag;
     /// Fast recovery: how cwnd evolves in Recovery (`prr-imc11.txt` Algorithms 1–2,
     /// §3.2; RFC 6675, RFC 6937, RFC 9937).
     recovery: RecoveryAlgorithm = RecoveryAlgorithm::RateHalving => RecoveryAlgorithm::KIND;
@@ -507,6 +531,9 @@ impl Profile {
                 c.recovery = RecoveryAlgorithm::PrrRfc9937;
                 c.hystart = true;
                 c.abc = true;
+                c.cwnd_validation = CwndValidation::MaxPacketsOut;
+                c.partial_undo_opens = true;
+                c.late_cwnd_growth = true;
                 c.er = EarlyRetransmit::Off;
                 c.tlp = true;
                 c.tlp_flavour = TlpFlavour::Linux6;

@@ -29,8 +29,8 @@ pub mod trace;
 pub mod wire;
 
 pub use config::{
-    CcAlgorithm, Config, EarlyRetransmit, Profile, ReceiverPolicy, RecoveryAlgorithm, SessionMode,
-    TlpDetection, TlpFlavour,
+    CcAlgorithm, Config, CwndValidation, EarlyRetransmit, Profile, ReceiverPolicy,
+    RecoveryAlgorithm, SessionMode, TlpDetection, TlpFlavour,
 };
 pub use connection::{CloseReason, Connection, PathMetrics};
 pub use counters::Counters;

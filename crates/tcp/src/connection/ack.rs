@@ -17,14 +17,11 @@
 use std::time::Duration;
 
 use super::timer_table::Timer;
+use super::undo::PartialUndo;
 use super::{CloseReason, Connection, Frto};
 use crate::time::Instant;
 use crate::trace::{CaState, State};
 use crate::wire::Segment;
-
-/// Most segments of slack for which Linux still counts the sender as cwnd-limited
-/// (`tcp_max_tso_deferred_mss`).
-const CWND_LIMITED_SLACK: u32 = 3;
 
 impl Connection {
     /// Processes the ACK field of a segment in a synchronized state. Returns false if
@@ -139,16 +136,11 @@ impl Connection {
             acked.newly_delivered + newly_sacked + (!self.opts.sack && is_dupack) as u32;
 
         // Window growth (Linux 3.x `tcp_may_raise_cwnd`: not in Recovery or CWR, and
-        // after ECE only in slow start).
-        if una_advanced
-            && !matches!(prior_ca, CaState::Recovery | CaState::Cwr)
-            && (!self.ecn.ack_ece || self.cong.w.cwnd < self.cong.w.ssthresh)
-            && self.frto == Frto::Off
-            && prior_in_flight + CWND_LIMITED_SLACK >= self.cong.w.cwnd
-        {
-            let min_rtt_ms = self.rtt.min_rtt().map_or(0, |d| d.as_millis() as u32);
-            let segs = if self.cfg.abc { acked.segs } else { 1 };
-            self.cong.cong_avoid(segs, now, min_rtt_ms);
+        // after ECE only in slow start; and cwnd-limited, `cwnd_validation`) —
+        // before loss detection in Linux 3.x, after it with `late_cwnd_growth`.
+        let acked_segs = if self.cfg.abc { acked.segs } else { 1 };
+        if !self.cfg.late_cwnd_growth {
+            self.grow_cwnd(now, una_advanced, prior_ca, acked_segs, prior_in_flight);
         }
 
         if self.rack_on() {
@@ -162,6 +154,14 @@ impl Connection {
             delivered,
             prior_in_flight,
         );
+        if self.cfg.late_cwnd_growth {
+            // Linux 3.18+ counts what this ACK delivered (`acked_sacked`): segments
+            // SACKed earlier and now cumulatively acknowledged grew nothing then and
+            // grow nothing now.
+            let state = self.ca.state;
+            let segs = if self.cfg.abc { delivered } else { 1 };
+            self.grow_cwnd(now, una_advanced, state, segs, prior_in_flight);
+        }
 
         // RFC 6298 §5.2/5.3: restart the timer on new data acknowledged; stop it
         // when nothing is outstanding.
@@ -327,7 +327,19 @@ impl Connection {
                     return;
                 }
                 if una_advanced {
-                    self.try_undo_partial(now);
+                    match self.try_undo_partial(now) {
+                        PartialUndo::No => {}
+                        PartialUndo::Hold => {
+                            self.reduction_on_ack(delivered, una_advanced, false);
+                            return;
+                        }
+                        PartialUndo::Opened => {
+                            // Out of Recovery (Linux 3.16+): losses are looked for
+                            // afresh and may start a new recovery, as in Open.
+                            self.open_ack(now, una_advanced, delivered, prior_in_flight);
+                            return;
+                        }
+                    }
                 }
                 let mut newly_lost = false;
                 if self.rack_on() {
@@ -365,46 +377,71 @@ impl Connection {
                     self.rack_mark_lost(now); // lost retransmissions
                 }
             }
-            _ => {
-                if !self.opts.sack && una_advanced {
-                    self.sb.reset_reno_dupacks();
-                }
-                if self.ca.state == CaState::Disorder {
-                    self.try_undo_dsack(now);
-                }
-                if self.rack_on() {
-                    self.rack_mark_lost(now);
-                }
-                if !self.time_to_recover(now) && !self.early_retransmit_due(now) {
-                    // Linux `tcp_try_to_open`: ECE reduces cwnd, once per window
-                    // (RFC 3168 §6.1.2; `enter_cwr` does nothing in CWR).
-                    if self.ecn.ack_ece && self.ca.state < CaState::Cwr {
-                        self.counters.ecn_reductions += 1;
-                        self.enter_cwr(now);
-                    }
-                    self.try_to_open(now);
-                    if self.ca.state == CaState::Cwr {
-                        self.reduction_on_ack(delivered, una_advanced, false);
-                    }
-                    return;
-                }
-                if self.sb.lost_out == 0
-                    && self.loss.fack()
-                    && self.sb.fackets_out() <= self.loss.reordering
-                    && self.sb.head_timed_out(now, self.rtt.rto_backed_off())
-                {
-                    self.counters.head_timeout_recovery += 1;
-                }
-                self.enter_recovery(now, prior_in_flight);
-                if !self.rack_on() {
-                    self.update_scoreboard(true);
-                }
-                self.reduction_on_ack(delivered, una_advanced, true);
-            }
+            _ => self.open_ack(now, una_advanced, delivered, prior_in_flight),
         }
+    }
+
+    /// An ACK in Open, Disorder or CWR (the rest of Linux `tcp_fastretrans_alert`):
+    /// undo on DSACK, loss detection, and either recovery or `tcp_try_to_open`.
+    fn open_ack(&mut self, now: Instant, una_advanced: bool, delivered: u32, prior_in_flight: u32) {
+        if !self.opts.sack && una_advanced {
+            self.sb.reset_reno_dupacks();
+        }
+        if self.ca.state == CaState::Disorder {
+            self.try_undo_dsack(now);
+        }
+        if self.rack_on() {
+            self.rack_mark_lost(now);
+        }
+        if !self.time_to_recover(now) && !self.early_retransmit_due(now) {
+            // Linux `tcp_try_to_open`: ECE reduces cwnd, once per window
+            // (RFC 3168 §6.1.2; `enter_cwr` does nothing in CWR).
+            if self.ecn.ack_ece && self.ca.state < CaState::Cwr {
+                self.counters.ecn_reductions += 1;
+                self.enter_cwr(now);
+            }
+            self.try_to_open(now);
+            if self.ca.state == CaState::Cwr {
+                self.reduction_on_ack(delivered, una_advanced, false);
+            }
+            return;
+        }
+        if self.sb.lost_out == 0
+            && self.loss.fack()
+            && self.sb.fackets_out() <= self.loss.reordering
+            && self.sb.head_timed_out(now, self.rtt.rto_backed_off())
+        {
+            self.counters.head_timeout_recovery += 1;
+        }
+        self.enter_recovery(now, prior_in_flight);
+        if !self.rack_on() {
+            self.update_scoreboard(true);
+        }
+        self.reduction_on_ack(delivered, una_advanced, true);
     }
 
     fn retrans_out_none(&self) -> bool {
         self.sb.retrans_out == 0
+    }
+
+    /// Grows cwnd on an ACK of new data when `state` allows it (Linux
+    /// `tcp_may_raise_cwnd`, then `tcp_cong_avoid` if cwnd-limited).
+    fn grow_cwnd(
+        &mut self,
+        now: Instant,
+        una_advanced: bool,
+        state: CaState,
+        segs: u32,
+        prior_in_flight: u32,
+    ) {
+        if una_advanced
+            && !matches!(state, CaState::Recovery | CaState::Cwr)
+            && (!self.ecn.ack_ece || self.cong.w.cwnd < self.cong.w.ssthresh)
+            && self.frto == Frto::Off
+            && self.is_cwnd_limited(prior_in_flight)
+        {
+            let min_rtt_ms = self.rtt.min_rtt().map_or(0, |d| d.as_millis() as u32);
+            self.cong.cong_avoid(segs, now, min_rtt_ms);
+        }
     }
 }

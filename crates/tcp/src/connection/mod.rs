@@ -20,6 +20,7 @@
 mod ack;
 mod ack_policy;
 mod corrective;
+mod cwnd_validation;
 mod early_retransmit;
 mod ecn;
 mod fast_start;
@@ -139,6 +140,8 @@ pub struct Connection {
     pub(crate) ecn: ecn::Ecn,
     /// Fast start.
     pub(crate) fast_start: fast_start::FastStart,
+    /// How much of cwnd the current window used.
+    pub(crate) cwnd_usage: cwnd_validation::CwndUsage,
     /// Membership of a TCP session.
     pub(crate) member: session_member::Member,
     /// The receive side (offsets relative to IRS).
@@ -282,6 +285,7 @@ impl Connection {
             proactive: proactive::Proactive::new(cfg.proactive),
             ecn: ecn::Ecn::default(),
             fast_start: fast_start::FastStart::default(),
+            cwnd_usage: Default::default(),
             member: session_member::Member::default(),
             rcv: Receiver::new(0),
             rwnd: ReceiveWindow::new(rcv_wscale),

@@ -331,6 +331,7 @@ impl Connection {
                 return None;
             }
         } else if self.in_flight_for_cwnd() >= self.cong.w.cwnd {
+            self.cwnd_validate(true);
             return None;
         }
         let len = unsent.min(self.opts.smss as u64).min(self.window_room());
@@ -372,6 +373,9 @@ impl Connection {
             self.fast_start_on_send(now, start, &mut s);
         }
         self.record_new_data(now, start, len as u64, fin);
+        // Linux `tcp_write_xmit`: cwnd-limited also when what is in flight fills it.
+        let full = self.in_flight_for_cwnd() >= self.cong.w.cwnd;
+        self.cwnd_validate(full);
         // Algorithm 1: schedule_pto after new data in Open.
         if self.cfg.tlp && !self.member.on {
             self.schedule_pto(now);

@@ -92,7 +92,16 @@ impl Connection {
     /// The recovery point is acknowledged: the reduction ends (Linux
     /// `tcp_end_cwnd_reduction`, through the recovery algorithm).
     pub(super) fn end_reduction(&mut self) {
-        self.ca.alg.on_exit(&mut self.cong.w);
+        // Linux 3.7+ `tcp_end_cwnd_reduction`: "Reset cwnd to ssthresh in CWR or
+        // Recovery (unless it's undone)" — after an undo there is no marker, and
+        // ssthresh may be back at infinity. (Linux 2.6's `tcp_complete_cwr`, rate
+        // halving's exit, takes min(cwnd, ssthresh) unconditionally.)
+        if self.cfg.recovery == RecoveryAlgorithm::RateHalving
+            || self.ca.state == CaState::Cwr
+            || (self.undo.marker.is_some() && self.cong.w.ssthresh < crate::cc::INFINITE_SSTHRESH)
+        {
+            self.ca.alg.on_exit(&mut self.cong.w);
+        }
     }
 
     /// Linux `tcp_enter_cwr`: reduce cwnd to ssthresh through the recovery

@@ -135,14 +135,33 @@ impl Connection {
         true
     }
 
-    pub(super) fn try_undo_partial(&mut self, now: Instant) {
-        if self.cfg.undo
+    /// A partial ACK in Recovery shows the hole was filled by the original, not the
+    /// retransmission (Linux `tcp_try_undo_partial`). Without `partial_undo_opens`
+    /// the reduction is undone and Recovery goes on. With it (Linux 3.16+) the undo
+    /// waits while retransmissions are in flight — new data is clocked out, nothing
+    /// more is marked lost or retransmitted — and then leaves Recovery at once
+    /// (`tcp_try_keep_open`).
+    pub(super) fn try_undo_partial(&mut self, now: Instant) -> PartialUndo {
+        if !(self.cfg.undo
             && self.undo.marker.is_some()
             && self.undo.retrans_stamp.is_some()
-            && self.packet_delayed()
+            && self.packet_delayed())
         {
-            self.undo_reduction(now, UndoKind::Partial);
+            return PartialUndo::No;
         }
+        if !self.cfg.partial_undo_opens {
+            self.undo_reduction(now, UndoKind::Partial);
+            return PartialUndo::No;
+        }
+        if self.sb.retrans_out > 0 {
+            return PartialUndo::Hold;
+        }
+        if !self.sb.any_retrans_done() {
+            self.undo.retrans_stamp = None;
+        }
+        self.undo_reduction(now, UndoKind::Partial);
+        self.try_to_open(now);
+        PartialUndo::Opened
     }
 
     pub(super) fn try_undo_dsack(&mut self, now: Instant) {
@@ -165,4 +184,16 @@ impl Connection {
             self.set_ca(now, CaState::Open);
         }
     }
+}
+
+/// What a partial ACK in Recovery did (`try_undo_partial`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PartialUndo {
+    /// No undo, or one that stays in Recovery: loss detection goes on.
+    No,
+    /// The original filled the hole but retransmissions are still in flight: hold
+    /// (Linux returns from `tcp_fastretrans_alert`).
+    Hold,
+    /// Undone and out of Recovery: the ACK is processed as in Open.
+    Opened,
 }
