@@ -77,6 +77,8 @@ pub struct BenchResult {
     pub corrective_trials_per_second: f64,
     /// `gentle analyze` on a capture file, one core.
     pub analyze: AnalyzeBench,
+    /// Real mode's forwarder (as root), or why it was not measured.
+    pub forwarder: Result<gentle_real::forward_bench::ForwarderBench, String>,
 }
 
 /// `gentle analyze` reading a generated capture from a file.
@@ -279,8 +281,12 @@ pub fn run(full: bool) -> BenchResult {
         engine_corrective_ns_per_segment: fec_seconds * 1e9 / fec_segments as f64,
         corrective_trials_per_second: fec_scaling.trials_per_second,
         analyze: analyze_speed(1_200_000),
+        forwarder: gentle_real::forward_bench::run(FORWARDER_SECONDS),
     }
 }
+
+/// Length of each forwarder transfer, seconds.
+const FORWARDER_SECONDS: f64 = 3.0;
 
 pub fn text(r: &BenchResult) -> String {
     let mut s = format!(
@@ -320,6 +326,31 @@ pub fn text(r: &BenchResult) -> String {
         a.packets_per_second,
         a.megabytes_per_second
     );
+    match &r.forwarder {
+        Err(why) => s += &format!("real mode's forwarder: not measured ({why})\n"),
+        Ok(f) => {
+            for (name, t) in [
+                ("no rate limit, no delay", &f.unlimited),
+                ("1 Gbit/s, 1 ms each way", &f.at_1gbit),
+                ("100 Mbit/s, 10 ms each way", &f.at_100mbit),
+            ] {
+                s += &format!(
+                    "real mode's forwarder, kernel TCP bulk transfer, {name}, {:.0} s:\n  goodput {:.0} Mbit/s; forwarder thread: {:.0} packets/s and {:.0} Mbit/s per CPU second ({} packets, {} full-size, {:.2} CPU s); one-way delay error p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs; TUN drops {}\n",
+                    t.seconds,
+                    t.goodput_mbit,
+                    t.packets_per_cpu_second,
+                    t.mbit_per_cpu_second,
+                    t.packets,
+                    t.full_packets,
+                    t.forwarder_cpu_seconds,
+                    t.delay_error.p50_us,
+                    t.delay_error.p99_us,
+                    t.delay_error.max_us,
+                    t.tun_dropped
+                );
+            }
+        }
+    }
     s
 }
 

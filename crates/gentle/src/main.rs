@@ -141,6 +141,89 @@ enum Cmd {
         #[arg(long)]
         force: bool,
     },
+    /// Run gentle's engine as the server of a scenario on a TUN device (real mode,
+    /// needs root): the kernel's TCP in a namespace is the client, through the
+    /// scenario's link; or an external command (`--peer 'curl ...'`) against the
+    /// engine's HTTP responder at $GENTLE_SERVER.
+    Serve {
+        /// The scenario (TOML), or the name of a built-in experiment.
+        scenario: PathBuf,
+        /// Run the scenario's `quick_trials` instead of its `trials`.
+        #[arg(long)]
+        quick: bool,
+        /// The sweep point to run, for a scenario with a [sweep]: `AXIS=VALUE,...`.
+        #[arg(long, value_name = "AXIS=VALUE,...")]
+        point: Option<String>,
+        /// Number of trials (overrides the scenario).
+        #[arg(long)]
+        trials: Option<u64>,
+        /// Seed (overrides the scenario).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Run only this variant (repeatable): the engine's profile and switches.
+        #[arg(long = "variant", value_name = "NAME")]
+        variants: Vec<String>,
+        /// The kernel peer's congestion control (default cubic).
+        #[arg(long, value_name = "CC")]
+        kernel: Option<String>,
+        /// The longest a trial runs, real time (default 60s; the scenario's own
+        /// time limit when shorter).
+        #[arg(long, value_name = "DURATION")]
+        time_limit: Option<String>,
+        /// Write the report, summary, records, forwarder log and a pcap at each end
+        /// of every trial into DIR.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Print one JSON document on stdout instead of the report.
+        #[arg(long)]
+        json: bool,
+        /// Write into a non-empty --out directory, replacing what gentle wrote there.
+        #[arg(long)]
+        force: bool,
+        /// An external command as the client, run with `sh -c` in the client
+        /// namespace (e.g. `curl -s -o /dev/null http://$GENTLE_SERVER/100000`).
+        #[arg(long, value_name = "COMMAND")]
+        peer: Option<String>,
+    },
+    /// Run gentle's engine as the client of a scenario on a TUN device (real mode,
+    /// needs root): the kernel's TCP in a namespace is the server, through the
+    /// scenario's link.
+    Connect {
+        /// The scenario (TOML), or the name of a built-in experiment.
+        scenario: PathBuf,
+        /// Run the scenario's `quick_trials` instead of its `trials`.
+        #[arg(long)]
+        quick: bool,
+        /// The sweep point to run, for a scenario with a [sweep]: `AXIS=VALUE,...`.
+        #[arg(long, value_name = "AXIS=VALUE,...")]
+        point: Option<String>,
+        /// Number of trials (overrides the scenario).
+        #[arg(long)]
+        trials: Option<u64>,
+        /// Seed (overrides the scenario).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Run only this variant (repeatable): the engine's profile and switches.
+        #[arg(long = "variant", value_name = "NAME")]
+        variants: Vec<String>,
+        /// The kernel peer's congestion control (default cubic).
+        #[arg(long, value_name = "CC")]
+        kernel: Option<String>,
+        /// The longest a trial runs, real time (default 60s; the scenario's own
+        /// time limit when shorter).
+        #[arg(long, value_name = "DURATION")]
+        time_limit: Option<String>,
+        /// Write the report, summary, records, forwarder log and a pcap at each end
+        /// of every trial into DIR.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Print one JSON document on stdout instead of the report.
+        #[arg(long)]
+        json: bool,
+        /// Write into a non-empty --out directory, replacing what gentle wrote there.
+        #[arg(long)]
+        force: bool,
+    },
     /// Measure the simulator's speed.
     Bench {
         /// Print JSON.
@@ -426,6 +509,67 @@ fn main() -> ExitCode {
                 out,
                 json,
                 force,
+                engine: None,
+                peer: None,
+            },
+        )),
+        Cmd::Serve {
+            scenario,
+            quick,
+            point,
+            trials,
+            seed,
+            variants,
+            kernel,
+            time_limit,
+            out,
+            json,
+            force,
+            peer,
+        } => ExitCode::from(gentle::emulate::command::command(
+            gentle::emulate::command::Args {
+                scenario,
+                quick,
+                point,
+                trials,
+                seed,
+                variants,
+                kernel,
+                time_limit,
+                out,
+                json,
+                force,
+                engine: Some(gentle::emulate::EngineEnd::Server),
+                peer,
+            },
+        )),
+        Cmd::Connect {
+            scenario,
+            quick,
+            point,
+            trials,
+            seed,
+            variants,
+            kernel,
+            time_limit,
+            out,
+            json,
+            force,
+        } => ExitCode::from(gentle::emulate::command::command(
+            gentle::emulate::command::Args {
+                scenario,
+                quick,
+                point,
+                trials,
+                seed,
+                variants,
+                kernel,
+                time_limit,
+                out,
+                json,
+                force,
+                engine: Some(gentle::emulate::EngineEnd::Client),
+                peer: None,
             },
         )),
         Cmd::Bench { json, full } => {

@@ -113,6 +113,10 @@ pub struct ExchangeResult {
     /// The server's `TCP_INFO` before the exchange and once it was acknowledged.
     pub info_before: Option<TcpInfo>,
     pub info_after: Option<TcpInfo>,
+    /// The engine's counters before the exchange and once it was acknowledged,
+    /// when gentle's engine was the server (`gentle serve`).
+    pub engine_before: Option<gentle_tcp::Counters>,
+    pub engine_after: Option<gentle_tcp::Counters>,
 }
 
 /// Everything the endpoints of a trial measured.

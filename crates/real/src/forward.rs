@@ -40,10 +40,33 @@ const BUF: usize = 2048;
 const TICK_MS: u16 = 10;
 const TOKEN_TIMER: u64 = 2;
 
+/// A host the forwarder drives itself in place of a TUN device (gentle's engine,
+/// [`crate::engine_host`]): it takes the packets due at its end and gives the
+/// packets it sends, on the forwarder's clock (ns since the forwarder started).
+pub trait Host: Send {
+    /// The forwarder starts: `base_ns` is its time 0 on the monotonic clock.
+    fn start(&mut self, base_ns: u64);
+    /// A packet arrives at `now_ns`.
+    fn receive(&mut self, now_ns: u64, packet: &[u8]);
+    /// The next packet to send, written into `buf`: its length.
+    fn transmit(&mut self, now_ns: u64, buf: &mut [u8]) -> Option<usize>;
+    /// When the host next wants [`on_timeout`](Self::on_timeout).
+    fn next_timeout(&self) -> Option<u64>;
+    fn on_timeout(&mut self, now_ns: u64);
+}
+
+/// What is at one end of the link.
+pub enum Device {
+    /// A namespace's TUN device: the kernel's TCP is behind it.
+    Tun(Tun),
+    /// A host run by the forwarder's loop.
+    Host(Box<dyn Host>),
+}
+
 /// One end of the emulated link.
 pub struct End {
-    pub tun: Tun,
-    /// The namespace's address: packets from anything else are not forwarded.
+    pub dev: Device,
+    /// The end's address: packets from anything else are not forwarded.
     pub addr: Ipv4Addr,
 }
 
@@ -130,6 +153,8 @@ pub struct ForwarderReport {
     pub captures: [Vec<(u64, Vec<u8>)>; 2],
     /// How long the forwarder ran, ns.
     pub ran_ns: u64,
+    /// CPU time of the forwarder's thread, ns.
+    pub cpu_ns: u64,
     /// The monotonic clock at the forwarder's time 0, ns: `t_ns` + `base_ns` is on
     /// the endpoints' clock.
     pub base_ns: u64,
@@ -230,17 +255,64 @@ impl Forwarder {
         }
     }
 
+    /// Lets every host end act at `now`: its timers, then what it sends.
+    fn service_hosts(&mut self) {
+        for i in 0..2 {
+            let Device::Host(h) = &mut self.ends[i].dev else {
+                continue;
+            };
+            let now = monotonic_ns() - self.base_ns;
+            if h.next_timeout().is_some_and(|t| t <= now) {
+                h.on_timeout(now);
+            }
+            self.pump(i);
+        }
+    }
+
+    /// Takes every packet host end `i` has to send.
+    fn pump(&mut self, i: usize) {
+        loop {
+            let b = self.buffer();
+            let now = self.now();
+            let Device::Host(h) = &mut self.ends[i].dev else {
+                self.free.push(b);
+                return;
+            };
+            match h.transmit(now, &mut self.pool[b as usize][..]) {
+                Some(len) => self.admit(i, b, len, now),
+                None => {
+                    self.free.push(b);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn host_timeout(&self) -> Option<u64> {
+        self.ends
+            .iter()
+            .filter_map(|e| match &e.dev {
+                Device::Host(h) => h.next_timeout(),
+                Device::Tun(_) => None,
+            })
+            .min()
+    }
+
     fn run(mut self, stop: &AtomicBool) -> io::Result<ForwarderReport> {
+        for e in &mut self.ends {
+            if let Device::Host(h) = &mut e.dev {
+                h.start(self.base_ns);
+            }
+        }
         let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
         let timer = TimerFd::new(
             ClockId::CLOCK_MONOTONIC,
             TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
         )?;
         for (i, e) in self.ends.iter().enumerate() {
-            epoll.add(
-                e.tun.as_fd(),
-                EpollEvent::new(EpollFlags::EPOLLIN, i as u64),
-            )?;
+            if let Device::Tun(t) = &e.dev {
+                epoll.add(t.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, i as u64))?;
+            }
         }
         epoll.add(
             timer.as_fd(),
@@ -250,7 +322,12 @@ impl Forwarder {
         let mut armed: Option<u64> = None;
         while !stop.load(Ordering::Relaxed) {
             self.deliver_due();
-            let next = self.pending.peek().map(|p| p.0.due_ns);
+            self.service_hosts();
+            self.deliver_due();
+            let next = match (self.pending.peek().map(|p| p.0.due_ns), self.host_timeout()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             if next != armed {
                 match next {
                     Some(due) => {
@@ -293,7 +370,11 @@ impl Forwarder {
     fn drain(&mut self, from: usize) -> io::Result<()> {
         loop {
             let b = self.buffer();
-            let got = self.ends[from].tun.recv(&mut self.pool[b as usize][..])?;
+            let Device::Tun(tun) = &self.ends[from].dev else {
+                self.free.push(b);
+                return Ok(());
+            };
+            let got = tun.recv(&mut self.pool[b as usize][..])?;
             let Some(len) = got else {
                 self.free.push(b);
                 return Ok(());
@@ -397,7 +478,14 @@ impl Forwarder {
             }
             self.pending.pop();
             let pkt = &self.pool[p.buf as usize][..p.len as usize];
-            if self.ends[p.to as usize].tun.send(pkt).is_err() {
+            let sent = match &mut self.ends[p.to as usize].dev {
+                Device::Tun(t) => t.send(pkt).is_ok(),
+                Device::Host(h) => {
+                    h.receive(now, pkt);
+                    true
+                }
+            };
+            if !sent {
                 self.report.write_errors += 1;
             } else {
                 let e = &mut self.report.log[p.log as usize];
@@ -409,12 +497,18 @@ impl Forwarder {
                 }
             }
             self.free.push(p.buf);
+            if matches!(self.ends[p.to as usize].dev, Device::Host(_)) {
+                self.pump(p.to as usize);
+            }
         }
     }
 
     fn finish(&mut self) {
         let now = self.now();
         self.report.ran_ns = now;
+        if let Ok(t) = clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID) {
+            self.report.cpu_ns = t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64;
+        }
         self.report.base_ns = self.base_ns;
         for (i, c) in self.channels.iter_mut().enumerate() {
             c.stats.observed_ns = now;

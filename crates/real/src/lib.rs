@@ -7,14 +7,18 @@
 //! - [`sysctl`]: per-namespace TCP sysctls and the facts recorded with a run;
 //! - [`tcpinfo`]: `TCP_INFO` and per-socket settings of kernel connections;
 //! - [`wire`], [`flows`]: what the forwarder reads of a packet and its connection;
-//! - [`forward`]: the forwarder, the simulator's link model in real time.
+//! - [`forward`]: the forwarder, the simulator's link model in real time;
+//! - [`engine_host`]: gentle's engine as a host on a TUN device, driven by the
+//!   forwarder (`gentle serve`, `gentle connect`).
 //!
 //! Everything here needs root (namespaces, `/dev/net/tun`, sysctls):
 //! [`available`] says whether this process can, and why not.
 
 pub mod endpoints;
+pub mod engine_host;
 pub mod flows;
 pub mod forward;
+pub mod forward_bench;
 pub mod netns;
 pub mod sysctl;
 pub mod tcpinfo;

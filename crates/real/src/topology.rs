@@ -5,7 +5,7 @@
 use std::io;
 use std::net::Ipv4Addr;
 
-use crate::forward::End;
+use crate::forward::{Device, End};
 use crate::netns::Netns;
 use crate::sysctl::{KernelConfig, KernelFacts};
 use crate::tun::{IfStats, Tun, TunAddr};
@@ -52,11 +52,11 @@ impl Pair {
             Pair { server, client },
             [
                 End {
-                    tun: st,
+                    dev: Device::Tun(st),
                     addr: SERVER_ADDR,
                 },
                 End {
-                    tun: ct,
+                    dev: Device::Tun(ct),
                     addr: CLIENT_ADDR,
                 },
             ],
@@ -74,4 +74,46 @@ impl Pair {
     pub fn facts(&self) -> KernelFacts {
         self.server.run(crate::sysctl::facts)
     }
+}
+
+/// Which end gentle's engine takes in place of a namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineEnd {
+    /// The engine is the server (at `SERVER_ADDR`); the kernel namespace is the client's.
+    Server,
+    /// The engine is the client (at `CLIENT_ADDR`); the kernel namespace is the server's.
+    Client,
+}
+
+/// One kernel namespace with `kernel`'s sysctls, joined by the forwarder to `host`
+/// (gentle's engine) at the other end: the ends to hand the forwarder ([0] the
+/// server's, [1] the client's).
+pub fn with_host(
+    kernel: &KernelConfig,
+    engine: EngineEnd,
+    host: Box<dyn crate::forward::Host>,
+) -> io::Result<(Netns, [End; 2])> {
+    let (ns, tun, kernel_addr, host_addr) = match engine {
+        EngineEnd::Server => {
+            let (ns, t) = side("client", CLIENT_ADDR, SERVER_ADDR, kernel)?;
+            (ns, t, CLIENT_ADDR, SERVER_ADDR)
+        }
+        EngineEnd::Client => {
+            let (ns, t) = side("server", SERVER_ADDR, CLIENT_ADDR, kernel)?;
+            (ns, t, SERVER_ADDR, CLIENT_ADDR)
+        }
+    };
+    let k = End {
+        dev: Device::Tun(tun),
+        addr: kernel_addr,
+    };
+    let h = End {
+        dev: Device::Host(host),
+        addr: host_addr,
+    };
+    let ends = match engine {
+        EngineEnd::Server => [h, k],
+        EngineEnd::Client => [k, h],
+    };
+    Ok((ns, ends))
 }

@@ -71,3 +71,48 @@ pub fn parse(p: &[u8]) -> Option<TcpView> {
         len: total as u32,
     })
 }
+
+/// The ones'-complement sum of an IPv4 header (RFC 791 §3.1): 0 when its
+/// checksum is right.
+pub fn ipv4_header_sum(h: &[u8]) -> u16 {
+    let mut sum: u32 = 0;
+    for c in h.chunks(2) {
+        sum += u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32;
+    }
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Writes `seg` from `src` to `dst` as an IPv4 packet into `buf` (a 20-byte
+/// header, DF set, TTL 64, the segment's ECN codepoint in the TOS byte, RFC 3168
+/// §5), both checksums computed; its length, or `None` if it does not fit.
+pub fn emit_ipv4(
+    src: Ipv4Addr,
+    dst: Ipv4Addr,
+    seg: &gentle_tcp::Segment,
+    ident: u16,
+    buf: &mut [u8],
+) -> Option<usize> {
+    let total = 20 + seg.wire_len();
+    if buf.len() < total || total > u16::MAX as usize {
+        return None;
+    }
+    let h = &mut buf[..20];
+    h.fill(0);
+    h[0] = 0x45;
+    h[1] = seg.ecn.bits();
+    h[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    h[4..6].copy_from_slice(&ident.to_be_bytes());
+    h[6] = 0x40; // don't fragment
+    h[8] = 64;
+    h[9] = 6;
+    h[12..16].copy_from_slice(&src.octets());
+    h[16..20].copy_from_slice(&dst.octets());
+    let sum = ipv4_header_sum(h);
+    h[10..12].copy_from_slice(&sum.to_be_bytes());
+    seg.emit(src.octets(), dst.octets(), &mut buf[20..total])
+        .ok()?;
+    Some(total)
+}

@@ -13,13 +13,16 @@ use gentle_sim::record::TrialResult;
 const LINKTYPE_RAW: i32 = 101;
 
 /// Retransmission causes over the trial, by cause, in the server's capture.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Causes {
     pub fast: u64,
     pub early: u64,
     pub timeout: u64,
     pub slow_start: u64,
     pub probe: u64,
+    /// Every retransmission: connection, sequence offset (the SYN is 0), time on
+    /// the forwarder's clock (ns), cause.
+    pub list: Vec<(u32, u64, u64, Cause)>,
 }
 
 /// Analyses each end's `frames` (ns since the forwarder's start, which is
@@ -33,7 +36,7 @@ pub fn charge(
     spans: &[(u32, u64)],
 ) -> Causes {
     // Each end's capture shows its own servers' retransmissions as they left.
-    let mut found: Vec<(u32, u64, Cause)> = Vec::new();
+    let mut found: Vec<(u32, u64, u64, Cause)> = Vec::new();
     for (frames, local) in captures.iter().zip([SERVER_ADDR, CLIENT_ADDR]) {
         let mut a = Analyzer::new(Options {
             server: None,
@@ -48,14 +51,42 @@ pub fn charge(
                     && let Some(c) = p.cause
                 {
                     let conn = p.seg.dport.wrapping_sub(CLIENT_PORT_BASE) as u32;
-                    found.push((conn, p.ts_ns + base_ns, c));
+                    found.push((conn, p.rel_seq, p.ts_ns, c));
                 }
             });
         }
         let _ = a.finish();
     }
+    found.sort_by_key(|f| f.2);
+    // The exchange each retransmission belongs to: the latest of its connection
+    // begun before it.
+    let recs: Vec<Option<usize>> = found
+        .iter()
+        .map(|&(conn, _, ts, _)| {
+            let t = ts + base_ns;
+            spans
+                .iter()
+                .enumerate()
+                .filter(|(_, (k, start))| *k == conn && *start <= t)
+                .max_by_key(|(_, (_, start))| *start)
+                .map(|(i, _)| i)
+        })
+        .collect();
+    // A lone tail segment resent when the RTO would have fired looks like a
+    // timeout on the wire, but Linux's probe timer is capped at the RTO and sends
+    // a probe then (`tcp_schedule_loss_probe`): TCP_INFO's count of RTOs for the
+    // exchange settles it — the earliest "timeouts" beyond it were probes.
+    for (i, rec) in r.exchanges.iter().enumerate() {
+        let mine: Vec<usize> = (0..found.len())
+            .filter(|&j| recs[j] == Some(i) && found[j].3 == Cause::Timeout)
+            .collect();
+        let excess = mine.len().saturating_sub(rec.timeouts as usize);
+        for &j in mine.iter().take(excess) {
+            found[j].3 = Cause::Probe;
+        }
+    }
     let mut total = Causes::default();
-    for (conn, t, c) in found {
+    for (j, &(_, _, _, c)) in found.iter().enumerate() {
         match c {
             Cause::Fast => total.fast += 1,
             Cause::Early => total.early += 1,
@@ -63,14 +94,7 @@ pub fn charge(
             Cause::SlowStart => total.slow_start += 1,
             Cause::Probe => total.probe += 1,
         }
-        // The latest exchange of the connection begun before the retransmission.
-        let rec = spans
-            .iter()
-            .enumerate()
-            .filter(|(_, (k, start))| *k == conn && *start <= t)
-            .max_by_key(|(_, (_, start))| *start)
-            .map(|(i, _)| i);
-        if let Some(x) = rec.and_then(|i| r.exchanges.get_mut(i)) {
+        if let Some(x) = recs[j].and_then(|i| r.exchanges.get_mut(i)) {
             match c {
                 Cause::Fast | Cause::Early => x.fast_retrans += 1,
                 Cause::SlowStart => x.slow_start_retrans += 1,
@@ -78,6 +102,7 @@ pub fn charge(
             }
         }
     }
+    total.list = found;
     let k = &mut r.counters;
     k.fast_retrans += total.fast + total.early;
     k.early_retrans += total.early;

@@ -24,6 +24,9 @@ pub struct Args {
     pub out: Option<PathBuf>,
     pub json: bool,
     pub force: bool,
+    /// `gentle serve` / `gentle connect`: the engine's end.
+    pub engine: Option<super::EngineEnd>,
+    pub peer: Option<String>,
 }
 
 fn load(a: &Args) -> Result<Scenario, String> {
@@ -85,6 +88,8 @@ pub fn command(a: Args) -> u8 {
             .unwrap_or_default(),
         time_limit,
         capture: a.out.is_some(),
+        engine: a.engine,
+        peer: a.peer.clone(),
     };
     let prepared = match prepare(&scn, &opts) {
         Ok(p) => p,

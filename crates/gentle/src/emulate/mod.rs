@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use gentle_real::forward::DelayError;
 use gentle_real::sysctl::KernelFacts;
+pub use gentle_real::topology::EngineEnd;
 use gentle_tcp::{CcAlgorithm, Profile};
 
 use crate::runner::{self, RunResult, VariantResult};
@@ -45,6 +46,13 @@ pub struct EmulateOptions {
     pub time_limit: Duration,
     /// Keep every trial's captures.
     pub capture: bool,
+    /// gentle's engine takes this end in place of a kernel namespace (`gentle
+    /// serve`, `gentle connect`); the variants then configure the engine, and the
+    /// kernel peer runs the host's defaults with `kernels[0]` (CUBIC if none).
+    pub engine: Option<EngineEnd>,
+    /// An external command as the kernel-side peer (`sh -c`, in its namespace),
+    /// in place of gentle's built-in clients (with `engine = Server`).
+    pub peer: Option<String>,
 }
 
 /// A scenario checked for real mode.
@@ -57,6 +65,12 @@ pub struct Prepared {
 /// topology, every variant's kernel configuration against this kernel.
 pub fn prepare(scn: &Scenario, o: &EmulateOptions) -> Result<Prepared, String> {
     let side = plan::check(scn)?;
+    if let Some(end) = o.engine {
+        return prepare_engine(scn, o, side, end);
+    }
+    if o.peer.is_some() {
+        return Err("--peer needs gentle's engine at the other end (gentle serve)".into());
+    }
     for v in &o.variants {
         if !scn.variants.iter().any(|x| &x.name == v) {
             let names: Vec<&str> = scn.variants.iter().map(|x| x.name.as_str()).collect();
@@ -82,6 +96,53 @@ pub fn prepare(scn: &Scenario, o: &EmulateOptions) -> Result<Prepared, String> {
             .check()
             .map_err(|e| format!("variant `{}`: {e}", v.name))?;
         variants.push((v, k));
+    }
+    gentle_real::available()?;
+    Ok(Prepared { side, variants })
+}
+
+/// `gentle serve` / `gentle connect`: every variant runs on gentle's engine; the
+/// kernel peer is the host's defaults with one congestion control.
+fn prepare_engine(
+    scn: &Scenario,
+    o: &EmulateOptions,
+    side: ServerSide,
+    end: EngineEnd,
+) -> Result<Prepared, String> {
+    let first_server = &scn.workloads[0].server;
+    if let Some(w) = scn.workloads.iter().find(|w| &w.server != first_server) {
+        return Err(format!(
+            "workload `{}` has its server on {}: with gentle's engine at one end every server is on {first_server}",
+            w.name, w.server
+        ));
+    }
+    if o.kernels.len() > 1 {
+        return Err("--kernel: one congestion control for the kernel peer".into());
+    }
+    if o.peer.is_some() && end != EngineEnd::Server {
+        return Err("--peer: an external command is the client of gentle serve".into());
+    }
+    let cc = o.kernels.first().map_or("cubic", |s| s.as_str());
+    let k = kernel::kernel_variant(&host_variant(cc))?;
+    k.kernel
+        .check()
+        .map_err(|e| format!("--kernel {cc}: {e}"))?;
+    let mut variants = Vec::new();
+    for v in scn
+        .variants
+        .iter()
+        .filter(|v| o.variants.is_empty() || o.variants.contains(&v.name))
+    {
+        if v.config.accelerated_open || v.config.session != gentle_tcp::SessionMode::Off {
+            return Err(format!(
+                "variant `{}`: accelerated open and TCP sessions need both ends to be gentle's",
+                v.name
+            ));
+        }
+        let mut kv = k.clone();
+        kv.name = v.name.clone();
+        kv.differences.clear();
+        variants.push((v.clone(), kv));
     }
     gentle_real::available()?;
     Ok(Prepared { side, variants })
@@ -168,6 +229,8 @@ pub fn emulate(
                 trial: t,
                 limit,
                 capture: o.capture,
+                engine: o.engine,
+                peer: o.peer.as_deref(),
             })?;
             let drops = rt.tun[0].tx_dropped
                 + rt.tun[1].tx_dropped

@@ -20,9 +20,14 @@ pub fn text(scn: &Scenario, e: &Emulation, trials: u64) -> String {
         .facts
         .hz
         .map_or("HZ unknown".to_string(), |h| format!("HZ {h}"));
+    let who = if e.trials.iter().flatten().any(|t| t.engine.is_some()) {
+        "gentle's engine against kernel TCP"
+    } else {
+        "kernel TCP"
+    };
     let _ = writeln!(
         s,
-        "{} — real mode: kernel TCP (Linux {}, {hz}) through gentle's link",
+        "{} — real mode: {who} (Linux {}, {hz}) through gentle's link",
         scn.name, e.facts.release
     );
     for (k, d) in e.kernels.iter().zip(&e.delay_error) {
@@ -42,9 +47,91 @@ pub fn text(scn: &Scenario, e: &Emulation, trials: u64) -> String {
             d.p50_us, d.p99_us, d.max_us, d.samples
         );
     }
+    engine_text(&mut s, scn, e);
     s.push('\n');
     s.push_str(&report::table(scn, &e.run, trials));
     s
+}
+
+/// Engine counters worth a line when gentle's engine was one end.
+const ENGINE_COUNTERS: &[&str] = &[
+    "RetransSegs",
+    "TCPFastRetrans",
+    "TCPLossProbes",
+    "TCPTimeouts",
+    "TCPSlowStartRetrans",
+    "TCPSynRetrans",
+    "TCPDSACKRecv",
+    "TCPFullUndo",
+    "TCPPartialUndo",
+    "TCPDSACKUndo",
+    "TCPLossUndo",
+    "CorrectiveSent",
+    "CorrectiveFallback",
+    "ProactiveCopies",
+    "ProactiveFallback",
+];
+
+/// What gentle's engine and an external peer did (`gentle serve`, `gentle connect`).
+fn engine_text(s: &mut String, scn: &Scenario, e: &Emulation) {
+    for (v, trials) in scn.variants.iter().zip(&e.trials) {
+        let mut k = gentle_tcp::Counters::default();
+        let (mut conns, mut ignored, mut malformed, mut resets) = (0, 0, 0, 0);
+        let mut any = false;
+        for t in trials {
+            let Some(h) = &t.engine else { continue };
+            any = true;
+            k.add(&h.counters);
+            conns += h.connections;
+            ignored += h.ignored;
+            malformed += h.malformed;
+            resets += h.resets_sent;
+        }
+        if !any {
+            continue;
+        }
+        let counts: Vec<String> = k
+            .iter()
+            .filter(|(n, x)| *x > 0 && ENGINE_COUNTERS.contains(n))
+            .map(|(n, x)| format!("{n} {x}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "  gentle's engine, variant `{}`: {conns} connections; {}; packets ignored {ignored}, malformed {malformed}; resets sent {resets}",
+            v.name,
+            if counts.is_empty() {
+                "no retransmissions".to_string()
+            } else {
+                counts.join(", ")
+            }
+        );
+        for (i, t) in trials.iter().enumerate() {
+            if let Some(h) = &t.engine {
+                for x in &h.http {
+                    let _ = writeln!(
+                        s,
+                        "      trial {i}: \"{}\" {} — {} B, server time {}, {} retransmitted, {} timeouts",
+                        x.request,
+                        x.status,
+                        x.bytes,
+                        x.server_ns
+                            .map_or("-".into(), |n| format!("{:.1} ms", n as f64 / 1e6)),
+                        x.retrans_segs,
+                        x.timeouts
+                    );
+                }
+            }
+            if let Some(p) = &t.peer {
+                let status = p
+                    .status
+                    .map_or("killed at the time limit".into(), |c| format!("exit {c}"));
+                let _ = writeln!(s, "      trial {i}: peer `{}`: {status}", p.command);
+                for line in p.stdout.lines().chain(p.stderr.lines()).take(20) {
+                    let _ = writeln!(s, "        | {line}");
+                }
+            }
+        }
+    }
 }
 
 /// The JSON document: `gentle run`'s, with a `real` section.
@@ -69,6 +156,18 @@ pub fn json(scn: &Scenario, e: &Emulation, trials: u64, seed: u64) -> Value {
         "kernel": e.facts,
         "variants": variants,
     });
+    if e.trials.iter().flatten().any(|t| t.engine.is_some()) {
+        j["real"]["engine"] = e
+            .trials
+            .iter()
+            .map(|ts| {
+                ts.iter()
+                    .map(|t| json!({ "host": t.engine, "peer": t.peer }))
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+            .into();
+    }
     j
 }
 

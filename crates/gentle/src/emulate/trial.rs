@@ -8,19 +8,24 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gentle_real::endpoints::{self, ExchangeResult, Measured, SocketSettings, now_ns};
+use gentle_real::engine_host::{EngineHost, HostReport, HostShared, Role};
 use gentle_real::flows::FlowNumbering;
 use gentle_real::forward::{self, Fate, ForwarderReport, ForwarderSpec};
+use gentle_real::netns::Netns;
 use gentle_real::sysctl::KernelFacts;
 use gentle_real::tcpinfo::TcpInfo;
-use gentle_real::topology::{CLIENT_ADDR, Pair, SERVER_ADDR};
+use gentle_real::topology::{CLIENT_ADDR, EngineEnd, Pair, SERVER_ADDR, TUN_NAME};
 use gentle_real::tun::IfStats;
 use gentle_sim::record::{ExchangeRecord, LinkStats, PageRecord, TrialResult, Unfinished};
 use gentle_sim::rng;
+use gentle_tcp::Counters;
 
 use super::kernel::KernelVariant;
 use super::plan::{self, ServerSide};
 use crate::scenario::{Scenario, Variant};
 
+/// The port of the engine's HTTP responder (`gentle serve`).
+pub const HTTP_PORT: u16 = 80;
 /// How long the last packets get to cross once the workload is done.
 const SETTLE: Duration = Duration::from_millis(30);
 
@@ -33,6 +38,63 @@ pub struct RealTrial {
     pub facts: KernelFacts,
     /// The server's `TCP_INFO` after each exchange: (connection, exchange, info).
     pub infos: Vec<(u32, u32, TcpInfo)>,
+    /// Why the kernel retransmitted, inferred from the captures.
+    pub causes: super::causes::Causes,
+    /// gentle's engine, when it was one end: what its host saw.
+    pub engine: Option<HostReport>,
+    /// The external peer command: its exit status (`None`: killed at the time
+    /// limit) and output.
+    pub peer: Option<PeerRun>,
+}
+
+/// What an external peer command did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct PeerRun {
+    pub command: String,
+    pub status: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// The namespaces of a trial: both kernel ends, or one beside gentle's engine.
+enum Path {
+    Kernel(Pair),
+    Engine(Netns, EngineEnd),
+}
+
+impl Path {
+    fn server(&self) -> Option<&Netns> {
+        match self {
+            Path::Kernel(p) => Some(&p.server),
+            Path::Engine(ns, EngineEnd::Client) => Some(ns),
+            Path::Engine(_, EngineEnd::Server) => None,
+        }
+    }
+    fn client(&self) -> Option<&Netns> {
+        match self {
+            Path::Kernel(p) => Some(&p.client),
+            Path::Engine(ns, EngineEnd::Server) => Some(ns),
+            Path::Engine(_, EngineEnd::Client) => None,
+        }
+    }
+    fn tun_stats(&self) -> std::io::Result<[IfStats; 2]> {
+        match self {
+            Path::Kernel(p) => p.tun_stats(),
+            Path::Engine(ns, end) => {
+                let k = ns.run(|| gentle_real::tun::if_stats(TUN_NAME))?;
+                Ok(match end {
+                    EngineEnd::Server => [IfStats::default(), k],
+                    EngineEnd::Client => [k, IfStats::default()],
+                })
+            }
+        }
+    }
+    fn facts(&self) -> KernelFacts {
+        match self {
+            Path::Kernel(p) => p.facts(),
+            Path::Engine(ns, _) => ns.run(gentle_real::sysctl::facts),
+        }
+    }
 }
 
 /// What a trial needs besides the scenario.
@@ -46,6 +108,10 @@ pub struct TrialArgs<'a> {
     /// The trial's time limit (real time).
     pub limit: Duration,
     pub capture: bool,
+    /// gentle's engine takes this end.
+    pub engine: Option<EngineEnd>,
+    /// An external command as the kernel-side client.
+    pub peer: Option<&'a str>,
 }
 
 /// Runs one trial.
@@ -64,8 +130,65 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
             (link.a_to_b.clone(), rng::stream(ts, rng::ids::LINK)),
         ),
     };
-    let (pair, ends) =
-        Pair::new(&a.kernel.kernel).map_err(|e| format!("cannot build the path: {e}"))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let out = Arc::new(Mutex::new(Measured::default()));
+    let shared = HostShared {
+        measured: out.clone(),
+        ..Default::default()
+    };
+    let (path, ends) = match a.engine {
+        None => {
+            let (pair, ends) =
+                Pair::new(&a.kernel.kernel).map_err(|e| format!("cannot build the path: {e}"))?;
+            (Path::Kernel(pair), ends)
+        }
+        Some(end) => {
+            if plan.conns.iter().any(|c| c.reversed) {
+                return Err(
+                    "a workload runs the other way round: gentle's engine serves from one end"
+                        .into(),
+                );
+            }
+            let role = match end {
+                EngineEnd::Server => {
+                    let mut ports: Vec<u16> = plan.conns.iter().map(|c| c.port).collect();
+                    ports.push(HTTP_PORT);
+                    ports.sort_unstable();
+                    ports.dedup();
+                    Role::Server {
+                        ports,
+                        plans: plan.conns.clone(),
+                        default_response: plan
+                            .conns
+                            .iter()
+                            .flat_map(|c| c.exchanges.first())
+                            .map(|e| e.response)
+                            .next()
+                            .unwrap_or(0),
+                    }
+                }
+                EngineEnd::Client => Role::Client {
+                    scripts: plan.scripts.clone(),
+                },
+            };
+            let (addr, peer) = match end {
+                EngineEnd::Server => (SERVER_ADDR, CLIENT_ADDR),
+                EngineEnd::Client => (CLIENT_ADDR, SERVER_ADDR),
+            };
+            let host = EngineHost::new(
+                addr,
+                peer,
+                a.variant.config.clone(),
+                rng::stream(ts, rng::ids::HOST),
+                role,
+                shared.clone(),
+            );
+            let (ns, ends) =
+                gentle_real::topology::with_host(&a.kernel.kernel, end, Box::new(host))
+                    .map_err(|e| format!("cannot build the path: {e}"))?;
+            (Path::Engine(ns, end), ends)
+        }
+    };
     let fwd = forward::spawn(ForwarderSpec {
         ends,
         channels: [to_client, to_server],
@@ -81,8 +204,6 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
         capture: true,
     })
     .map_err(|e| format!("cannot start the forwarder: {e}"))?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let out = Arc::new(Mutex::new(Measured::default()));
     let settings = SocketSettings {
         cc: a.kernel.kernel.cc.clone(),
     };
@@ -95,10 +216,11 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
         let (conns, settings, stop, out) =
             (conns.clone(), settings.clone(), stop.clone(), out.clone());
         let (ns, addr) = if reversed {
-            (&pair.client, CLIENT_ADDR)
+            (path.client(), CLIENT_ADDR)
         } else {
-            (&pair.server, SERVER_ADDR)
+            (path.server(), SERVER_ADDR)
         };
+        let Some(ns) = ns else { continue };
         let h = ns
             .run(move || endpoints::serve(addr, port, conns, settings, stop, out))
             .map_err(|e| format!("cannot listen on port {port}: {e}"))?;
@@ -108,15 +230,29 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     let deadline = t0 + a.limit.as_nanos() as u64;
     let mut measured = Vec::new();
     let mut others = Vec::new();
-    for script in plan.scripts.clone() {
+    let peer = match (a.peer, path.client()) {
+        (Some(cmd), Some(ns)) => {
+            let (cmd, stop) = (cmd.to_string(), stop.clone());
+            Some(ns.run(move || std::thread::spawn(move || run_peer(&cmd, deadline, &stop))))
+        }
+        _ => None,
+    };
+    let engine_scripts = a.engine == Some(EngineEnd::Client);
+    let scripts = if a.peer.is_some() || engine_scripts {
+        Vec::new()
+    } else {
+        plan.scripts.clone()
+    };
+    for script in scripts {
         let (settings, stop, out) = (settings.clone(), stop.clone(), out.clone());
         let is_measured = script.measured;
         // A script's connections all go one way (one workload).
         let ns = if script.conns.first().is_some_and(|c| c.reversed) {
-            &pair.server
+            path.server()
         } else {
-            &pair.client
+            path.client()
         };
+        let ns = ns.expect("the kernel's namespace");
         let h = ns.run(move || {
             std::thread::spawn(move || {
                 endpoints::run_client(&script, &settings, t0, deadline, &stop, &out)
@@ -130,7 +266,17 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     }
     // Every measured client is done, or the time limit has come.
     let mut timed_out = false;
-    while !measured.iter().all(|h| h.is_finished()) {
+    let engine_measured = if engine_scripts {
+        plan.scripts.iter().filter(|s| s.measured).count()
+    } else {
+        0
+    };
+    let clients_done = || {
+        measured.iter().all(|h| h.is_finished())
+            && peer.as_ref().is_none_or(|h| h.is_finished())
+            && shared.scripts_done.load(Ordering::Relaxed) >= engine_measured
+    };
+    while !clients_done() {
         if now_ns() >= deadline {
             timed_out = true;
             break;
@@ -155,7 +301,7 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     while !timed_out && !acked_all() && now_ns() < deadline {
         std::thread::sleep(Duration::from_millis(1));
     }
-    if measured.is_empty() {
+    if measured.is_empty() && peer.is_none() && engine_measured == 0 {
         // Only cross traffic: it runs for the whole time limit.
         while now_ns() < deadline {
             std::thread::sleep(Duration::from_millis(5));
@@ -166,14 +312,16 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     for h in measured.into_iter().chain(others).chain(servers) {
         let _ = h.join();
     }
-    let tun = pair
+    let peer = peer.and_then(|h| h.join().ok());
+    let tun = path
         .tun_stats()
         .map_err(|e| format!("cannot read the TUN counters: {e}"))?;
-    let facts = pair.facts();
+    let facts = path.facts();
     let report = fwd
         .stop()
         .map_err(|e| format!("the forwarder failed: {e}"))?;
-    drop(pair);
+    drop(path);
+    let engine = a.engine.map(|_| shared.report.lock().unwrap().clone());
     let m = std::mem::take(&mut *out.lock().unwrap());
     let infos = m
         .exchanges
@@ -184,7 +332,14 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     result.trial = a.trial;
     add_links(&mut result, &report, link, a.side);
     let mut report = report;
-    super::causes::charge(&report.captures, report.base_ns, &mut result, &spans);
+    // The engine's counters are the truth of its own retransmissions; the kernel's
+    // are inferred from its capture.
+    let causes = if let (Some(EngineEnd::Server), Some(h)) = (a.engine, &engine) {
+        result.counters.add(&h.counters);
+        super::causes::Causes::default()
+    } else {
+        super::causes::charge(&report.captures, report.base_ns, &mut result, &spans)
+    };
     if !a.capture {
         report.captures = Default::default();
     }
@@ -194,7 +349,69 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
         tun,
         facts,
         infos,
+        causes,
+        engine,
+        peer,
     })
+}
+
+/// Runs `cmd` with `sh -c` in the calling thread's namespace until it exits, or
+/// kills it at `deadline` or on `stop`. `GENTLE_SERVER` holds the engine's
+/// address and HTTP port.
+fn run_peer(cmd: &str, deadline: u64, stop: &AtomicBool) -> PeerRun {
+    use std::process::{Command, Stdio};
+    let mut run = PeerRun {
+        command: cmd.to_string(),
+        ..Default::default()
+    };
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .env("GENTLE_SERVER", format!("{SERVER_ADDR}:{HTTP_PORT}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            run.stderr = format!("cannot run sh -c {cmd:?}: {e}");
+            return run;
+        }
+    };
+    // Read the pipes on threads of their own, so a chatty peer never blocks.
+    let take = |r: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut r) = r {
+                let mut b = Vec::new();
+                let _ = r.read_to_end(&mut b);
+                s = String::from_utf8_lossy(&b).into_owned();
+            }
+            s
+        })
+    };
+    let so = take(child.stdout.take().map(|x| Box::new(x) as _));
+    let se = take(child.stderr.take().map(|x| Box::new(x) as _));
+    loop {
+        match child.try_wait() {
+            Ok(Some(st)) => {
+                run.status = st.code();
+                break;
+            }
+            Ok(None) if now_ns() < deadline && !stop.load(Ordering::Relaxed) => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+        }
+    }
+    run.stdout = so.join().unwrap_or_default();
+    run.stderr.push_str(&se.join().unwrap_or_default());
+    run
 }
 
 fn add_links(
@@ -265,8 +482,11 @@ fn assemble(
         if let Some(i) = after {
             last_info.insert(c.conn, i);
         }
-        let delta = |f: fn(&TcpInfo) -> u64| match (before, after) {
-            (Some(b), Some(a)) => f(&a).saturating_sub(f(&b)),
+        let engine = s.and_then(|s| Some((s.engine_before?, s.engine_after?)));
+        let delta = |f: fn(&TcpInfo) -> u64, g: fn(&Counters) -> u64| match (before, after, engine)
+        {
+            (Some(b), Some(a), _) => f(&a).saturating_sub(f(&b)),
+            (_, _, Some((b, a))) => g(&a).saturating_sub(g(&b)),
             _ => 0,
         };
         let end = c.client_end.unwrap_or(deadline);
@@ -292,9 +512,14 @@ fn assemble(
             server_ns,
             client_ns: c.client_end.map(|e| e - c.client_start),
             fin_ns: c.fin_at.map(|e| e - c.client_start),
-            timeouts: delta(|i| i.total_rto as u64) as u32,
-            retrans_segs: delta(|i| i.total_retrans as u64) as u32,
-            bytes_sent: c.request + c.response + delta(|i| i.bytes_retrans),
+            fast_retrans: delta(|_| 0, |k| k.fast_retrans) as u32,
+            slow_start_retrans: delta(|_| 0, |k| k.slow_start_retrans) as u32,
+            syn_retrans: delta(|_| 0, |k| k.syn_retrans) as u32,
+            recoveries: delta(|_| 0, |k| k.recovery_episodes) as u32,
+            undos: delta(|_| 0, |k| k.undos()) as u32,
+            timeouts: delta(|i| i.total_rto as u64, |k| k.timeouts) as u32,
+            retrans_segs: delta(|i| i.total_retrans as u64, |k| k.retrans_segs) as u32,
+            bytes_sent: c.request + c.response + delta(|i| i.bytes_retrans, |k| k.bytes_retrans),
             packets_dropped: dropped,
             unfinished: (!complete).then_some(if c.reset {
                 Unfinished::Reset

@@ -7,6 +7,7 @@ pub mod analyze_accuracy;
 pub mod corrective_pages;
 pub mod corrective_table5;
 pub mod fast_start;
+pub mod kernel_vs_sim;
 pub mod linux_eras;
 pub mod proactive_fig11;
 pub mod reactive_table1;
@@ -45,7 +46,12 @@ pub const SWEEPS: &[(&str, Builtin)] = &[
     ("fast-start-fig6", fast_start::FIG6),
     ("fast-start-table2", fast_start::TABLE2),
     ("sessions-fig8", sessions::FIG8),
+    ("kernel-vs-sim", kernel_vs_sim::FILE),
 ];
+
+/// Programs whose numbers come from the host's kernel (real mode, root): they are
+/// not deterministic, and have no golden snapshot.
+pub const NEEDS_KERNEL: &[&str] = &["kernel-vs-sim"];
 
 /// The plain scenario files (no `[sweep]`) behind program experiments.
 pub const SCENARIOS: &[(&str, Builtin)] = &[
@@ -342,6 +348,14 @@ fn sessions_bulk(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), S
     ))
 }
 
+fn kernel_vs_sim(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
+    let o = kernel_vs_sim::run(args.quick);
+    Ok((
+        kernel_vs_sim::text(&o),
+        serde_json::json!({ "experiment": "kernel-vs-sim", "outcome": o }),
+    ))
+}
+
 fn linux_eras(args: ProgramArgs<'_>) -> Result<(String, serde_json::Value), String> {
     let e = linux_eras::run(args.quick);
     Ok((
@@ -425,6 +439,11 @@ pub const PROGRAMS: &[Program] = &[
         name: "analyze-accuracy",
         summary: "gentle analyze against the truth: retransmission causes inferred from server-side captures of every profile, next to the engine's trace (confusion matrices)",
         run: analyze_accuracy,
+    },
+    Program {
+        name: "kernel-vs-sim",
+        summary: "the linux-6 profile next to the host's kernel (real mode, root) on Table 1's tail losses, a mid-response loss, reordering and random loss: repairs, state after, times",
+        run: kernel_vs_sim,
     },
 ];
 

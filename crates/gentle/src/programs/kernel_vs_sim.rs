@@ -1,0 +1,529 @@
+//! `kernel-vs-sim`: the `linux-6` profile next to the host's kernel on the same
+//! paths and the same losses (`examples/kernel-vs-sim.toml`): Table 1's tail-loss
+//! patterns, a tail segment lost twice, a mid-response loss, a reordered segment,
+//! and random loss on the tlp-study's mobile network with position-keyed draws.
+//!
+//! For the first response of each case it sets side by side which segments were
+//! retransmitted and why (the engine's trace; for the kernel, `gentle analyze`'s
+//! inference from the server's capture), the CA state and cwnd once the response
+//! was acknowledged (the engine; the kernel's `TCP_INFO`), and the server-side
+//! response time. The deterministic cases run the kernel `REPEATS` times, since
+//! its timers and scheduling jitter; the random case compares distributions.
+//!
+//! A time agrees when the simulated one lies within the kernel's range widened by
+//! the tolerance: 2 ms, plus 4 ms for each timer-driven retransmission (a probe, an
+//! RTO, or RACK's reorder timer behind an early one) — HZ = 250 rounds kernel
+//! timers up to the next 4 ms tick — plus 32 ms
+//! for each such timer armed at 256 ms or more (the timer wheel's coarser buckets
+//! there; measured, `real-mode.md`).
+//!
+//! Needs root: without it the report says why and nothing runs.
+
+use std::fmt::Write as _;
+
+use gentle_sim::{Observer, PacketEvent, PacketView, Sim, rng};
+use gentle_tcp::{CaState, Connection, Event, Instant, RetransKind};
+use serde::Serialize;
+
+use super::Builtin;
+use crate::emulate::{self, EmulateOptions};
+use crate::scenario::Scenario;
+
+pub const FILE: Builtin = Builtin {
+    path: "examples/kernel-vs-sim.toml",
+    text: include_str!("../../../../examples/kernel-vs-sim.toml"),
+};
+
+/// Kernel runs of each deterministic case.
+pub const REPEATS: u64 = 3;
+
+/// One retransmission of the first response.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Retx {
+    /// The segment's number in the response (1 for the first).
+    pub segment: u64,
+    /// Why: fast, early, probe, timeout, slow-start.
+    pub cause: String,
+    /// When, ms after the response's first segment was sent.
+    pub at_ms: f64,
+}
+
+/// What one run (simulated or kernel) showed of the first response.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Side {
+    pub retrans: Vec<Retx>,
+    pub ca_state: String,
+    pub cwnd: u32,
+    pub server_ms: Option<f64>,
+}
+
+impl Side {
+    fn causes(&self) -> String {
+        if self.retrans.is_empty() {
+            return "none".into();
+        }
+        self.retrans
+            .iter()
+            .map(|r| format!("{}:{}", r.segment, r.cause))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+    fn timers(&self) -> (u32, u32) {
+        // Probes and RTOs are timer-driven; so is an `early` retransmission of
+        // RACK-TLP, when RACK's reorder timer marks the segment lost
+        // (`tcp_rack_reo_timeout`, on jiffies like the others).
+        let timed = self
+            .retrans
+            .iter()
+            .filter(|r| matches!(r.cause.as_str(), "probe" | "timeout" | "early"));
+        let n = timed.clone().count() as u32;
+        // A probe or RTO 256 ms or more into the response: its timer is taken as
+        // armed at 256 ms or more (the RTO is over 300 ms on these paths), where
+        // the timer wheel's buckets are 32 ms. RACK's reorder timer is shorter.
+        let long = timed
+            .filter(|r| r.cause != "early" && r.at_ms >= 256.0)
+            .count() as u32;
+        (n, long)
+    }
+}
+
+/// One case.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Case {
+    pub case: String,
+    pub description: String,
+    /// Per trial: the simulation, and the kernel runs of it.
+    pub sim: Vec<Side>,
+    pub kernel: Vec<Vec<Side>>,
+    /// Kernel runs with the same segments retransmitted for the same reasons as
+    /// the simulation of their trial, of all kernel runs ...
+    pub same_repairs: (u32, u32),
+    /// ... with the same CA state and cwnd after the response ...
+    pub same_state: (u32, u32),
+    /// ... and trials whose simulated time lies within the kernel runs' range
+    /// widened by the tolerance, of all trials.
+    pub time_agrees: (u32, u32),
+    /// The largest tolerance used, ms.
+    pub tolerance_ms: f64,
+    /// The trials where the simulation and the kernel disagree, for the report.
+    pub disagreements: Vec<String>,
+}
+
+/// The experiment's result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Outcome {
+    /// Why it did not run, if it did not.
+    pub skipped: Option<String>,
+    pub kernel: Option<gentle_real::sysctl::KernelFacts>,
+    pub cases: Vec<Case>,
+}
+
+/// The engine's view of one trial: the server connection's retransmissions and
+/// its state once the first response is acknowledged.
+struct SimObserver {
+    port: u16,
+    response_end: u64,
+    first_send: Option<u64>,
+    retrans: Vec<(u64, u64, RetransKind)>,
+    after: Option<(CaState, u32)>,
+}
+
+impl Observer for SimObserver {
+    fn on_packet(&mut self, ev: PacketEvent, p: &PacketView<'_>) {
+        if ev == PacketEvent::Send
+            && p.meta.from_server
+            && p.meta.payload > 0
+            && self.first_send.is_none()
+        {
+            self.first_send = Some(p.t.as_nanos());
+        }
+    }
+    fn on_engine(&mut self, t: Instant, _node: u16, _conn: u32, ev: &Event, _nodes: &[String]) {
+        if let Event::Retransmit { seq, kind, .. } = ev
+            && *seq < self.response_end
+        {
+            self.retrans.push((t.as_nanos(), *seq, *kind));
+        }
+    }
+    fn on_connection(&mut self, _t: Instant, _conn: u32, c: &Connection) {
+        if self.after.is_none() && c.local_port() == self.port && c.snd_una() >= self.response_end {
+            self.after = Some((c.ca_state(), c.cwnd()));
+        }
+    }
+    fn wants_engine_events(&self) -> bool {
+        true
+    }
+}
+
+fn kind_name(k: RetransKind) -> &'static str {
+    match k {
+        RetransKind::Fast => "fast",
+        RetransKind::Early => "early",
+        RetransKind::Timeout => "timeout",
+        RetransKind::SlowStart => "slow-start",
+        RetransKind::Probe => "probe",
+    }
+}
+
+fn ca_name(s: CaState) -> &'static str {
+    match s {
+        CaState::Open => "open",
+        CaState::Disorder => "disorder",
+        CaState::Cwr => "cwr",
+        CaState::Recovery => "recovery",
+        CaState::Loss => "loss",
+    }
+}
+
+/// The segment number of sequence offset `seq` (the SYN is 0, segments of `mss`).
+fn segment_of(seq: u64, mss: u64) -> u64 {
+    (seq.saturating_sub(1)) / mss + 1
+}
+
+/// Segment size on both sides: 1500-byte MTU, timestamps.
+const MSS: u64 = 1448;
+
+fn simulate(scn: &Scenario, trial: u64) -> Side {
+    let v = &scn.variants[0];
+    let ts = rng::trial_seed(scn.seed, trial);
+    let setup = scn.setup(v, ts);
+    let w = &setup.workloads[0];
+    let mut plan_rng = rng::stream(ts, rng::ids::WORKLOAD);
+    let resp = match &w.kind {
+        gentle_sim::workload::WorkloadKind::Exchanges {
+            request, response, ..
+        } => {
+            request.sample(&mut plan_rng);
+            response.sample(&mut plan_rng)
+        }
+        _ => 0,
+    };
+    let mut obs = SimObserver {
+        port: w.port,
+        response_end: resp + 1,
+        first_send: None,
+        retrans: Vec::new(),
+        after: None,
+    };
+    let r = Sim::new(&setup, trial, ts)
+        .expect("scenario validated")
+        .with_observer(&mut obs)
+        .run();
+    let t0 = obs.first_send.unwrap_or(0);
+    let (ca, cwnd) = obs.after.unwrap_or((CaState::Open, 0));
+    Side {
+        retrans: obs
+            .retrans
+            .iter()
+            .map(|&(t, seq, k)| Retx {
+                segment: segment_of(seq, MSS),
+                cause: kind_name(k).into(),
+                at_ms: (t.saturating_sub(t0)) as f64 / 1e6,
+            })
+            .collect(),
+        ca_state: ca_name(ca).into(),
+        cwnd,
+        server_ms: r
+            .exchanges
+            .iter()
+            .find(|e| e.index == 0)
+            .and_then(|e| e.server_ns)
+            .map(|n| n as f64 / 1e6),
+    }
+}
+
+fn kernel_side(t: &emulate::trial::RealTrial) -> Side {
+    let log = &t.forwarder.log;
+    let t0 = log
+        .iter()
+        .find(|e| e.dir == 0 && e.flow == 0 && e.payload > 0)
+        .map_or(0, |e| e.t_ns);
+    let rec = t.result.exchanges.iter().find(|e| e.index == 0);
+    let resp_end = rec.map_or(u64::MAX, |r| r.response_bytes + 1);
+    let info = t
+        .infos
+        .iter()
+        .find(|(c, k, _)| *c == 0 && *k == 0)
+        .map(|x| x.2);
+    Side {
+        retrans: t
+            .causes
+            .list
+            .iter()
+            .filter(|&&(conn, seq, _, _)| conn == 0 && seq < resp_end)
+            .map(|&(_, seq, ts, c)| Retx {
+                segment: segment_of(seq, MSS),
+                cause: c.name().into(),
+                at_ms: ts.saturating_sub(t0) as f64 / 1e6,
+            })
+            .collect(),
+        ca_state: info.map_or("?".into(), |i| i.ca_state_name().into()),
+        cwnd: info.map_or(0, |i| i.cwnd),
+        server_ms: rec.and_then(|r| r.server_ns).map(|n| n as f64 / 1e6),
+    }
+}
+
+/// Runs every case (fewer random trials with `quick`).
+pub fn run(quick: bool) -> Outcome {
+    if let Err(why) = gentle_real::available() {
+        return Outcome {
+            skipped: Some(why),
+            kernel: None,
+            cases: Vec::new(),
+        };
+    }
+    let mut out = Outcome {
+        skipped: None,
+        kernel: None,
+        cases: Vec::new(),
+    };
+    for p in FILE.sweep().points {
+        let scn = p.scenario;
+        let trials = if quick { scn.quick_trials } else { scn.trials };
+        let repeats = if trials == 1 { REPEATS } else { 1 };
+        let opts = EmulateOptions {
+            trials,
+            seed: scn.seed,
+            variants: Vec::new(),
+            kernels: Vec::new(),
+            time_limit: emulate::DEFAULT_TIME_LIMIT,
+            capture: false,
+            engine: None,
+            peer: None,
+        };
+        let prepared = match emulate::prepare(&scn, &opts) {
+            Ok(p) => p,
+            Err(e) => {
+                out.skipped = Some(e);
+                return out;
+            }
+        };
+        let sim: Vec<Side> = (0..trials).map(|t| simulate(&scn, t)).collect();
+        let mut kernel: Vec<Vec<Side>> = vec![Vec::new(); trials as usize];
+        for _ in 0..repeats {
+            match emulate::emulate(&scn, &prepared, &opts, &mut |_, _, _| {}) {
+                Ok(e) => {
+                    out.kernel.get_or_insert(e.facts.clone());
+                    for (t, rt) in e.trials[0].iter().enumerate() {
+                        kernel[t].push(kernel_side(rt));
+                    }
+                }
+                Err(err) => {
+                    out.skipped = Some(err);
+                    return out;
+                }
+            }
+        }
+        let label = p.coords.first().map_or(String::new(), |c| c.1.clone());
+        out.cases
+            .push(compare(label, scn.description.clone(), sim, kernel));
+    }
+    out
+}
+
+fn compare(case: String, description: String, sim: Vec<Side>, kernel: Vec<Vec<Side>>) -> Case {
+    let mut same_repairs = (0, 0);
+    let mut same_state = (0, 0);
+    let mut time_agrees = (0, 0);
+    let mut tolerance_ms: f64 = 0.0;
+    let mut disagreements = Vec::new();
+    let ms = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.1}"));
+    for (t, (s, ks)) in sim.iter().zip(&kernel).enumerate() {
+        let (n, long) = s.timers();
+        let tol = 2.0 + 4.0 * n as f64 + 32.0 * long as f64;
+        tolerance_ms = tolerance_ms.max(tol);
+        for k in ks {
+            same_repairs.1 += 1;
+            same_state.1 += 1;
+            let repairs = k.causes() == s.causes();
+            let state = k.ca_state == s.ca_state && k.cwnd == s.cwnd;
+            same_repairs.0 += repairs as u32;
+            same_state.0 += state as u32;
+            if sim.len() > 1 && (!repairs || !state) {
+                disagreements.push(format!(
+                    "trial {t}: sim {} {} cwnd {} — kernel {} {} cwnd {}",
+                    s.causes(),
+                    s.ca_state,
+                    s.cwnd,
+                    k.causes(),
+                    k.ca_state,
+                    k.cwnd
+                ));
+            }
+        }
+        let times: Vec<f64> = ks.iter().filter_map(|k| k.server_ms).collect();
+        time_agrees.1 += 1;
+        let agrees = match (s.server_ms, times.is_empty()) {
+            (Some(st), false) => {
+                let lo = times.iter().cloned().fold(f64::INFINITY, f64::min);
+                let hi = times.iter().cloned().fold(0.0, f64::max);
+                st >= lo - tol && st <= hi + tol
+            }
+            (None, true) => true,
+            _ => false,
+        };
+        time_agrees.0 += agrees as u32;
+        if sim.len() > 1 && !agrees {
+            disagreements.push(format!(
+                "trial {t}: server time sim {} ms, kernel {} ms (±{tol:.0} ms)",
+                ms(s.server_ms),
+                times
+                    .iter()
+                    .map(|x| format!("{x:.1}"))
+                    .collect::<Vec<_>>()
+                    .join("/")
+            ));
+        }
+    }
+    Case {
+        case,
+        description,
+        sim,
+        kernel,
+        same_repairs,
+        same_state,
+        time_agrees,
+        tolerance_ms,
+        disagreements,
+    }
+}
+
+/// "all", or how many of how many.
+fn share((k, n): (u32, u32)) -> String {
+    if k == n {
+        format!("all {n}")
+    } else {
+        format!("{k} of {n}")
+    }
+}
+
+/// The side-by-side report.
+pub fn text(o: &Outcome) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "kernel-vs-sim — the linux-6 profile next to the host's kernel (CUBIC), same path, same losses"
+    );
+    if let Some(why) = &o.skipped {
+        let _ = writeln!(s, "skipped: {why}");
+        return s;
+    }
+    if let Some(k) = &o.kernel {
+        let hz = k.hz.map_or("HZ unknown".into(), |h| format!("HZ {h}"));
+        let _ = writeln!(s, "kernel: Linux {}, {hz}", k.release);
+    }
+    for c in &o.cases {
+        let _ = writeln!(s, "\n{} — {}", c.case, c.description);
+        if c.sim.len() == 1 {
+            let sim = &c.sim[0];
+            let ms = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.1}"));
+            let _ = writeln!(
+                s,
+                "  {:<10} {:<34} {:<10} {:>5} {:>9}",
+                "", "retransmitted (segment:why)", "CA after", "cwnd", "server ms"
+            );
+            let _ = writeln!(
+                s,
+                "  {:<10} {:<34} {:<10} {:>5} {:>9}",
+                "sim",
+                sim.causes(),
+                sim.ca_state,
+                sim.cwnd,
+                ms(sim.server_ms)
+            );
+            for (i, k) in c.kernel[0].iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "  {:<10} {:<34} {:<10} {:>5} {:>9}",
+                    format!("kernel #{}", i + 1),
+                    k.causes(),
+                    k.ca_state,
+                    k.cwnd,
+                    ms(k.server_ms)
+                );
+            }
+            let times: Vec<String> = sim
+                .retrans
+                .iter()
+                .map(|r| format!("{}@{:.0}", r.segment, r.at_ms))
+                .collect();
+            let ktimes: Vec<String> = c.kernel[0]
+                .first()
+                .map(|k| {
+                    k.retrans
+                        .iter()
+                        .map(|r| format!("{}@{:.0}", r.segment, r.at_ms))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "  retransmission times, ms after the first segment: sim {} | kernel #1 {}",
+                if times.is_empty() {
+                    "-".into()
+                } else {
+                    times.join(" ")
+                },
+                if ktimes.is_empty() {
+                    "-".into()
+                } else {
+                    ktimes.join(" ")
+                },
+            );
+        } else {
+            let med = |mut v: Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                if v.is_empty() {
+                    f64::NAN
+                } else {
+                    v[v.len() / 2]
+                }
+            };
+            let st: Vec<f64> = c.sim.iter().filter_map(|x| x.server_ms).collect();
+            let kt: Vec<f64> = c
+                .kernel
+                .iter()
+                .flatten()
+                .filter_map(|x| x.server_ms)
+                .collect();
+            let count = |sides: &mut dyn Iterator<Item = &Side>, cause: &str| {
+                sides
+                    .map(|x| x.retrans.iter().filter(|r| r.cause == cause).count())
+                    .sum::<usize>()
+            };
+            let _ = writeln!(
+                s,
+                "  {} trials    median server ms   fast  early  probe  timeout  slow-start",
+                c.sim.len()
+            );
+            for (name, t, sides) in [
+                ("sim", st, c.sim.iter().collect::<Vec<_>>()),
+                ("kernel", kt, c.kernel.iter().flatten().collect()),
+            ] {
+                let _ = writeln!(
+                    s,
+                    "  {:<10} {:>18.1} {:>6} {:>6} {:>6} {:>8} {:>11}",
+                    name,
+                    med(t),
+                    count(&mut sides.iter().copied(), "fast"),
+                    count(&mut sides.iter().copied(), "early"),
+                    count(&mut sides.iter().copied(), "probe"),
+                    count(&mut sides.iter().copied(), "timeout"),
+                    count(&mut sides.iter().copied(), "slow-start"),
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "  kernel runs with the same repairs: {}; the same state after: {}; trials within tolerance (±{:.0} ms): {}",
+            share(c.same_repairs),
+            share(c.same_state),
+            c.tolerance_ms,
+            share(c.time_agrees)
+        );
+        for d in &c.disagreements {
+            let _ = writeln!(s, "    {d}");
+        }
+    }
+    s
+}
