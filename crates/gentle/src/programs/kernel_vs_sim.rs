@@ -27,12 +27,15 @@ use serde::Serialize;
 
 use super::Builtin;
 use crate::emulate::{self, EmulateOptions};
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, Variant};
 
 pub const FILE: Builtin = Builtin {
     path: "examples/kernel-vs-sim.toml",
     text: include_str!("../../../../examples/kernel-vs-sim.toml"),
 };
+
+/// The congestion control run on the kernel alone, with the host's defaults.
+pub const KERNEL_ONLY: &str = "bbr";
 
 /// Kernel runs of each deterministic case.
 pub const REPEATS: u64 = 3;
@@ -92,6 +95,8 @@ impl Side {
 pub struct Case {
     pub case: String,
     pub description: String,
+    /// The variant (its congestion control), or the kernel-only BBR run.
+    pub variant: String,
     /// Per trial: the simulation, and the kernel runs of it.
     pub sim: Vec<Side>,
     pub kernel: Vec<Vec<Side>>,
@@ -183,8 +188,7 @@ fn segment_of(seq: u64, mss: u64) -> u64 {
 /// Segment size on both sides: 1500-byte MTU, timestamps.
 const MSS: u64 = 1448;
 
-fn simulate(scn: &Scenario, trial: u64) -> Side {
-    let v = &scn.variants[0];
+fn simulate(scn: &Scenario, v: &Variant, trial: u64) -> Side {
     let ts = rng::trial_seed(scn.seed, trial);
     let setup = scn.setup(v, ts);
     let w = &setup.workloads[0];
@@ -281,47 +285,72 @@ pub fn run(quick: bool) -> Outcome {
         let scn = p.scenario;
         let trials = if quick { scn.quick_trials } else { scn.trials };
         let repeats = if trials == 1 { REPEATS } else { 1 };
-        let opts = EmulateOptions {
-            trials,
-            seed: scn.seed,
-            variants: Vec::new(),
-            kernels: Vec::new(),
-            time_limit: emulate::DEFAULT_TIME_LIMIT,
-            capture: false,
-            engine: None,
-            peer: None,
-        };
-        let prepared = match emulate::prepare(&scn, &opts) {
-            Ok(p) => p,
-            Err(e) => {
-                out.skipped = Some(e);
-                return out;
-            }
-        };
-        let sim: Vec<Side> = (0..trials).map(|t| simulate(&scn, t)).collect();
-        let mut kernel: Vec<Vec<Side>> = vec![Vec::new(); trials as usize];
-        for _ in 0..repeats {
-            match emulate::emulate(&scn, &prepared, &opts, &mut |_, _, _| {}) {
-                Ok(e) => {
-                    out.kernel.get_or_insert(e.facts.clone());
-                    for (t, rt) in e.trials[0].iter().enumerate() {
-                        kernel[t].push(kernel_side(rt));
-                    }
-                }
-                Err(err) => {
-                    out.skipped = Some(err);
+        let label = p.coords.first().map_or(String::new(), |c| c.1.clone());
+        // The scenario's variants next to the simulation, then BBR on the kernel
+        // alone (the engine has no BBR; this kernel's default).
+        let runs: Vec<(Option<Variant>, Vec<String>)> = scn
+            .variants
+            .iter()
+            .map(|v| (Some(v.clone()), Vec::new()))
+            .chain([(None, vec![KERNEL_ONLY.to_string()])])
+            .collect();
+        for (variant, kernels) in runs {
+            let opts = EmulateOptions {
+                trials,
+                seed: scn.seed,
+                variants: variant.iter().map(|v| v.name.clone()).collect(),
+                kernels,
+                time_limit: emulate::DEFAULT_TIME_LIMIT,
+                capture: false,
+                engine: None,
+                peer: None,
+            };
+            let prepared = match emulate::prepare(&scn, &opts) {
+                Ok(p) => p,
+                Err(e) => {
+                    out.skipped = Some(e);
                     return out;
                 }
+            };
+            let sim: Vec<Side> = match &variant {
+                Some(v) => (0..trials).map(|t| simulate(&scn, v, t)).collect(),
+                None => Vec::new(),
+            };
+            let mut kernel: Vec<Vec<Side>> = vec![Vec::new(); trials as usize];
+            for _ in 0..repeats {
+                match emulate::emulate(&scn, &prepared, &opts, &mut |_, _, _| {}) {
+                    Ok(e) => {
+                        out.kernel.get_or_insert(e.facts.clone());
+                        for (t, rt) in e.trials[0].iter().enumerate() {
+                            kernel[t].push(kernel_side(rt));
+                        }
+                    }
+                    Err(err) => {
+                        out.skipped = Some(err);
+                        return out;
+                    }
+                }
             }
+            let name = variant.map_or(format!("{KERNEL_ONLY} (kernel only)"), |v| v.name);
+            out.cases.push(compare(
+                label.clone(),
+                scn.description.clone(),
+                name,
+                sim,
+                kernel,
+            ));
         }
-        let label = p.coords.first().map_or(String::new(), |c| c.1.clone());
-        out.cases
-            .push(compare(label, scn.description.clone(), sim, kernel));
     }
     out
 }
 
-fn compare(case: String, description: String, sim: Vec<Side>, kernel: Vec<Vec<Side>>) -> Case {
+fn compare(
+    case: String,
+    description: String,
+    variant: String,
+    sim: Vec<Side>,
+    kernel: Vec<Vec<Side>>,
+) -> Case {
     let mut same_repairs = (0, 0);
     let mut same_state = (0, 0);
     let mut time_agrees = (0, 0);
@@ -339,7 +368,7 @@ fn compare(case: String, description: String, sim: Vec<Side>, kernel: Vec<Vec<Si
             let state = k.ca_state == s.ca_state && k.cwnd == s.cwnd;
             same_repairs.0 += repairs as u32;
             same_state.0 += state as u32;
-            if sim.len() > 1 && (!repairs || !state) {
+            if !repairs || !state {
                 disagreements.push(format!(
                     "trial {t}: sim {} {} cwnd {} — kernel {} {} cwnd {}",
                     s.causes(),
@@ -378,6 +407,7 @@ fn compare(case: String, description: String, sim: Vec<Side>, kernel: Vec<Vec<Si
     Case {
         case,
         description,
+        variant,
         sim,
         kernel,
         same_repairs,
@@ -402,7 +432,7 @@ pub fn text(o: &Outcome) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "kernel-vs-sim — the linux-6 profile next to the host's kernel (CUBIC), same path, same losses"
+        "kernel-vs-sim — the linux-6 profile next to the host's kernel, same path, same losses"
     );
     if let Some(why) = &o.skipped {
         let _ = writeln!(s, "skipped: {why}");
@@ -412,64 +442,64 @@ pub fn text(o: &Outcome) -> String {
         let hz = k.hz.map_or("HZ unknown".into(), |h| format!("HZ {h}"));
         let _ = writeln!(s, "kernel: Linux {}, {hz}", k.release);
     }
+    let ms = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.1}"));
+    let mut last = String::new();
     for c in &o.cases {
-        let _ = writeln!(s, "\n{} — {}", c.case, c.description);
-        if c.sim.len() == 1 {
-            let sim = &c.sim[0];
-            let ms = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.1}"));
-            let _ = writeln!(
-                s,
-                "  {:<10} {:<34} {:<10} {:>5} {:>9}",
-                "", "retransmitted (segment:why)", "CA after", "cwnd", "server ms"
-            );
-            let _ = writeln!(
-                s,
-                "  {:<10} {:<34} {:<10} {:>5} {:>9}",
-                "sim",
-                sim.causes(),
-                sim.ca_state,
-                sim.cwnd,
-                ms(sim.server_ms)
-            );
-            for (i, k) in c.kernel[0].iter().enumerate() {
+        if c.case != last {
+            let _ = writeln!(s, "\n{} — {}", c.case, c.description);
+            last = c.case.clone();
+        }
+        let kernel = &c.kernel;
+        if kernel.len() == 1 {
+            if c.sim.is_empty() {
+                let _ = writeln!(s, "  {}", c.variant);
+            } else {
                 let _ = writeln!(
                     s,
-                    "  {:<10} {:<34} {:<10} {:>5} {:>9}",
-                    format!("kernel #{}", i + 1),
-                    k.causes(),
-                    k.ca_state,
-                    k.cwnd,
-                    ms(k.server_ms)
+                    "  {:<19} {:<34} {:<10} {:>5} {:>9}",
+                    c.variant, "retransmitted (segment:why)", "CA after", "cwnd", "server ms"
                 );
             }
-            let times: Vec<String> = sim
-                .retrans
-                .iter()
-                .map(|r| format!("{}@{:.0}", r.segment, r.at_ms))
-                .collect();
-            let ktimes: Vec<String> = c.kernel[0]
-                .first()
-                .map(|k| {
-                    k.retrans
-                        .iter()
-                        .map(|r| format!("{}@{:.0}", r.segment, r.at_ms))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let _ = writeln!(
-                s,
-                "  retransmission times, ms after the first segment: sim {} | kernel #1 {}",
-                if times.is_empty() {
+            let mut row = |who: String, x: &Side| {
+                let _ = writeln!(
+                    s,
+                    "  {:<19} {:<34} {:<10} {:>5} {:>9}",
+                    who,
+                    x.causes(),
+                    x.ca_state,
+                    x.cwnd,
+                    ms(x.server_ms)
+                );
+            };
+            if let Some(sim) = c.sim.first() {
+                row("  sim".into(), sim);
+            }
+            for (i, k) in kernel[0].iter().enumerate() {
+                row(format!("  kernel #{}", i + 1), k);
+            }
+            let times = |x: Option<&Side>| -> String {
+                let v: Vec<String> = x
+                    .map(|x| {
+                        x.retrans
+                            .iter()
+                            .map(|r| format!("{}@{:.0}", r.segment, r.at_ms))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if v.is_empty() {
                     "-".into()
                 } else {
-                    times.join(" ")
-                },
-                if ktimes.is_empty() {
-                    "-".into()
-                } else {
-                    ktimes.join(" ")
-                },
-            );
+                    v.join(" ")
+                }
+            };
+            if !c.sim.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "    retransmission times, ms after the first segment: sim {} | kernel #1 {}",
+                    times(c.sim.first()),
+                    times(kernel[0].first()),
+                );
+            }
         } else {
             let med = |mut v: Vec<f64>| {
                 v.sort_by(f64::total_cmp);
@@ -479,50 +509,53 @@ pub fn text(o: &Outcome) -> String {
                     v[v.len() / 2]
                 }
             };
-            let st: Vec<f64> = c.sim.iter().filter_map(|x| x.server_ms).collect();
-            let kt: Vec<f64> = c
-                .kernel
-                .iter()
-                .flatten()
-                .filter_map(|x| x.server_ms)
-                .collect();
-            let count = |sides: &mut dyn Iterator<Item = &Side>, cause: &str| {
+            let count = |sides: &[&Side], cause: &str| {
                 sides
+                    .iter()
                     .map(|x| x.retrans.iter().filter(|r| r.cause == cause).count())
                     .sum::<usize>()
             };
             let _ = writeln!(
                 s,
-                "  {} trials    median server ms   fast  early  probe  timeout  slow-start",
-                c.sim.len()
+                "  {:<19} {} trials, median server ms   fast  early  probe  timeout  slow-start",
+                c.variant,
+                kernel.len()
             );
-            for (name, t, sides) in [
-                ("sim", st, c.sim.iter().collect::<Vec<_>>()),
-                ("kernel", kt, c.kernel.iter().flatten().collect()),
-            ] {
+            let sim: Vec<&Side> = c.sim.iter().collect();
+            let ker: Vec<&Side> = kernel.iter().flatten().collect();
+            let mut rows = Vec::new();
+            if !sim.is_empty() {
+                rows.push(("  sim", sim));
+            }
+            rows.push(("  kernel", ker));
+            for (name, sides) in rows {
+                let t: Vec<f64> = sides.iter().filter_map(|x| x.server_ms).collect();
                 let _ = writeln!(
                     s,
-                    "  {:<10} {:>18.1} {:>6} {:>6} {:>6} {:>8} {:>11}",
+                    "  {:<19} {:>29.1} {:>6} {:>6} {:>6} {:>8} {:>11}",
                     name,
                     med(t),
-                    count(&mut sides.iter().copied(), "fast"),
-                    count(&mut sides.iter().copied(), "early"),
-                    count(&mut sides.iter().copied(), "probe"),
-                    count(&mut sides.iter().copied(), "timeout"),
-                    count(&mut sides.iter().copied(), "slow-start"),
+                    count(&sides, "fast"),
+                    count(&sides, "early"),
+                    count(&sides, "probe"),
+                    count(&sides, "timeout"),
+                    count(&sides, "slow-start"),
                 );
             }
         }
+        if c.sim.is_empty() {
+            continue;
+        }
         let _ = writeln!(
             s,
-            "  kernel runs with the same repairs: {}; the same state after: {}; trials within tolerance (±{:.0} ms): {}",
+            "    kernel runs with the same repairs: {}; the same state after: {}; trials within tolerance (±{:.0} ms): {}",
             share(c.same_repairs),
             share(c.same_state),
             c.tolerance_ms,
             share(c.time_agrees)
         );
         for d in &c.disagreements {
-            let _ = writeln!(s, "    {d}");
+            let _ = writeln!(s, "      {d}");
         }
     }
     s
