@@ -140,6 +140,14 @@ enum Cmd {
         /// Write into a non-empty --out directory, replacing what gentle wrote there.
         #[arg(long)]
         force: bool,
+        /// An external client, run with `sh -c` in the client namespace (with
+        /// --server-cmd; e.g. `curl -s http://$GENTLE_SERVER/`).
+        #[arg(long, value_name = "COMMAND")]
+        client_cmd: Option<String>,
+        /// An external server, run with `sh -c` in the server namespace and
+        /// listening on 10.77.0.1:80 (e.g. `python3 -m http.server 80 --bind 10.77.0.1`).
+        #[arg(long, value_name = "COMMAND")]
+        server_cmd: Option<String>,
     },
     /// Run gentle's engine as the server of a scenario on a TUN device (real mode,
     /// needs root): the kernel's TCP in a namespace is the client, through the
@@ -182,7 +190,7 @@ enum Cmd {
         force: bool,
         /// An external command as the client, run with `sh -c` in the client
         /// namespace (e.g. `curl -s -o /dev/null http://$GENTLE_SERVER/100000`).
-        #[arg(long, value_name = "COMMAND")]
+        #[arg(long, value_name = "COMMAND", alias = "client-cmd")]
         peer: Option<String>,
     },
     /// Run gentle's engine as the client of a scenario on a TUN device (real mode,
@@ -496,6 +504,8 @@ fn main() -> ExitCode {
             out,
             json,
             force,
+            client_cmd,
+            server_cmd,
         } => ExitCode::from(gentle::emulate::command::command(
             gentle::emulate::command::Args {
                 scenario,
@@ -510,7 +520,8 @@ fn main() -> ExitCode {
                 json,
                 force,
                 engine: None,
-                peer: None,
+                peer: client_cmd,
+                server_cmd,
             },
         )),
         Cmd::Serve {
@@ -541,6 +552,7 @@ fn main() -> ExitCode {
                 force,
                 engine: Some(gentle::emulate::EngineEnd::Server),
                 peer,
+                server_cmd: None,
             },
         )),
         Cmd::Connect {
@@ -570,6 +582,7 @@ fn main() -> ExitCode {
                 force,
                 engine: Some(gentle::emulate::EngineEnd::Client),
                 peer: None,
+                server_cmd: None,
             },
         )),
         Cmd::Bench { json, full } => {

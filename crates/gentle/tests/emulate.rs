@@ -304,3 +304,77 @@ fn refusals() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// External commands as both ends: Python's HTTP server in the server namespace
+/// and curl in the client namespace, through a link losing 5% of the server's
+/// packets; curl gets the whole file. Either alone is refused (exit 2).
+#[test]
+fn external_server_and_client_commands() {
+    if skip() {
+        return;
+    }
+    let d = tmp("external");
+    std::fs::create_dir_all(d.join("www")).unwrap();
+    std::fs::write(d.join("www/f"), vec![b'x'; 200_000]).unwrap();
+    let scn = d.join("lossy.toml");
+    std::fs::write(
+        &scn,
+        r#"
+name = "external"
+seed = 5
+trials = 1
+[[link]]
+a = "server"
+b = "client"
+rate = "10Mbit/s"
+delay = "20ms"
+queue = "100pkt"
+draws = "position"
+a_to_b = { loss = { model = "bernoulli", p = 0.05 } }
+[[workload]]
+client = "client"
+server = "server"
+request = "100B"
+response = "20KB"
+[[variant]]
+name = "linux-6"
+profile = "linux-6"
+"#,
+    )
+    .unwrap();
+    let server = format!(
+        "cd {} && exec python3 -m http.server 80 --bind 10.77.0.1",
+        d.join("www").display()
+    );
+    let client =
+        "curl -s -o /dev/null -w 'got %{http_code} %{size_download}' http://$GENTLE_SERVER/f";
+    let o = gentle(&[
+        "emulate",
+        scn.to_str().unwrap(),
+        "--server-cmd",
+        &server,
+        "--client-cmd",
+        client,
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = &j["real"]["commands"][0][0];
+    assert_eq!(c["client"]["status"], 0, "{c}");
+    assert_eq!(c["client"]["stdout"], "got 200 200000", "{c}");
+    assert!(
+        c["server"]["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("\"GET /f HTTP/1.1\" 200"),
+        "{c}"
+    );
+    let links = &j["variants"][0]["links"];
+    assert!(
+        links["dropped_loss"].as_u64().unwrap() > 0,
+        "5% loss dropped nothing: {links}"
+    );
+    let alone = gentle(&["emulate", scn.to_str().unwrap(), "--client-cmd", client]);
+    assert_eq!(alone.status.code(), Some(2));
+    assert!(stderr(&alone).contains("go together"));
+}

@@ -27,6 +27,7 @@ pub struct Args {
     /// `gentle serve` / `gentle connect`: the engine's end.
     pub engine: Option<super::EngineEnd>,
     pub peer: Option<String>,
+    pub server_cmd: Option<String>,
 }
 
 fn load(a: &Args) -> Result<Scenario, String> {
@@ -90,6 +91,7 @@ pub fn command(a: Args) -> u8 {
         capture: a.out.is_some(),
         engine: a.engine,
         peer: a.peer.clone(),
+        server_cmd: a.server_cmd.clone(),
     };
     let prepared = match prepare(&scn, &opts) {
         Ok(p) => p,

@@ -12,6 +12,7 @@
 
 pub mod causes;
 pub mod command;
+pub mod external;
 pub mod kernel;
 pub mod output;
 pub mod plan;
@@ -50,9 +51,13 @@ pub struct EmulateOptions {
     /// serve`, `gentle connect`); the variants then configure the engine, and the
     /// kernel peer runs the host's defaults with `kernels[0]` (CUBIC if none).
     pub engine: Option<EngineEnd>,
-    /// An external command as the kernel-side peer (`sh -c`, in its namespace),
-    /// in place of gentle's built-in clients (with `engine = Server`).
+    /// An external command as the client (`sh -c`, in the client namespace), in
+    /// place of gentle's built-in clients: against the engine's HTTP responder
+    /// (`gentle serve`), or against `server_cmd`.
     pub peer: Option<String>,
+    /// An external command as the server, in the server namespace, listening on
+    /// 10.77.0.1:80 (`gentle emulate`, with `peer`).
+    pub server_cmd: Option<String>,
 }
 
 /// A scenario checked for real mode.
@@ -68,8 +73,8 @@ pub fn prepare(scn: &Scenario, o: &EmulateOptions) -> Result<Prepared, String> {
     if let Some(end) = o.engine {
         return prepare_engine(scn, o, side, end);
     }
-    if o.peer.is_some() {
-        return Err("--peer needs gentle's engine at the other end (gentle serve)".into());
+    if o.peer.is_some() != o.server_cmd.is_some() {
+        return Err("--client-cmd and --server-cmd go together: gentle's own clients and servers speak only to each other".into());
     }
     for v in &o.variants {
         if !scn.variants.iter().any(|x| &x.name == v) {
@@ -121,6 +126,9 @@ fn prepare_engine(
     }
     if o.peer.is_some() && end != EngineEnd::Server {
         return Err("--peer: an external command is the client of gentle serve".into());
+    }
+    if o.server_cmd.is_some() {
+        return Err("--server-cmd: gentle's engine is the server here".into());
     }
     let cc = o.kernels.first().map_or("cubic", |s| s.as_str());
     let k = kernel::kernel_variant(&host_variant(cc))?;
@@ -231,6 +239,7 @@ pub fn emulate(
                 capture: o.capture,
                 engine: o.engine,
                 peer: o.peer.as_deref(),
+                server_cmd: o.server_cmd.as_deref(),
             })?;
             let drops = rt.tun[0].tx_dropped
                 + rt.tun[1].tx_dropped

@@ -48,6 +48,7 @@ pub fn text(scn: &Scenario, e: &Emulation, trials: u64) -> String {
         );
     }
     engine_text(&mut s, scn, e);
+    peers_text(&mut s, scn, e);
     s.push('\n');
     s.push_str(&report::table(scn, &e.run, trials));
     s
@@ -72,7 +73,31 @@ const ENGINE_COUNTERS: &[&str] = &[
     "ProactiveFallback",
 ];
 
-/// What gentle's engine and an external peer did (`gentle serve`, `gentle connect`).
+/// What the external commands said, trial by trial.
+fn peers_text(s: &mut String, scn: &Scenario, e: &Emulation) {
+    for (v, trials) in scn.variants.iter().zip(&e.trials) {
+        for (i, t) in trials.iter().enumerate() {
+            for (role, p) in [("client", &t.peer), ("server", &t.server_peer)] {
+                let Some(p) = p else { continue };
+                let status = match (p.status, role) {
+                    (Some(c), _) => format!("exit {c}"),
+                    (None, "server") => "stopped at the trial's end".into(),
+                    (None, _) => "killed at the time limit".into(),
+                };
+                let _ = writeln!(
+                    s,
+                    "  `{}` trial {i}: {role} `{}`: {status}",
+                    v.name, p.command
+                );
+                for line in p.stdout.lines().chain(p.stderr.lines()).take(20) {
+                    let _ = writeln!(s, "      | {line}");
+                }
+            }
+        }
+    }
+}
+
+/// What gentle's engine did (`gentle serve`, `gentle connect`).
 fn engine_text(s: &mut String, scn: &Scenario, e: &Emulation) {
     for (v, trials) in scn.variants.iter().zip(&e.trials) {
         let mut k = gentle_tcp::Counters::default();
@@ -121,15 +146,6 @@ fn engine_text(s: &mut String, scn: &Scenario, e: &Emulation) {
                     );
                 }
             }
-            if let Some(p) = &t.peer {
-                let status = p
-                    .status
-                    .map_or("killed at the time limit".into(), |c| format!("exit {c}"));
-                let _ = writeln!(s, "      trial {i}: peer `{}`: {status}", p.command);
-                for line in p.stdout.lines().chain(p.stderr.lines()).take(20) {
-                    let _ = writeln!(s, "        | {line}");
-                }
-            }
         }
     }
 }
@@ -156,13 +172,23 @@ pub fn json(scn: &Scenario, e: &Emulation, trials: u64, seed: u64) -> Value {
         "kernel": e.facts,
         "variants": variants,
     });
+    j["real"]["commands"] = e
+        .trials
+        .iter()
+        .map(|ts| {
+            ts.iter()
+                .map(|t| json!({ "client": t.peer, "server": t.server_peer }))
+                .collect::<Vec<_>>()
+        })
+        .collect::<Vec<_>>()
+        .into();
     if e.trials.iter().flatten().any(|t| t.engine.is_some()) {
         j["real"]["engine"] = e
             .trials
             .iter()
             .map(|ts| {
                 ts.iter()
-                    .map(|t| json!({ "host": t.engine, "peer": t.peer }))
+                    .map(|t| json!({ "host": t.engine }))
                     .collect::<Vec<_>>()
             })
             .collect::<Vec<_>>()

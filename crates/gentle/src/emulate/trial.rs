@@ -3,6 +3,7 @@
 //! its workload, and the records assembled from what they measured.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddrV4;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,6 +21,7 @@ use gentle_sim::record::{ExchangeRecord, LinkStats, PageRecord, TrialResult, Unf
 use gentle_sim::rng;
 use gentle_tcp::Counters;
 
+use super::external::{self, PeerRun};
 use super::kernel::KernelVariant;
 use super::plan::{self, ServerSide};
 use crate::scenario::{Scenario, Variant};
@@ -42,18 +44,11 @@ pub struct RealTrial {
     pub causes: super::causes::Causes,
     /// gentle's engine, when it was one end: what its host saw.
     pub engine: Option<HostReport>,
-    /// The external peer command: its exit status (`None`: killed at the time
-    /// limit) and output.
+    /// The external client command: its exit status (`None`: killed at the
+    /// time limit) and output ...
     pub peer: Option<PeerRun>,
-}
-
-/// What an external peer command did.
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct PeerRun {
-    pub command: String,
-    pub status: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
+    /// ... and the external server's (killed when the trial ends).
+    pub server_peer: Option<PeerRun>,
 }
 
 /// The namespaces of a trial: both kernel ends, or one beside gentle's engine.
@@ -110,8 +105,10 @@ pub struct TrialArgs<'a> {
     pub capture: bool,
     /// gentle's engine takes this end.
     pub engine: Option<EngineEnd>,
-    /// An external command as the kernel-side client.
+    /// An external command as the kernel-side client ...
     pub peer: Option<&'a str>,
+    /// ... and as the server (`gentle emulate --server-cmd`).
+    pub server_cmd: Option<&'a str>,
 }
 
 /// Runs one trial.
@@ -212,6 +209,26 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     ports.sort_unstable();
     ports.dedup();
     let mut servers = Vec::new();
+    let mut server_peer = None;
+    let a_deadline = now_ns() + a.limit.as_nanos() as u64;
+    if let (Some(cmd), Some(ns)) = (a.server_cmd, path.server()) {
+        ports.clear();
+        let cmd = cmd.to_string();
+        let proc = ns.run(move || external::spawn(&cmd));
+        let up = ns.run(move || {
+            external::wait_listening(SocketAddrV4::new(SERVER_ADDR, HTTP_PORT), a_deadline)
+        });
+        if !up {
+            let run = proc.kill();
+            return Err(format!(
+                "--server-cmd: nothing listens on {SERVER_ADDR}:{HTTP_PORT} ({}): {}",
+                run.status
+                    .map_or("still running".into(), |c| format!("exit {c}")),
+                run.stderr.trim()
+            ));
+        }
+        server_peer = Some(proc);
+    }
     for (reversed, port) in ports {
         let (conns, settings, stop, out) =
             (conns.clone(), settings.clone(), stop.clone(), out.clone());
@@ -233,7 +250,9 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     let peer = match (a.peer, path.client()) {
         (Some(cmd), Some(ns)) => {
             let (cmd, stop) = (cmd.to_string(), stop.clone());
-            Some(ns.run(move || std::thread::spawn(move || run_peer(&cmd, deadline, &stop))))
+            Some(ns.run(move || {
+                std::thread::spawn(move || external::spawn(&cmd).wait(deadline, &stop))
+            }))
         }
         _ => None,
     };
@@ -313,6 +332,7 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
         let _ = h.join();
     }
     let peer = peer.and_then(|h| h.join().ok());
+    let server_peer = server_peer.map(external::Proc::kill);
     let tun = path
         .tun_stats()
         .map_err(|e| format!("cannot read the TUN counters: {e}"))?;
@@ -352,66 +372,8 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
         causes,
         engine,
         peer,
+        server_peer,
     })
-}
-
-/// Runs `cmd` with `sh -c` in the calling thread's namespace until it exits, or
-/// kills it at `deadline` or on `stop`. `GENTLE_SERVER` holds the engine's
-/// address and HTTP port.
-fn run_peer(cmd: &str, deadline: u64, stop: &AtomicBool) -> PeerRun {
-    use std::process::{Command, Stdio};
-    let mut run = PeerRun {
-        command: cmd.to_string(),
-        ..Default::default()
-    };
-    let child = Command::new("sh")
-        .arg("-c")
-        .arg(cmd)
-        .env("GENTLE_SERVER", format!("{SERVER_ADDR}:{HTTP_PORT}"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) => {
-            run.stderr = format!("cannot run sh -c {cmd:?}: {e}");
-            return run;
-        }
-    };
-    // Read the pipes on threads of their own, so a chatty peer never blocks.
-    let take = |r: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(mut r) = r {
-                let mut b = Vec::new();
-                let _ = r.read_to_end(&mut b);
-                s = String::from_utf8_lossy(&b).into_owned();
-            }
-            s
-        })
-    };
-    let so = take(child.stdout.take().map(|x| Box::new(x) as _));
-    let se = take(child.stderr.take().map(|x| Box::new(x) as _));
-    loop {
-        match child.try_wait() {
-            Ok(Some(st)) => {
-                run.status = st.code();
-                break;
-            }
-            Ok(None) if now_ns() < deadline && !stop.load(Ordering::Relaxed) => {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break;
-            }
-        }
-    }
-    run.stdout = so.join().unwrap_or_default();
-    run.stderr.push_str(&se.join().unwrap_or_default());
-    run
 }
 
 fn add_links(

@@ -304,6 +304,7 @@ pub fn run(quick: bool) -> Outcome {
                 capture: false,
                 engine: None,
                 peer: None,
+                server_cmd: None,
             };
             let prepared = match emulate::prepare(&scn, &opts) {
                 Ok(p) => p,

@@ -1,0 +1,133 @@
+//! External commands as the endpoints of a real-mode trial: a client (`curl`, say)
+//! against gentle's engine or an external server, and a server (any program that
+//! listens on 10.77.0.1:80). Each runs with `sh -c` in its namespace — a child
+//! process inherits the network namespace of the thread that starts it — with
+//! `GENTLE_SERVER=10.77.0.1:80` in its environment. Output is read on threads of
+//! its own, so a chatty command never blocks; every command is bounded by the
+//! trial's deadline and killed when the trial ends.
+
+use std::io::Read;
+use std::net::{SocketAddrV4, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use gentle_real::endpoints::now_ns;
+use gentle_real::topology::SERVER_ADDR;
+use serde::Serialize;
+
+use super::trial::HTTP_PORT;
+
+/// What an external command did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PeerRun {
+    pub command: String,
+    /// Its exit status; `None` when it was killed (at the deadline, or as a
+    /// server when the trial ended).
+    pub status: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// A running command.
+pub struct Proc {
+    run: PeerRun,
+    child: Option<Child>,
+    out: Option<(JoinHandle<String>, JoinHandle<String>)>,
+}
+
+fn reader(r: Option<impl Read + Send + 'static>) -> JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut b = Vec::new();
+        if let Some(mut r) = r {
+            let _ = r.read_to_end(&mut b);
+        }
+        String::from_utf8_lossy(&b).into_owned()
+    })
+}
+
+/// Starts `cmd` in the calling thread's namespace.
+pub fn spawn(cmd: &str) -> Proc {
+    let mut run = PeerRun {
+        command: cmd.to_string(),
+        ..Default::default()
+    };
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .env("GENTLE_SERVER", format!("{SERVER_ADDR}:{HTTP_PORT}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    match child {
+        Ok(mut c) => {
+            let out = (reader(c.stdout.take()), reader(c.stderr.take()));
+            Proc {
+                run,
+                child: Some(c),
+                out: Some(out),
+            }
+        }
+        Err(e) => {
+            run.stderr = format!("cannot run sh -c {cmd:?}: {e}");
+            Proc {
+                run,
+                child: None,
+                out: None,
+            }
+        }
+    }
+}
+
+impl Proc {
+    /// Waits for the command to exit, killing it at `deadline` or on `stop`.
+    pub fn wait(mut self, deadline: u64, stop: &AtomicBool) -> PeerRun {
+        if let Some(c) = self.child.as_mut() {
+            loop {
+                match c.try_wait() {
+                    Ok(Some(st)) => {
+                        self.run.status = st.code();
+                        break;
+                    }
+                    Ok(None) if now_ns() < deadline && !stop.load(Ordering::Relaxed) => {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    _ => break,
+                }
+            }
+        }
+        self.kill()
+    }
+
+    /// Ends the command (if it still runs) and collects its output.
+    pub fn kill(mut self) -> PeerRun {
+        if let Some(mut c) = self.child.take() {
+            if let Ok(Some(st)) = c.try_wait() {
+                self.run.status = st.code();
+            } else {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+        if let Some((so, se)) = self.out.take() {
+            self.run.stdout = so.join().unwrap_or_default();
+            self.run.stderr.push_str(&se.join().unwrap_or_default());
+        }
+        self.run
+    }
+}
+
+/// Whether something accepts connections on `addr` (in the calling thread's
+/// namespace) before `deadline`, trying every 20 ms.
+pub fn wait_listening(addr: SocketAddrV4, deadline: u64) -> bool {
+    let until = deadline.min(now_ns() + 10_000_000_000);
+    while now_ns() < until {
+        if TcpStream::connect_timeout(&addr.into(), Duration::from_millis(100)).is_ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
