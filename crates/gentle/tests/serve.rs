@@ -254,4 +254,22 @@ fn refusals() {
         "cubic,reno",
     ]);
     assert_eq!(o.status.code(), Some(2));
+    for cmd in ["serve", "connect"] {
+        let o = gentle(&[cmd, &example("fast-retransmit.toml"), "--variant", "nope"]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("no such variant"));
+    }
+    let o = gentle(&["serve", &example("fast-retransmit.toml"), "--trials", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    // A client command that fails fails the run.
+    let o = gentle(&[
+        "serve",
+        &example("fast-retransmit.toml"),
+        "--variant",
+        "plain",
+        "--peer",
+        "exit 3",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("exit 3"));
 }

@@ -160,5 +160,16 @@ pub fn command(a: Args) -> u8 {
             }
         }
     }
+    // An external client that failed makes the run fail.
+    let failed = e
+        .trials
+        .iter()
+        .flatten()
+        .filter(|t| t.peer.as_ref().is_some_and(|p| p.status != Some(0)))
+        .count();
+    if failed > 0 {
+        eprintln!("error: the client command did not exit 0 in {failed} trials (see the report)");
+        return 1;
+    }
     0
 }

@@ -101,6 +101,13 @@ impl Proc {
         self.kill()
     }
 
+    /// Whether the command has ended (or never started).
+    pub fn exited(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_none_or(|c| !matches!(c.try_wait(), Ok(None)))
+    }
+
     /// Ends the command (if it still runs) and collects its output.
     pub fn kill(mut self) -> PeerRun {
         if let Some(mut c) = self.child.take() {
@@ -119,15 +126,8 @@ impl Proc {
     }
 }
 
-/// Whether something accepts connections on `addr` (in the calling thread's
-/// namespace) before `deadline`, trying every 20 ms.
-pub fn wait_listening(addr: SocketAddrV4, deadline: u64) -> bool {
-    let until = deadline.min(now_ns() + 10_000_000_000);
-    while now_ns() < until {
-        if TcpStream::connect_timeout(&addr.into(), Duration::from_millis(100)).is_ok() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
+/// Whether something accepts connections on `addr` in the calling thread's
+/// namespace (one try, 100 ms at most).
+pub fn listening(addr: SocketAddrV4) -> bool {
+    TcpStream::connect_timeout(&addr.into(), Duration::from_millis(100)).is_ok()
 }

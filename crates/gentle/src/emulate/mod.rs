@@ -70,12 +70,6 @@ pub struct Prepared {
 /// topology, every variant's kernel configuration against this kernel.
 pub fn prepare(scn: &Scenario, o: &EmulateOptions) -> Result<Prepared, String> {
     let side = plan::check(scn)?;
-    if let Some(end) = o.engine {
-        return prepare_engine(scn, o, side, end);
-    }
-    if o.peer.is_some() != o.server_cmd.is_some() {
-        return Err("--client-cmd and --server-cmd go together: gentle's own clients and servers speak only to each other".into());
-    }
     for v in &o.variants {
         if !scn.variants.iter().any(|x| &x.name == v) {
             let names: Vec<&str> = scn.variants.iter().map(|x| x.name.as_str()).collect();
@@ -84,6 +78,15 @@ pub fn prepare(scn: &Scenario, o: &EmulateOptions) -> Result<Prepared, String> {
                 names.join(", ")
             ));
         }
+    }
+    if o.trials == 0 {
+        return Err("--trials: at least 1".into());
+    }
+    if let Some(end) = o.engine {
+        return prepare_engine(scn, o, side, end);
+    }
+    if o.peer.is_some() != o.server_cmd.is_some() {
+        return Err("--client-cmd and --server-cmd go together: gentle's own clients and servers speak only to each other".into());
     }
     let chosen: Vec<Variant> = if o.kernels.is_empty() {
         scn.variants

@@ -37,7 +37,12 @@ pub fn text(scn: &Scenario, e: &Emulation, trials: u64) -> String {
             .iter()
             .map(|(n, v)| format!("{n}={v}"))
             .collect();
-        let _ = writeln!(s, "  {}: {} | {}", k.name, k.kernel.cc, sysctls.join(" "));
+        let label = if who == "kernel TCP" {
+            format!("{}:", k.name)
+        } else {
+            format!("kernel peer of `{}`:", k.name)
+        };
+        let _ = writeln!(s, "  {label} {} | {}", k.kernel.cc, sysctls.join(" "));
         for diff in &k.differences {
             let _ = writeln!(s, "      differs: {diff}");
         }
@@ -73,6 +78,15 @@ const ENGINE_COUNTERS: &[&str] = &[
     "ProactiveFallback",
 ];
 
+/// A command's output line, cut to a report line's width.
+fn clip(line: &str) -> String {
+    const MAX: usize = 160;
+    match line.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}… ({} more bytes)", &line[..i], line.len() - i),
+        None => line.to_string(),
+    }
+}
+
 /// What the external commands said, trial by trial.
 fn peers_text(s: &mut String, scn: &Scenario, e: &Emulation) {
     for (v, trials) in scn.variants.iter().zip(&e.trials) {
@@ -90,7 +104,7 @@ fn peers_text(s: &mut String, scn: &Scenario, e: &Emulation) {
                     v.name, p.command
                 );
                 for line in p.stdout.lines().chain(p.stderr.lines()).take(20) {
-                    let _ = writeln!(s, "      | {line}");
+                    let _ = writeln!(s, "      | {}", clip(line));
                 }
             }
         }
@@ -172,16 +186,22 @@ pub fn json(scn: &Scenario, e: &Emulation, trials: u64, seed: u64) -> Value {
         "kernel": e.facts,
         "variants": variants,
     });
-    j["real"]["commands"] = e
-        .trials
+    if e.trials
         .iter()
-        .map(|ts| {
-            ts.iter()
-                .map(|t| json!({ "client": t.peer, "server": t.server_peer }))
-                .collect::<Vec<_>>()
-        })
-        .collect::<Vec<_>>()
-        .into();
+        .flatten()
+        .any(|t| t.peer.is_some() || t.server_peer.is_some())
+    {
+        j["real"]["commands"] = e
+            .trials
+            .iter()
+            .map(|ts| {
+                ts.iter()
+                    .map(|t| json!({ "client": t.peer, "server": t.server_peer }))
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+            .into();
+    }
     if e.trials.iter().flatten().any(|t| t.engine.is_some()) {
         j["real"]["engine"] = e
             .trials

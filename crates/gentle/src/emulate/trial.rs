@@ -214,10 +214,21 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     if let (Some(cmd), Some(ns)) = (a.server_cmd, path.server()) {
         ports.clear();
         let cmd = cmd.to_string();
-        let proc = ns.run(move || external::spawn(&cmd));
-        let up = ns.run(move || {
-            external::wait_listening(SocketAddrV4::new(SERVER_ADDR, HTTP_PORT), a_deadline)
-        });
+        let mut proc = ns.run(move || external::spawn(&cmd));
+        // Up to 10 s for it to listen, unless it ends first.
+        let until = a_deadline.min(now_ns() + 10_000_000_000);
+        let addr = SocketAddrV4::new(SERVER_ADDR, HTTP_PORT);
+        let mut up = false;
+        while now_ns() < until {
+            if ns.run(move || external::listening(addr)) {
+                up = true;
+                break;
+            }
+            if proc.exited() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         if !up {
             let run = proc.kill();
             return Err(format!(
@@ -319,6 +330,18 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     };
     while !timed_out && !acked_all() && now_ns() < deadline {
         std::thread::sleep(Duration::from_millis(1));
+    }
+    // The engine's last HTTP responses: their final ACKs may still be on the way
+    // when the client has already exited.
+    if a.engine == Some(EngineEnd::Server) {
+        let until = deadline.min(now_ns() + 2_000_000_000);
+        let pending = || {
+            let r = shared.report.lock().unwrap();
+            r.http.iter().any(|x| x.server_ns.is_none())
+        };
+        while now_ns() < until && pending() {
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
     if measured.is_empty() && peer.is_none() && engine_measured == 0 {
         // Only cross traffic: it runs for the whole time limit.
