@@ -19,6 +19,7 @@ pub mod engine_host;
 pub mod flows;
 pub mod forward;
 pub mod forward_bench;
+pub mod http_responder;
 pub mod netns;
 pub mod sysctl;
 pub mod tcpinfo;

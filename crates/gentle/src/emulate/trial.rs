@@ -366,7 +366,7 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     drop(path);
     let engine = a.engine.map(|_| shared.report.lock().unwrap().clone());
     let m = std::mem::take(&mut *out.lock().unwrap());
-    let infos = m
+    let infos: Vec<(u32, u32, TcpInfo)> = m
         .exchanges
         .iter()
         .filter_map(|e| Some((e.conn, e.index, e.info_after?)))
@@ -381,7 +381,13 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
         result.counters.add(&h.counters);
         super::causes::Causes::default()
     } else {
-        super::causes::charge(&report.captures, report.base_ns, &mut result, &spans)
+        let c = super::causes::charge(&report.captures, report.base_ns, &mut result, &spans);
+        if infos.is_empty() {
+            // No server of gentle's sampled TCP_INFO (external commands): the
+            // retransmissions seen in the captures are the count.
+            result.counters.retrans_segs += c.fast + c.early + c.timeout + c.slow_start + c.probe;
+        }
+        c
     };
     if !a.capture {
         report.captures = Default::default();
