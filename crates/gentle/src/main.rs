@@ -16,6 +16,71 @@ use gentle::{bench, checks, interrupt, output, plot, report, sinks, tsg};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The flags `gentle serve` and `gentle connect` share with `gentle emulate`.
+#[derive(clap::Args)]
+struct EngineRun {
+    /// The scenario (TOML), or the name of a built-in experiment.
+    scenario: PathBuf,
+    /// Run the scenario's `quick_trials` instead of its `trials`.
+    #[arg(long)]
+    quick: bool,
+    /// The sweep point to run, for a scenario with a [sweep]: `AXIS=VALUE,...`.
+    #[arg(long, value_name = "AXIS=VALUE,...")]
+    point: Option<String>,
+    /// Number of trials (overrides the scenario).
+    #[arg(long)]
+    trials: Option<u64>,
+    /// Seed (overrides the scenario).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Run only this variant (repeatable): the engine's profile and switches.
+    #[arg(long = "variant", value_name = "NAME")]
+    variants: Vec<String>,
+    /// The kernel peer's congestion control (default cubic).
+    #[arg(long, value_name = "CC")]
+    kernel: Option<String>,
+    /// The longest a trial runs, real time (default 60s; the scenario's own
+    /// time limit when shorter).
+    #[arg(long, value_name = "DURATION")]
+    time_limit: Option<String>,
+    /// Write the report, summary, records, forwarder log and a pcap at each end
+    /// of every trial into DIR.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print one JSON document on stdout instead of the report.
+    #[arg(long)]
+    json: bool,
+    /// Write into a non-empty --out directory, replacing what gentle wrote there.
+    #[arg(long)]
+    force: bool,
+}
+
+impl EngineRun {
+    /// `gentle emulate`'s arguments with gentle's engine at `end`.
+    fn args(
+        self,
+        end: gentle::emulate::EngineEnd,
+        peer: Option<String>,
+    ) -> gentle::emulate::command::Args {
+        gentle::emulate::command::Args {
+            scenario: self.scenario,
+            quick: self.quick,
+            point: self.point,
+            trials: self.trials,
+            seed: self.seed,
+            variants: self.variants,
+            kernel: self.kernel,
+            time_limit: self.time_limit,
+            out: self.out,
+            json: self.json,
+            force: self.force,
+            engine: Some(end),
+            peer,
+            server_cmd: None,
+        }
+    }
+}
+
 #[derive(Parser)]
 #[command(
     name = "gentle",
@@ -154,40 +219,8 @@ enum Cmd {
     /// scenario's link; or an external command (`--peer 'curl ...'`) against the
     /// engine's HTTP responder at $GENTLE_SERVER.
     Serve {
-        /// The scenario (TOML), or the name of a built-in experiment.
-        scenario: PathBuf,
-        /// Run the scenario's `quick_trials` instead of its `trials`.
-        #[arg(long)]
-        quick: bool,
-        /// The sweep point to run, for a scenario with a [sweep]: `AXIS=VALUE,...`.
-        #[arg(long, value_name = "AXIS=VALUE,...")]
-        point: Option<String>,
-        /// Number of trials (overrides the scenario).
-        #[arg(long)]
-        trials: Option<u64>,
-        /// Seed (overrides the scenario).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Run only this variant (repeatable): the engine's profile and switches.
-        #[arg(long = "variant", value_name = "NAME")]
-        variants: Vec<String>,
-        /// The kernel peer's congestion control (default cubic).
-        #[arg(long, value_name = "CC")]
-        kernel: Option<String>,
-        /// The longest a trial runs, real time (default 60s; the scenario's own
-        /// time limit when shorter).
-        #[arg(long, value_name = "DURATION")]
-        time_limit: Option<String>,
-        /// Write the report, summary, records, forwarder log and a pcap at each end
-        /// of every trial into DIR.
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// Print one JSON document on stdout instead of the report.
-        #[arg(long)]
-        json: bool,
-        /// Write into a non-empty --out directory, replacing what gentle wrote there.
-        #[arg(long)]
-        force: bool,
+        #[command(flatten)]
+        run: EngineRun,
         /// An external command as the client, run with `sh -c` in the client
         /// namespace (e.g. `curl -s -o /dev/null http://$GENTLE_SERVER/100000`).
         #[arg(long, value_name = "COMMAND", alias = "client-cmd")]
@@ -197,40 +230,8 @@ enum Cmd {
     /// needs root): the kernel's TCP in a namespace is the server, through the
     /// scenario's link.
     Connect {
-        /// The scenario (TOML), or the name of a built-in experiment.
-        scenario: PathBuf,
-        /// Run the scenario's `quick_trials` instead of its `trials`.
-        #[arg(long)]
-        quick: bool,
-        /// The sweep point to run, for a scenario with a [sweep]: `AXIS=VALUE,...`.
-        #[arg(long, value_name = "AXIS=VALUE,...")]
-        point: Option<String>,
-        /// Number of trials (overrides the scenario).
-        #[arg(long)]
-        trials: Option<u64>,
-        /// Seed (overrides the scenario).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Run only this variant (repeatable): the engine's profile and switches.
-        #[arg(long = "variant", value_name = "NAME")]
-        variants: Vec<String>,
-        /// The kernel peer's congestion control (default cubic).
-        #[arg(long, value_name = "CC")]
-        kernel: Option<String>,
-        /// The longest a trial runs, real time (default 60s; the scenario's own
-        /// time limit when shorter).
-        #[arg(long, value_name = "DURATION")]
-        time_limit: Option<String>,
-        /// Write the report, summary, records, forwarder log and a pcap at each end
-        /// of every trial into DIR.
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// Print one JSON document on stdout instead of the report.
-        #[arg(long)]
-        json: bool,
-        /// Write into a non-empty --out directory, replacing what gentle wrote there.
-        #[arg(long)]
-        force: bool,
+        #[command(flatten)]
+        run: EngineRun,
     },
     /// Measure the simulator's speed.
     Bench {
@@ -524,66 +525,11 @@ fn main() -> ExitCode {
                 server_cmd,
             },
         )),
-        Cmd::Serve {
-            scenario,
-            quick,
-            point,
-            trials,
-            seed,
-            variants,
-            kernel,
-            time_limit,
-            out,
-            json,
-            force,
-            peer,
-        } => ExitCode::from(gentle::emulate::command::command(
-            gentle::emulate::command::Args {
-                scenario,
-                quick,
-                point,
-                trials,
-                seed,
-                variants,
-                kernel,
-                time_limit,
-                out,
-                json,
-                force,
-                engine: Some(gentle::emulate::EngineEnd::Server),
-                peer,
-                server_cmd: None,
-            },
+        Cmd::Serve { run, peer } => ExitCode::from(gentle::emulate::command::command(
+            run.args(gentle::emulate::EngineEnd::Server, peer),
         )),
-        Cmd::Connect {
-            scenario,
-            quick,
-            point,
-            trials,
-            seed,
-            variants,
-            kernel,
-            time_limit,
-            out,
-            json,
-            force,
-        } => ExitCode::from(gentle::emulate::command::command(
-            gentle::emulate::command::Args {
-                scenario,
-                quick,
-                point,
-                trials,
-                seed,
-                variants,
-                kernel,
-                time_limit,
-                out,
-                json,
-                force,
-                engine: Some(gentle::emulate::EngineEnd::Client),
-                peer: None,
-                server_cmd: None,
-            },
+        Cmd::Connect { run } => ExitCode::from(gentle::emulate::command::command(
+            run.args(gentle::emulate::EngineEnd::Client, None),
         )),
         Cmd::Bench { json, full } => {
             let r = bench::run(full);

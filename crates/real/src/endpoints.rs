@@ -334,8 +334,14 @@ fn serve_conn(
     Ok(())
 }
 
-/// Opens connection `plan` from the client namespace (the calling thread's).
-fn connect(plan: &ConnPlan, settings: &SocketSettings, deadline: u64) -> io::Result<TcpStream> {
+/// Opens a connection from `local` to `remote` in the calling thread's namespace,
+/// with `settings`; `connect(2)` waits no longer than `deadline`.
+pub fn connect_from(
+    local: SocketAddrV4,
+    remote: SocketAddrV4,
+    settings: &SocketSettings,
+    deadline: u64,
+) -> io::Result<TcpStream> {
     let sock = socket::socket(
         AddressFamily::Inet,
         SockType::Stream,
@@ -344,25 +350,30 @@ fn connect(plan: &ConnPlan, settings: &SocketSettings, deadline: u64) -> io::Res
     )?;
     socket::setsockopt(&sock, sockopt::ReuseAddr, &true)?;
     setup(&sock, settings)?;
-    // connect(2) waits at most the send timeout: the trial's deadline bounds it.
+    // connect(2) waits at most the send timeout.
     let left = Duration::from_nanos(deadline.saturating_sub(now_ns()).max(1_000_000));
     let tv = nix::sys::time::TimeVal::new(left.as_secs() as i64, left.subsec_micros() as i64);
     socket::setsockopt(&sock, sockopt::SendTimeout, &tv)?;
+    socket::bind(sock.as_raw_fd(), &SockaddrIn::from(local))?;
+    socket::connect(sock.as_raw_fd(), &SockaddrIn::from(remote))?;
+    Ok(TcpStream::from(sock))
+}
+
+/// Opens connection `plan` from the client namespace (the calling thread's),
+/// bounded by the trial's deadline.
+fn connect(plan: &ConnPlan, settings: &SocketSettings, deadline: u64) -> io::Result<TcpStream> {
     let port = CLIENT_PORT_BASE + plan.index as u16;
     let (local, remote) = if plan.reversed {
         (SERVER_ADDR, CLIENT_ADDR)
     } else {
         (CLIENT_ADDR, SERVER_ADDR)
     };
-    socket::bind(
-        sock.as_raw_fd(),
-        &SockaddrIn::from(SocketAddrV4::new(local, port)),
+    let s = connect_from(
+        SocketAddrV4::new(local, port),
+        SocketAddrV4::new(remote, plan.port),
+        settings,
+        deadline,
     )?;
-    socket::connect(
-        sock.as_raw_fd(),
-        &SockaddrIn::from(SocketAddrV4::new(remote, plan.port)),
-    )?;
-    let s = TcpStream::from(sock);
     s.set_read_timeout(Some(SLICE))?;
     s.set_write_timeout(Some(SLICE))?;
     Ok(s)

@@ -225,7 +225,7 @@ impl EngineHost {
             return;
         }
         let ihl = ((p[0] & 0x0f) as usize) * 4;
-        if crate::wire::ipv4_header_sum(&p[..ihl]) != 0 {
+        if gentle_tcp::wire::ipv4_header_checksum(&p[..ihl]) != 0 {
             self.local.malformed += 1;
             return;
         }
@@ -313,16 +313,19 @@ impl EngineHost {
         self.resets.push_back(r);
     }
 
-    /// Runs the applications: reads what arrived, writes what is due.
+    /// Runs the applications: reads what arrived, writes what is due. Then
+    /// publishes the host's counts (one uncontended lock, nothing allocated: this
+    /// runs on every packet).
     fn apps(&mut self, now: u64) {
         let mono = self.mono(now);
-        for i in 0..self.conns.len() {
-            let h = &mut self.conns[i];
+        let report = self.shared.report.clone();
+        let mut r = report.lock().unwrap();
+        for h in &mut self.conns {
             match &mut h.app {
                 App::Plan(p) => plan_step(&mut h.c, p, mono, &self.shared),
                 App::Http(s) => {
-                    if let Some(x) = http_step(&mut h.c, s, mono, &mut self.local) {
-                        self.local.http.push(x);
+                    if let Some(x) = http_step(&mut h.c, s, mono, &mut r.http) {
+                        r.http.push(x);
                     }
                 }
                 App::Script => {}
@@ -331,7 +334,8 @@ impl EngineHost {
         for s in 0..self.scripts.len() {
             self.script_step(s, now);
         }
-        // Fold the counters of connections that are over.
+        // Fold the counters of connections that are over. Only served
+        // connections are dropped: a script holds its connection's index.
         for h in &mut self.conns {
             if h.c.is_closed() && !h.folded {
                 h.folded = true;
@@ -340,19 +344,14 @@ impl EngineHost {
         }
         self.conns
             .retain(|h| !(h.folded && matches!(h.app, App::Plan(_) | App::Http(_))));
-        self.publish();
-    }
-
-    fn publish(&self) {
-        let mut r = self.shared.report.lock().unwrap();
         let mut counters = self.local.counters;
         for h in self.conns.iter().filter(|h| !h.folded) {
             counters.add(h.c.counters());
         }
-        *r = HostReport {
-            counters,
-            ..self.local.clone()
-        };
+        let l = &self.local;
+        (r.received, r.ignored, r.malformed) = (l.received, l.ignored, l.malformed);
+        (r.resets_sent, r.connections) = (l.resets_sent, l.connections);
+        r.counters = counters;
     }
 
     fn script_step(&mut self, s: usize, now: u64) {
@@ -460,15 +459,25 @@ impl EngineHost {
         }
     }
 
+    /// Hands script `s`'s exchange result over.
+    fn record(&mut self, s: usize) {
+        let r = std::mem::take(&mut self.scripts[s].r);
+        self.shared.measured.lock().unwrap().exchanges.push(r);
+    }
+
+    /// Script `s` has nothing more to run.
+    fn script_done(&mut self, s: usize) {
+        let run = &mut self.scripts[s];
+        run.st = ScriptState::Done;
+        if run.script.measured {
+            self.shared.scripts_done.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// The exchange is over: record it and go on to the next.
     fn script_next(&mut self, s: usize, now: u64) {
+        self.record(s);
         let run = &mut self.scripts[s];
-        self.shared
-            .measured
-            .lock()
-            .unwrap()
-            .exchanges
-            .push(std::mem::take(&mut run.r));
         let plan = &run.script.conns[run.conn_i];
         run.ex_i += 1;
         if run.ex_i >= plan.exchanges.len() {
@@ -478,10 +487,7 @@ impl EngineHost {
             run.conn_i += 1;
             run.ex_i = 0;
             if run.conn_i >= run.script.conns.len() {
-                run.st = ScriptState::Done;
-                if run.script.measured {
-                    self.shared.scripts_done.fetch_add(1, Ordering::Relaxed);
-                }
+                self.script_done(s);
                 return;
             }
         }
@@ -497,17 +503,8 @@ impl EngineHost {
     }
 
     fn script_fail(&mut self, s: usize) {
-        let run = &mut self.scripts[s];
-        self.shared
-            .measured
-            .lock()
-            .unwrap()
-            .exchanges
-            .push(std::mem::take(&mut run.r));
-        run.st = ScriptState::Done;
-        if run.script.measured {
-            self.shared.scripts_done.fetch_add(1, Ordering::Relaxed);
-        }
+        self.record(s);
+        self.script_done(s);
     }
 
     /// The application timers: scripted writes, script starts and think times.
@@ -645,7 +642,8 @@ impl Host for EngineHost {
             }
         };
         self.ident = self.ident.wrapping_add(1);
-        crate::wire::emit_ipv4(self.addr, self.peer, &seg, self.ident, buf)
+        seg.emit_ipv4(self.addr.octets(), self.peer.octets(), self.ident, buf)
+            .ok()
     }
 
     fn next_timeout(&self) -> Option<u64> {

@@ -13,14 +13,14 @@
 //!   gave it (p50, p99, max).
 
 use std::io::{Read, Write};
-use std::net::{SocketAddrV4, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
+use std::net::{SocketAddrV4, TcpListener};
 use std::time::{Duration, Instant};
 
 use gentle_sim::link::{ChannelSpec, QueueDiscipline, QueueLimit};
 use gentle_sim::rng;
 use serde::Serialize;
 
+use crate::endpoints::{self, SocketSettings};
 use crate::flows::FlowNumbering;
 use crate::forward::{self, DelayError, ForwarderSpec};
 use crate::sysctl::KernelConfig;
@@ -126,22 +126,18 @@ fn transfer(spec: ChannelSpec, secs: f64) -> Result<Transfer, String> {
             }
         }
     });
+    let settings = SocketSettings {
+        cc: kernel.cc.clone(),
+    };
     let client = pair
         .client
-        .run(|| -> std::io::Result<TcpStream> {
-            use nix::sys::socket::{self, AddressFamily, SockFlag, SockType, SockaddrIn, sockopt};
-            let sock = socket::socket(
-                AddressFamily::Inet,
-                SockType::Stream,
-                SockFlag::SOCK_CLOEXEC,
-                None,
-            )?;
-            socket::setsockopt(&sock, sockopt::ReuseAddr, &true)?;
-            let local = SockaddrIn::from(SocketAddrV4::new(CLIENT_ADDR, 40000));
-            socket::bind(sock.as_raw_fd(), &local)?;
-            let remote = SockaddrIn::from(SocketAddrV4::new(SERVER_ADDR, 8080));
-            socket::connect(sock.as_raw_fd(), &remote)?;
-            Ok(TcpStream::from(sock))
+        .run(move || {
+            endpoints::connect_from(
+                SocketAddrV4::new(CLIENT_ADDR, 40000),
+                SocketAddrV4::new(SERVER_ADDR, 8080),
+                &settings,
+                endpoints::now_ns() + 10_000_000_000,
+            )
         })
         .map_err(err)?;
     let t0 = Instant::now();

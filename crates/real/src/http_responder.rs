@@ -11,7 +11,7 @@ use bytes::Bytes;
 use gentle_tcp::{Connection, Counters};
 use serde::Serialize;
 
-use crate::engine_host::{HostReport, PATTERN};
+use crate::engine_host::PATTERN;
 
 /// Longest HTTP request head the responder accepts.
 const MAX_HEAD: usize = 16 * 1024;
@@ -59,7 +59,7 @@ pub(crate) fn http_step(
     c: &mut Connection,
     s: &mut HttpServer,
     mono: u64,
-    local: &mut HostReport,
+    log: &mut Vec<HttpExchange>,
 ) -> Option<HttpExchange> {
     while let Some(b) = c.read() {
         if s.head.len() + b.len() <= MAX_HEAD {
@@ -75,7 +75,7 @@ pub(crate) fn http_step(
         }
         s.acking = None;
         let after = c.counters();
-        let x = &mut local.http[i];
+        let x = &mut log[i];
         x.server_ns = Some(mono - start);
         x.retrans_segs = after.retrans_segs - before.retrans_segs;
         x.timeouts = after.timeouts - before.timeouts;
@@ -126,7 +126,7 @@ pub(crate) fn http_step(
         c.close();
         s.close_after = true;
     }
-    s.acking = Some((local.http.len(), mono, before));
+    s.acking = Some((log.len(), mono, before));
     Some(HttpExchange {
         peer_port: c.remote_port(),
         request: line.clone(),

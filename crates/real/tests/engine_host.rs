@@ -10,7 +10,7 @@ use bytes::Bytes;
 use gentle_real::engine_host::{EngineHost, HostShared, Role};
 use gentle_real::forward::Host;
 use gentle_real::wire;
-use gentle_tcp::wire::{Ecn, Flags, Options};
+use gentle_tcp::wire::{Ecn, Flags, Options, ipv4_header_checksum};
 use gentle_tcp::{Profile, Segment};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -59,7 +59,9 @@ fn seg(sport: u16, dport: u16, seq: u32, ack: u32, flags: Flags, payload: &[u8])
 /// The peer's packet, as the kernel would write it.
 fn packet(s: &Segment) -> Vec<u8> {
     let mut b = vec![0u8; 2048];
-    let n = wire::emit_ipv4(PEER, HOST, s, 7, &mut b).expect("fits");
+    let n = s
+        .emit_ipv4(PEER.octets(), HOST.octets(), 7, &mut b)
+        .expect("fits");
     b.truncate(n);
     b
 }
@@ -71,7 +73,7 @@ fn sent(h: &mut EngineHost, now: u64) -> Vec<Segment> {
     while let Some(n) = h.transmit(now, &mut b) {
         let p = &b[..n];
         assert_eq!(p[0], 0x45, "IPv4, 20-byte header");
-        assert_eq!(wire::ipv4_header_sum(&p[..20]), 0, "IPv4 header checksum");
+        assert_eq!(ipv4_header_checksum(&p[..20]), 0, "IPv4 header checksum");
         assert_eq!(u16::from_be_bytes([p[2], p[3]]) as usize, n, "total length");
         let v = wire::parse(p).expect("IPv4 TCP");
         assert_eq!((v.src, v.dst), (HOST, PEER));

@@ -210,13 +210,13 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     ports.dedup();
     let mut servers = Vec::new();
     let mut server_peer = None;
-    let a_deadline = now_ns() + a.limit.as_nanos() as u64;
+    let setup_deadline = now_ns() + a.limit.as_nanos() as u64;
     if let (Some(cmd), Some(ns)) = (a.server_cmd, path.server()) {
         ports.clear();
         let cmd = cmd.to_string();
         let mut proc = ns.run(move || external::spawn(&cmd));
         // Up to 10 s for it to listen, unless it ends first.
-        let until = a_deadline.min(now_ns() + 10_000_000_000);
+        let until = setup_deadline.min(now_ns() + 10_000_000_000);
         let addr = SocketAddrV4::new(SERVER_ADDR, HTTP_PORT);
         let mut up = false;
         while now_ns() < until {

@@ -128,28 +128,8 @@ pub fn node_addr(i: u16) -> [u8; 4] {
 /// segment's ECN codepoint goes in the low two bits of the TOS byte (RFC 3168 §5),
 /// so captures show ECT and CE; the header checksum covers it.
 pub fn ipv4_frame(src: u16, dst: u16, seg: &Segment, ident: u16) -> Vec<u8> {
-    let (s, d) = (node_addr(src), node_addr(dst));
-    let tcp_len = seg.wire_len();
-    let total = 20 + tcp_len;
-    let mut v = vec![0u8; total];
-    v[0] = 0x45;
-    v[1] = seg.ecn.bits();
-    v[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-    v[4..6].copy_from_slice(&ident.to_be_bytes());
-    v[6] = 0x40; // don't fragment
-    v[8] = 64;
-    v[9] = 6;
-    v[12..16].copy_from_slice(&s);
-    v[16..20].copy_from_slice(&d);
-    let mut sum: u32 = 0;
-    for c in v[..20].chunks_exact(2) {
-        sum += u16::from_be_bytes([c[0], c[1]]) as u32;
-    }
-    while sum >> 16 != 0 {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    v[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
-    seg.emit(s, d, &mut v[20..])
+    let mut v = vec![0u8; 20 + seg.wire_len()];
+    seg.emit_ipv4(node_addr(src), node_addr(dst), ident, &mut v)
         .expect("segment fits its own length");
     v
 }

@@ -124,6 +124,56 @@ impl Segment {
     }
 }
 
+impl Segment {
+    /// Writes the segment inside an IPv4 packet into `buf` (RFC 791 §3.1: a
+    /// 20-byte header, DF set, TTL 64, identification `ident`, the segment's ECN
+    /// codepoint in the low two bits of the TOS byte as RFC 3168 §5 places it) and
+    /// returns the packet's length. Both checksums are computed.
+    pub fn emit_ipv4(
+        &self,
+        src_ip: [u8; 4],
+        dst_ip: [u8; 4],
+        ident: u16,
+        buf: &mut [u8],
+    ) -> Result<usize, EmitError> {
+        let total = 20 + self.wire_len();
+        if buf.len() < total {
+            return Err(EmitError::BufferTooShort {
+                needed: total,
+                got: buf.len(),
+            });
+        }
+        let h = &mut buf[..20];
+        h.fill(0);
+        h[0] = 0x45;
+        h[1] = self.ecn.bits();
+        h[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+        h[4..6].copy_from_slice(&ident.to_be_bytes());
+        h[6] = 0x40; // don't fragment
+        h[8] = 64;
+        h[9] = 6;
+        h[12..16].copy_from_slice(&src_ip);
+        h[16..20].copy_from_slice(&dst_ip);
+        let sum = ipv4_header_checksum(h);
+        h[10..12].copy_from_slice(&sum.to_be_bytes());
+        self.emit(src_ip, dst_ip, &mut buf[20..total])?;
+        Ok(total)
+    }
+}
+
+/// Internet checksum of an IPv4 header (RFC 791 §3.1). Over a header whose
+/// checksum field is filled in, the result is 0.
+pub fn ipv4_header_checksum(h: &[u8]) -> u16 {
+    let mut sum: u32 = 0;
+    for c in h.chunks(2) {
+        sum += u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32;
+    }
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
 /// Internet checksum of a TCP segment with the IPv4 pseudo-header (RFC 9293 §3.1).
 /// Over a segment whose checksum field is filled in, the result is 0.
 pub fn checksum(src_ip: [u8; 4], dst_ip: [u8; 4], tcp: &[u8]) -> u16 {

@@ -12,7 +12,7 @@
 mod emit;
 mod parse;
 
-pub use emit::{EmitError, checksum};
+pub use emit::{EmitError, checksum, ipv4_header_checksum};
 pub use parse::ParseError;
 
 use bytes::Bytes;
