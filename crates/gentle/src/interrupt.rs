@@ -24,3 +24,15 @@ pub fn install() {
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::Relaxed)
 }
+
+/// Asks the run in progress to stop, as Ctrl-C does (the Python package calls this
+/// when Python sees the signal).
+pub fn request() {
+    REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// Forgets an earlier request, before a new run (in a process that goes on after
+/// an interrupted run: the Python package).
+pub fn reset() {
+    REQUESTED.store(false, Ordering::SeqCst);
+}

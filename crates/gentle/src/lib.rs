@@ -1,8 +1,11 @@
 //! The `gentle` command's library: scenario files, the parallel runner, reports,
 //! plots (CDFs and time-sequence graphs), the built-in experiment catalogue, the
-//! benchmark, the analysis of captures, and real mode (`emulate`).
+//! benchmark, the analysis of captures, real mode (`emulate`), sweeps as jobs on
+//! local cores or a Ray cluster (`sweeping`) and the calls of the Python package
+//! (`api`).
 
 pub mod analyze;
+pub mod api;
 pub mod bench;
 pub mod catalogue;
 pub mod checks;
@@ -17,5 +20,6 @@ pub mod runner;
 pub mod sample;
 pub mod scenario;
 pub mod sinks;
+pub mod sweeping;
 pub mod tsg;
 pub mod units;

@@ -233,6 +233,11 @@ enum Cmd {
         #[command(flatten)]
         run: EngineRun,
     },
+    /// Run every point of a scenario's [sweep] as an independent job, on this
+    /// machine's cores or a Ray cluster: records stream to Parquet (a file per point
+    /// in DIR/records/), then a table of every point's summary (DIR/points.parquet);
+    /// an interrupted sweep goes on with --resume.
+    Sweep(gentle::sweeping::command::SweepArgs),
     /// Measure the simulator's speed.
     Bench {
         /// Print JSON.
@@ -531,6 +536,7 @@ fn main() -> ExitCode {
         Cmd::Connect { run } => ExitCode::from(gentle::emulate::command::command(
             run.args(gentle::emulate::EngineEnd::Client, None),
         )),
+        Cmd::Sweep(args) => ExitCode::from(gentle::sweeping::command::command(args)),
         Cmd::Bench { json, full } => {
             let r = bench::run(full);
             if json {

@@ -1,0 +1,164 @@
+//! `gentle sweep FILE.toml --out DIR`: the local backend in this process, or the
+//! Ray backend through the Python package (Ray is a Python system; the package's
+//! `python -m gentle sweep` drives it with the same jobs and the same store).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use super::store::Store;
+use super::{Job, JobError, JobSpec, local};
+
+/// Where the points run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// This machine's cores.
+    Local,
+    /// A Ray cluster: a new local one, or the one at --address.
+    Ray,
+}
+
+/// The arguments of `gentle sweep`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct SweepArgs {
+    /// The scenario file; its [sweep] grid gives the points (a file without one is a
+    /// single point).
+    pub scenario: PathBuf,
+    /// Where the results go: DIR/points.parquet and DIR/records/point-NNNNNN.parquet.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Run only the matching points: `AXIS=VALUE[,AXIS=VALUE...]`.
+    #[arg(long, value_name = "AXIS=VALUE,...")]
+    pub point: Option<String>,
+    /// Trials of every point.
+    #[arg(long)]
+    pub trials: Option<u64>,
+    /// The sweep's seed: each point derives its own from it and its coordinates.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Every point's smaller trial count (`quick_trials`).
+    #[arg(long)]
+    pub quick: bool,
+    /// Go on with the sweep in DIR: run only the points it does not hold yet.
+    #[arg(long, conflicts_with = "force")]
+    pub resume: bool,
+    /// Replace the results of an earlier sweep in DIR.
+    #[arg(long)]
+    pub force: bool,
+    /// Where the points run.
+    #[arg(long, value_enum, default_value_t = Backend::Local)]
+    pub backend: Backend,
+    /// The Ray cluster's address (`ray start --head` prints it); without it a
+    /// local Ray instance is started. Implies --backend ray.
+    #[arg(long, value_name = "ADDR")]
+    pub address: Option<String>,
+    /// Worker threads of the local backend (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// The job of `gentle sweep`'s arguments.
+pub fn job(a: &SweepArgs) -> Result<Job, JobError> {
+    let text = std::fs::read_to_string(&a.scenario)
+        .map_err(|e| JobError::Input(format!("cannot read {}: {e}", a.scenario.display())))?;
+    if a.threads == Some(0) {
+        return Err(JobError::Input(
+            "--threads 0: at least one worker thread is needed".into(),
+        ));
+    }
+    Job::new(JobSpec {
+        file: a.scenario.display().to_string(),
+        text,
+        point: a.point.clone(),
+        seed: a.seed,
+        trials: a.trials,
+        quick: a.quick,
+    })
+}
+
+/// Runs `gentle sweep`; the exit status.
+pub fn command(a: SweepArgs) -> u8 {
+    let ray = a.backend == Backend::Ray || a.address.is_some();
+    let job = match job(&a) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("{e}");
+            return e.exit_code();
+        }
+    };
+    if ray {
+        return through_python(&a);
+    }
+    crate::interrupt::install();
+    let res = Store::open(&a.out, &job, a.resume, a.force)
+        .and_then(|mut store| local::run(&job, &mut store, a.threads, true));
+    match res {
+        Ok(out) => {
+            println!("{}", local::report(&job, &out, &a.out));
+            0
+        }
+        Err(JobError::Interrupted) => {
+            eprintln!(
+                "interrupted: the finished points are in {}; `--resume` runs the rest",
+                a.out.display()
+            );
+            crate::interrupt::EXIT_INTERRUPTED
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// The Ray backend: `python3 -m gentle sweep ...` with the same arguments (the
+/// interpreter from `GENTLE_PYTHON`, else `python3`).
+fn through_python(a: &SweepArgs) -> u8 {
+    let python = std::env::var("GENTLE_PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = Command::new(&python)
+        .args(["-c", "import gentle, ray"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!(
+            "error: --backend ray runs through gentle's Python package and Ray, which \
+             `{python}` cannot import: `pip install ./python ray` (see the README), or \
+             name another interpreter in GENTLE_PYTHON"
+        );
+        return 2;
+    }
+    let mut cmd = Command::new(&python);
+    cmd.args(["-m", "gentle", "sweep"])
+        .arg(&a.scenario)
+        .arg("--out")
+        .arg(&a.out)
+        .args(["--backend", "ray"]);
+    if let Some(p) = &a.point {
+        cmd.args(["--point", p]);
+    }
+    if let Some(t) = a.trials {
+        cmd.args(["--trials", &t.to_string()]);
+    }
+    if let Some(s) = a.seed {
+        cmd.args(["--seed", &s.to_string()]);
+    }
+    if let Some(addr) = &a.address {
+        cmd.args(["--address", addr]);
+    }
+    for (on, flag) in [
+        (a.quick, "--quick"),
+        (a.resume, "--resume"),
+        (a.force, "--force"),
+    ] {
+        if on {
+            cmd.arg(flag);
+        }
+    }
+    match cmd.status() {
+        Ok(s) => s.code().map_or(1, |c| c.clamp(0, 255) as u8),
+        Err(e) => {
+            eprintln!("error: cannot run {python}: {e}");
+            1
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The records table: one row per exchange of every trial and variant, with the
+//! sweep point's coordinates when it has any — `gentle run`'s `records.csv` as
+//! typed columns (times in milliseconds, unrounded; absent ones null).
+
+use gentle_sim::record::ExchangeRecord;
+
+use super::table::{Column, Table, Writer};
+use crate::runner::metric_of;
+use crate::scenario::{Filter, Metric, Scenario};
+
+/// The records table's columns after the point's, in order.
+pub const RECORD_COLUMNS: &[&str] = &[
+    "variant",
+    "trial",
+    "workload",
+    "index",
+    "request_bytes",
+    "response_bytes",
+    "complete",
+    "ranked",
+    "metric_ms",
+    "server_ms",
+    "client_ms",
+    "fin_ms",
+    "t_recover_ms",
+    "t_total_ms",
+    "fast_retrans",
+    "timeouts",
+    "slow_start_retrans",
+    "syn_retrans",
+    "recoveries",
+    "undos",
+    "retrans_segs",
+    "bytes_sent",
+    "packets_dropped",
+    "unfinished",
+];
+
+/// Rows kept in memory before they are written as a row group.
+const ROW_GROUP: usize = 65_536;
+
+/// The records of one scenario (or sweep point), written as they come.
+pub struct RecordsFile {
+    table: Table,
+    writer: Writer,
+    /// `point` and the axis labels, repeated on every row.
+    point: Option<(i64, Vec<String>)>,
+    rows: u64,
+}
+
+impl RecordsFile {
+    /// A table for `scn`'s records; `point` is the point's index in the grid, for a
+    /// sweep (its coordinates come from the scenario).
+    pub fn new(scn: &Scenario, point: Option<usize>) -> Result<RecordsFile, String> {
+        let mut cols = Vec::new();
+        let point = point.map(|i| {
+            cols.push(Column::i64("point"));
+            for (axis, _) in &scn.point {
+                cols.push(Column::str(axis));
+            }
+            (
+                i as i64,
+                scn.point.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>(),
+            )
+        });
+        for &name in RECORD_COLUMNS {
+            cols.push(match name {
+                "variant" | "workload" => Column::str(name),
+                "complete" | "ranked" => Column::bool(name),
+                "unfinished" => Column::opt_str(name),
+                n if n.ends_with("_ms") => Column::opt_f64(name),
+                _ => Column::i64(name),
+            });
+        }
+        let table = Table::new(cols);
+        let writer = Writer::new(&table)?;
+        Ok(RecordsFile {
+            table,
+            writer,
+            point,
+            rows: 0,
+        })
+    }
+
+    /// Adds the records of variant `variant`.
+    pub fn push(
+        &mut self,
+        scn: &Scenario,
+        variant: &str,
+        recs: &[ExchangeRecord],
+    ) -> Result<(), String> {
+        let ms = |x: Option<u64>| x.map(|v| v as f64 / 1e6);
+        for r in recs {
+            let mut c = self.table.cols.iter_mut();
+            let mut next = || c.next().expect("a column per value");
+            if let Some((i, labels)) = &self.point {
+                next().push_i64(Some(*i));
+                for l in labels {
+                    next().push_str(Some(l));
+                }
+            }
+            let wl = scn.workloads.get(r.workload as usize);
+            next().push_str(Some(variant));
+            next().push_i64(Some(r.trial as i64));
+            next().push_str(Some(wl.map_or("?", |w| w.name.as_str())));
+            next().push_i64(Some(i64::from(r.index)));
+            next().push_i64(Some(r.request_bytes as i64));
+            next().push_i64(Some(r.response_bytes as i64));
+            next().push_bool(Some(r.complete));
+            next().push_bool(Some(ranked(scn, wl.is_some_and(|w| w.measure), r)));
+            next().push_f64(ms(metric_of(scn.metric, r)));
+            next().push_f64(ms(r.server_ns));
+            next().push_f64(ms(r.client_ns));
+            next().push_f64(ms(r.fin_ns));
+            next().push_f64(ms(r.t_recover_ns));
+            next().push_f64(ms(r.t_total_ns));
+            for x in [
+                r.fast_retrans,
+                r.timeouts,
+                r.slow_start_retrans,
+                r.syn_retrans,
+                r.recoveries,
+                r.undos,
+                r.retrans_segs,
+            ] {
+                next().push_i64(Some(i64::from(x)));
+            }
+            next().push_i64(Some(r.bytes_sent as i64));
+            next().push_i64(Some(i64::from(r.packets_dropped)));
+            let why = r.unfinished.map(|u| format!("{u:?}").to_lowercase());
+            next().push_str(why.as_deref());
+        }
+        self.rows += recs.len() as u64;
+        if self.table.rows() >= ROW_GROUP {
+            self.writer.write(&mut self.table)?;
+        }
+        Ok(())
+    }
+
+    /// Rows so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// The file's bytes, with `metadata`.
+    pub fn finish(mut self, metadata: &[(&str, String)]) -> Result<Vec<u8>, String> {
+        self.writer.write(&mut self.table)?;
+        self.writer.finish(metadata)
+    }
+}
+
+/// Whether a record is in the scenario's latency sample: a complete exchange of a
+/// measured workload that the scenario's filter ranks, with a value of its metric
+/// (page-load scenarios rank pages, not exchanges).
+pub fn ranked(scn: &Scenario, measured: bool, r: &ExchangeRecord) -> bool {
+    let kept = match scn.filter {
+        Filter::All => true,
+        Filter::Retransmitted => r.had_retransmission(),
+        Filter::Lost => r.had_loss(),
+    };
+    measured
+        && kept
+        && r.complete
+        && scn.metric != Metric::Page
+        && metric_of(scn.metric, r).is_some()
+}

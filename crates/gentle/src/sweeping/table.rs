@@ -1,0 +1,254 @@
+//! Tables written as Apache Parquet files: typed columns, nullable ones with their
+//! definition levels, one row group per [`Writer::write`], Snappy compression. The
+//! bytes depend on the rows alone (no timestamps, a fixed `created_by`), so the same
+//! rows make the same file wherever they were computed.
+
+use std::sync::Arc;
+
+use parquet::basic::{Compression, LogicalType, Repetition, Type as Physical};
+use parquet::column::writer::ColumnWriter;
+use parquet::data_type::ByteArray;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::Type;
+
+/// A column's values: one per row, or one per non-null row when nullable.
+#[derive(Clone, Debug)]
+pub enum Values {
+    Bool(Vec<bool>),
+    I64(Vec<i64>),
+    F64(Vec<f64>),
+    Str(Vec<ByteArray>),
+}
+
+/// One column: its name, values and, when nullable, a definition level per row
+/// (1 present, 0 null).
+#[derive(Clone, Debug)]
+pub struct Column {
+    pub name: String,
+    pub values: Values,
+    pub defs: Option<Vec<i16>>,
+}
+
+impl Column {
+    fn new(name: &str, values: Values, nullable: bool) -> Column {
+        Column {
+            name: name.to_string(),
+            values,
+            defs: nullable.then(Vec::new),
+        }
+    }
+    pub fn bool(name: &str) -> Column {
+        Column::new(name, Values::Bool(Vec::new()), false)
+    }
+    pub fn i64(name: &str) -> Column {
+        Column::new(name, Values::I64(Vec::new()), false)
+    }
+    pub fn opt_i64(name: &str) -> Column {
+        Column::new(name, Values::I64(Vec::new()), true)
+    }
+    pub fn opt_f64(name: &str) -> Column {
+        Column::new(name, Values::F64(Vec::new()), true)
+    }
+    pub fn str(name: &str) -> Column {
+        Column::new(name, Values::Str(Vec::new()), false)
+    }
+    pub fn opt_str(name: &str) -> Column {
+        Column::new(name, Values::Str(Vec::new()), true)
+    }
+    pub fn opt_bool(name: &str) -> Column {
+        Column::new(name, Values::Bool(Vec::new()), true)
+    }
+
+    fn def(&mut self, present: bool) {
+        if let Some(d) = &mut self.defs {
+            d.push(i16::from(present));
+        }
+    }
+    pub fn push_bool(&mut self, x: Option<bool>) {
+        self.def(x.is_some());
+        if let (Values::Bool(v), Some(x)) = (&mut self.values, x) {
+            v.push(x);
+        }
+    }
+    pub fn push_i64(&mut self, x: Option<i64>) {
+        self.def(x.is_some());
+        if let (Values::I64(v), Some(x)) = (&mut self.values, x) {
+            v.push(x);
+        }
+    }
+    pub fn push_f64(&mut self, x: Option<f64>) {
+        // NaN is no number: stored as null.
+        let x = x.filter(|x| !x.is_nan());
+        self.def(x.is_some());
+        if let (Values::F64(v), Some(x)) = (&mut self.values, x) {
+            v.push(x);
+        }
+    }
+    pub fn push_str(&mut self, x: Option<&str>) {
+        self.def(x.is_some());
+        if let (Values::Str(v), Some(x)) = (&mut self.values, x) {
+            v.push(ByteArray::from(x.as_bytes().to_vec()));
+        }
+    }
+
+    fn len(&self) -> usize {
+        match (&self.defs, &self.values) {
+            (Some(d), _) => d.len(),
+            (None, Values::Bool(v)) => v.len(),
+            (None, Values::I64(v)) => v.len(),
+            (None, Values::F64(v)) => v.len(),
+            (None, Values::Str(v)) => v.len(),
+        }
+    }
+
+    fn clear(&mut self) {
+        if let Some(d) = &mut self.defs {
+            d.clear();
+        }
+        match &mut self.values {
+            Values::Bool(v) => v.clear(),
+            Values::I64(v) => v.clear(),
+            Values::F64(v) => v.clear(),
+            Values::Str(v) => v.clear(),
+        }
+    }
+
+    fn schema(&self) -> Type {
+        let (physical, logical) = match self.values {
+            Values::Bool(_) => (Physical::BOOLEAN, None),
+            Values::I64(_) => (Physical::INT64, None),
+            Values::F64(_) => (Physical::DOUBLE, None),
+            Values::Str(_) => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
+        };
+        let rep = if self.defs.is_some() {
+            Repetition::OPTIONAL
+        } else {
+            Repetition::REQUIRED
+        };
+        Type::primitive_type_builder(&self.name, physical)
+            .with_repetition(rep)
+            .with_logical_type(logical)
+            .build()
+            .expect("a valid column type")
+    }
+}
+
+/// Columns of equal length: the rows not yet written.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    pub cols: Vec<Column>,
+}
+
+impl Table {
+    pub fn new(cols: Vec<Column>) -> Table {
+        Table { cols }
+    }
+    pub fn rows(&self) -> usize {
+        self.cols.first().map_or(0, Column::len)
+    }
+    /// The column named `name`.
+    pub fn col(&mut self, name: &str) -> &mut Column {
+        self.cols
+            .iter_mut()
+            .find(|c| c.name == name)
+            .expect("a column of the table")
+    }
+    fn schema(&self) -> Arc<Type> {
+        let fields = self.cols.iter().map(|c| Arc::new(c.schema())).collect();
+        Arc::new(
+            Type::group_type_builder("gentle")
+                .with_fields(fields)
+                .build()
+                .expect("a valid schema"),
+        )
+    }
+}
+
+/// A Parquet file being written into memory.
+pub struct Writer {
+    w: SerializedFileWriter<Vec<u8>>,
+}
+
+fn err(e: parquet::errors::ParquetError) -> String {
+    format!("writing Parquet: {e}")
+}
+
+impl Writer {
+    /// A file with `table`'s columns.
+    pub fn new(table: &Table) -> Result<Writer, String> {
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_created_by("gentle".to_string())
+            .build();
+        let w =
+            SerializedFileWriter::new(Vec::new(), table.schema(), Arc::new(props)).map_err(err)?;
+        Ok(Writer { w })
+    }
+
+    /// Writes the table's rows as one row group (nothing when it has none) and
+    /// empties it.
+    pub fn write(&mut self, table: &mut Table) -> Result<(), String> {
+        if table.rows() == 0 {
+            return Ok(());
+        }
+        let mut rg = self.w.next_row_group().map_err(err)?;
+        let mut cols = table.cols.iter();
+        while let Some(mut cw) = rg.next_column().map_err(err)? {
+            let c = cols.next().expect("a column per schema field");
+            let defs = c.defs.as_deref();
+            match (&c.values, cw.untyped()) {
+                (Values::Bool(v), ColumnWriter::BoolColumnWriter(w)) => {
+                    w.write_batch(v, defs, None).map_err(err)?;
+                }
+                (Values::I64(v), ColumnWriter::Int64ColumnWriter(w)) => {
+                    w.write_batch(v, defs, None).map_err(err)?;
+                }
+                (Values::F64(v), ColumnWriter::DoubleColumnWriter(w)) => {
+                    w.write_batch(v, defs, None).map_err(err)?;
+                }
+                (Values::Str(v), ColumnWriter::ByteArrayColumnWriter(w)) => {
+                    w.write_batch(v, defs, None).map_err(err)?;
+                }
+                _ => unreachable!("the schema follows the columns"),
+            }
+            cw.close().map_err(err)?;
+        }
+        rg.close().map_err(err)?;
+        for c in &mut table.cols {
+            c.clear();
+        }
+        Ok(())
+    }
+
+    /// Closes the file with key-value metadata; its bytes.
+    pub fn finish(mut self, metadata: &[(&str, String)]) -> Result<Vec<u8>, String> {
+        for (k, v) in metadata {
+            self.w
+                .append_key_value_metadata(KeyValue::new(k.to_string(), v.clone()));
+        }
+        self.w.into_inner().map_err(err)
+    }
+}
+
+/// A whole table as a Parquet file's bytes.
+pub fn to_bytes(mut table: Table, metadata: &[(&str, String)]) -> Result<Vec<u8>, String> {
+    let mut w = Writer::new(&table)?;
+    w.write(&mut table)?;
+    w.finish(metadata)
+}
+
+/// The value of key `key` in a Parquet file's key-value metadata, and its number
+/// of rows.
+pub fn read_metadata(bytes: Vec<u8>, key: &str) -> Result<(Option<String>, i64), String> {
+    let r = SerializedFileReader::new(bytes::Bytes::from(bytes))
+        .map_err(|e| format!("not a Parquet file: {e}"))?;
+    let fm = r.metadata().file_metadata();
+    let v = fm
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|x| x.key == key))
+        .and_then(|x| x.value.clone());
+    Ok((v, fm.num_rows()))
+}

@@ -1,0 +1,447 @@
+//! `gentle._gentle`: the Rust side of gentle's Python package. It calls the
+//! `gentle` crate directly (no subprocess): runs release the GIL and run on a
+//! thread of their own while the calling thread watches for Ctrl-C, which stops the
+//! run between waves of trials and raises `KeyboardInterrupt`. Errors become the
+//! package's exceptions with the command's message and exit status. The Python
+//! modules in `python/gentle/` wrap these calls in the documented API.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use gentle::sweeping::store::Store;
+use gentle::sweeping::{Job, JobError, JobSpec, PointOutput, local};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyRuntimeError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+create_exception!(
+    _gentle,
+    GentleError,
+    PyException,
+    "A gentle error; `exit_code` is the status the command exits with."
+);
+create_exception!(
+    _gentle,
+    ScenarioError,
+    GentleError,
+    "A scenario that does not read: `file`, `line`, `column` say where (exit status 2)."
+);
+create_exception!(
+    _gentle,
+    InputError,
+    GentleError,
+    "Bad input other than a scenario's text: an argument, a file, a directory (exit status 2)."
+);
+create_exception!(
+    _gentle,
+    RunError,
+    GentleError,
+    "A run that went wrong, or results that could not be written (exit status 1)."
+);
+
+/// The Python exception of a job error.
+fn to_py(py: Python<'_>, e: JobError) -> PyErr {
+    let code = e.exit_code();
+    let err = match &e {
+        JobError::Scenario(s) => {
+            let err = ScenarioError::new_err(s.to_string());
+            let v = err.value(py);
+            let _ = v.setattr("file", s.file.clone());
+            let _ = v.setattr("line", s.line);
+            let _ = v.setattr("column", s.column);
+            let _ = v.setattr("message", s.message.clone());
+            err
+        }
+        JobError::Input(m) => InputError::new_err(m.clone()),
+        JobError::Run(m) => RunError::new_err(m.clone()),
+        JobError::Interrupted => return PyKeyboardInterrupt::new_err("interrupted"),
+    };
+    let _ = err.value(py).setattr("exit_code", code);
+    err
+}
+
+/// Runs `f` on a thread of its own without the GIL; on Ctrl-C (a pending Python
+/// signal) asks gentle to stop, waits for it, and raises the signal's exception.
+fn interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    gentle::interrupt::reset();
+    let mut signal: Option<PyErr> = None;
+    let joined = py.detach(|| {
+        std::thread::scope(|s| {
+            let h = s.spawn(f);
+            while !h.is_finished() {
+                std::thread::sleep(Duration::from_millis(20));
+                if signal.is_none()
+                    && let Err(e) = Python::attach(|py| py.check_signals())
+                {
+                    gentle::interrupt::request();
+                    signal = Some(e);
+                }
+            }
+            h.join()
+        })
+    });
+    gentle::interrupt::reset();
+    if let Some(e) = signal {
+        return Err(e);
+    }
+    joined.map_err(|_| PyRuntimeError::new_err("gentle panicked (a bug: please report it)"))
+}
+
+/// Runs `f` on `threads` threads (all cores without).
+fn on_threads<T: Send>(
+    threads: Option<usize>,
+    f: impl FnOnce() -> Result<T, JobError> + Send,
+) -> Result<T, JobError> {
+    match threads {
+        None => f(),
+        Some(0) => Err(JobError::Input(
+            "threads=0: at least one worker thread is needed".into(),
+        )),
+        Some(t) => rayon_pool(t)?.install(f),
+    }
+}
+
+fn rayon_pool(t: usize) -> Result<rayon::ThreadPool, JobError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(t)
+        .build()
+        .map_err(|e| JobError::Run(format!("cannot start {t} threads: {e}")))
+}
+
+/// A scenario's TOML text from a dict of the file's keys (as JSON text).
+#[pyfunction]
+fn dict_to_toml(py: Python<'_>, json: &str) -> PyResult<String> {
+    let v: serde_json::Value = serde_json::from_str(json)
+        .map_err(|e| to_py(py, JobError::Input(format!("scenario dict: {e}"))))?;
+    if !v.is_object() {
+        return Err(to_py(
+            py,
+            JobError::Input("a scenario dict must be a mapping of the file's keys".into()),
+        ));
+    }
+    toml::to_string(&v).map_err(|e| {
+        to_py(
+            py,
+            JobError::Input(format!("the scenario dict has no TOML form: {e}")),
+        )
+    })
+}
+
+fn spec(
+    file: String,
+    text: String,
+    point: Option<String>,
+    seed: Option<u64>,
+    trials: Option<u64>,
+    quick: bool,
+) -> JobSpec {
+    JobSpec {
+        file,
+        text,
+        point,
+        seed,
+        trials,
+        quick,
+    }
+}
+
+/// Runs a scenario: (summary JSON, records as Parquet bytes, report text).
+#[pyfunction]
+#[pyo3(signature = (text, file, point=None, seed=None, trials=None, quick=false, threads=None, out=None, force=false))]
+#[allow(clippy::too_many_arguments)]
+fn run<'py>(
+    py: Python<'py>,
+    text: String,
+    file: String,
+    point: Option<String>,
+    seed: Option<u64>,
+    trials: Option<u64>,
+    quick: bool,
+    threads: Option<usize>,
+    out: Option<PathBuf>,
+    force: bool,
+) -> PyResult<(String, Bound<'py, PyBytes>, String)> {
+    let s = spec(file, text, point, seed, trials, quick);
+    let r = interruptible(py, || {
+        on_threads(threads, || {
+            gentle::api::run(s, out.as_deref().map(|d| (d, force)))
+        })
+    })?
+    .map_err(|e| to_py(py, e))?;
+    Ok((r.summary.to_string(), PyBytes::new(py, &r.records), r.text))
+}
+
+/// Runs a built-in experiment: (report text, JSON document).
+#[pyfunction]
+#[pyo3(signature = (name, quick=false, threads=None, out=None, force=false))]
+fn reproduce(
+    py: Python<'_>,
+    name: String,
+    quick: bool,
+    threads: Option<usize>,
+    out: Option<PathBuf>,
+    force: bool,
+) -> PyResult<(String, String)> {
+    let (text, json) = interruptible(py, || {
+        on_threads(threads, || {
+            gentle::api::reproduce(&name, quick, out.as_deref().map(|d| (d, force)))
+        })
+    })?
+    .map_err(|e| to_py(py, e))?;
+    Ok((text, json.to_string()))
+}
+
+/// The built-in experiments: (name, summary, kind) in `reproduce --list` order.
+#[pyfunction]
+fn experiments() -> Vec<(String, String, String)> {
+    gentle::api::experiments()
+        .into_iter()
+        .map(|e| (e.name.into(), e.summary.into(), e.kind.into()))
+        .collect()
+}
+
+/// A built-in scenario's (file, text), if `name` is one.
+#[pyfunction]
+fn builtin_scenario(name: &str) -> Option<(String, String)> {
+    gentle::api::builtin_scenario(name).map(|(f, t)| (f, t.to_string()))
+}
+
+/// Analyses a capture: `gentle analyze --json`'s document.
+#[pyfunction]
+#[pyo3(signature = (path, server=None, server_port=None, client_side=false))]
+fn analyze(
+    py: Python<'_>,
+    path: PathBuf,
+    server: Option<String>,
+    server_port: Option<u16>,
+    client_side: bool,
+) -> PyResult<String> {
+    let server = match server.map(|s| s.parse::<std::net::IpAddr>().map_err(|e| (s, e))) {
+        None => None,
+        Some(Ok(a)) => Some(a),
+        Some(Err((s, e))) => {
+            return Err(to_py(
+                py,
+                JobError::Input(format!("server={s:?}: not an IP address ({e})")),
+            ));
+        }
+    };
+    let opts = gentle_analyze::Options {
+        server,
+        server_port,
+        point: if client_side {
+            gentle_analyze::CapturePoint::Client
+        } else {
+            gentle_analyze::CapturePoint::Server
+        },
+        keep_retransmissions: false,
+    };
+    let doc = interruptible(py, || gentle::api::analyze(&path, opts))?.map_err(|e| to_py(py, e))?;
+    Ok(doc.to_string())
+}
+
+/// A sweep: its points, where its results go, and the calls that run it locally or
+/// hand its points to other workers (the Ray backend).
+#[pyclass(module = "gentle._gentle")]
+struct SweepJob {
+    job: Job,
+    store: Option<Store>,
+    out: Option<PathBuf>,
+}
+
+impl SweepJob {
+    fn store(&mut self) -> PyResult<&mut Store> {
+        self.store
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("open() the sweep's directory first"))
+    }
+}
+
+#[pymethods]
+impl SweepJob {
+    #[new]
+    #[pyo3(signature = (text, file, point=None, seed=None, trials=None, quick=false))]
+    fn new(
+        py: Python<'_>,
+        text: String,
+        file: String,
+        point: Option<String>,
+        seed: Option<u64>,
+        trials: Option<u64>,
+        quick: bool,
+    ) -> PyResult<SweepJob> {
+        let job =
+            Job::new(spec(file, text, point, seed, trials, quick)).map_err(|e| to_py(py, e))?;
+        Ok(SweepJob {
+            job,
+            store: None,
+            out: None,
+        })
+    }
+
+    /// What a worker needs to run any point (JSON).
+    fn spec(&self) -> String {
+        serde_json::to_string(&self.job.spec).expect("serialisable")
+    }
+
+    /// The scenario's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.job.sweep.name.clone()
+    }
+
+    /// The axes' names.
+    #[getter]
+    fn axes(&self) -> Vec<String> {
+        self.job.sweep.axes.iter().map(|a| a.name.clone()).collect()
+    }
+
+    /// The chosen points' grid indices.
+    #[getter]
+    fn selected(&self) -> Vec<usize> {
+        self.job.selected.clone()
+    }
+
+    /// Point `i`'s coordinates.
+    fn coords(&self, i: usize) -> Vec<(String, String)> {
+        self.job
+            .sweep
+            .points
+            .get(i)
+            .map(|p| p.coords.clone())
+            .unwrap_or_default()
+    }
+
+    /// Trial runs (trials × variants) of point `i`.
+    fn work(&self, i: usize) -> u64 {
+        self.job.work(i)
+    }
+
+    /// Opens the output directory (`resume` keeps the points it holds).
+    #[pyo3(signature = (out, resume=false, force=false))]
+    fn open(&mut self, py: Python<'_>, out: PathBuf, resume: bool, force: bool) -> PyResult<()> {
+        let st = Store::open(&out, &self.job, resume, force).map_err(|e| to_py(py, e))?;
+        self.store = Some(st);
+        self.out = Some(out);
+        Ok(())
+    }
+
+    /// The chosen points not written yet.
+    fn pending(&mut self, py: Python<'_>) -> PyResult<Vec<usize>> {
+        let job = &self.job;
+        let st = self
+            .store
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("open() the sweep's directory first"))?;
+        let _ = py;
+        Ok(st.pending(job))
+    }
+
+    /// Points written so far.
+    fn done(&self) -> usize {
+        self.store.as_ref().map_or(0, Store::done)
+    }
+
+    /// `pending` cut into tasks of about `target` trial runs, at least `min_tasks`.
+    fn chunks(&self, pending: Vec<usize>, target: u64, min_tasks: usize) -> Vec<Vec<usize>> {
+        self.job.chunks(&pending, target, min_tasks)
+    }
+
+    /// Seconds one trial run takes here, measured on up to `trials` trials of every
+    /// variant of point `i` (a calibration: nothing is kept).
+    fn calibrate(&self, py: Python<'_>, i: usize, trials: u64) -> PyResult<f64> {
+        let job = &self.job;
+        interruptible(py, || job.calibrate(i, trials))
+    }
+
+    /// Writes a point file made by `run_points` (anywhere) into the directory.
+    fn commit(&mut self, py: Python<'_>, index: usize, data: &[u8]) -> PyResult<()> {
+        let out = PointOutput {
+            index,
+            parquet: data.to_vec(),
+            summary: serde_json::Value::Null,
+            seconds: 0.0,
+        };
+        self.store()?.commit(&out).map_err(|e| to_py(py, e))
+    }
+
+    /// Runs the pending points here (the local backend); returns the report.
+    #[pyo3(signature = (threads=None, progress=true))]
+    fn run_local(
+        &mut self,
+        py: Python<'_>,
+        threads: Option<usize>,
+        progress: bool,
+    ) -> PyResult<String> {
+        let job = &self.job;
+        let out_dir = self.out.clone().unwrap_or_default();
+        let st = self
+            .store
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("open() the sweep's directory first"))?;
+        let res = interruptible(py, || local::run(job, st, threads, progress))?;
+        let outcome = res.map_err(|e| to_py(py, e))?;
+        Ok(local::report(job, &outcome, &out_dir))
+    }
+
+    /// Once every point is written: the summary table; returns the report of a
+    /// sweep that took `seconds` and ran `ran` points now.
+    fn finish(&mut self, py: Python<'_>, ran: usize, seconds: f64) -> PyResult<String> {
+        let job = &self.job;
+        let out_dir = self.out.clone().unwrap_or_default();
+        let st = self
+            .store
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("open() the sweep's directory first"))?;
+        let summaries = st.finish(job).map_err(|e| to_py(py, e))?;
+        let outcome = local::Outcome {
+            summaries,
+            ran,
+            kept: st.done().saturating_sub(ran),
+            rows: st.rows(),
+            seconds,
+        };
+        Ok(local::report(job, &outcome, &out_dir))
+    }
+}
+
+/// Runs points of a sweep (a worker's task): [(index, Parquet bytes, seconds)].
+#[pyfunction]
+#[pyo3(signature = (spec, indices, threads=None))]
+fn run_points<'py>(
+    py: Python<'py>,
+    spec: &str,
+    indices: Vec<usize>,
+    threads: Option<usize>,
+) -> PyResult<Vec<(usize, Bound<'py, PyBytes>, f64)>> {
+    let spec: JobSpec = serde_json::from_str(spec)
+        .map_err(|e| to_py(py, JobError::Input(format!("a sweep's spec: {e}"))))?;
+    let outs = interruptible(py, || {
+        Job::new(spec).and_then(|job| job.run_points(&indices, threads))
+    })?
+    .map_err(|e| to_py(py, e))?;
+    Ok(outs
+        .into_iter()
+        .map(|o| (o.index, PyBytes::new(py, &o.parquet), o.seconds))
+        .collect())
+}
+
+#[pymodule]
+fn _gentle(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("GentleError", py.get_type::<GentleError>())?;
+    m.add("ScenarioError", py.get_type::<ScenarioError>())?;
+    m.add("InputError", py.get_type::<InputError>())?;
+    m.add("RunError", py.get_type::<RunError>())?;
+    m.add_class::<SweepJob>()?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(reproduce, m)?)?;
+    m.add_function(wrap_pyfunction!(experiments, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(dict_to_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(run_points, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,95 @@
+"""Type hints of gentle's native module (Rust, built by maturin)."""
+
+from typing import List, Optional, Tuple
+
+__version__: str
+
+class GentleError(Exception):
+    """A gentle error; ``exit_code`` is the status the command exits with."""
+
+    exit_code: int
+
+class ScenarioError(GentleError):
+    """A scenario that does not read, at ``file:line:column`` (exit status 2)."""
+
+    file: str
+    line: int
+    column: int
+    message: str
+
+class InputError(GentleError):
+    """Bad input other than a scenario's text (exit status 2)."""
+
+class RunError(GentleError):
+    """A run that went wrong, or results that could not be written (exit status 1)."""
+
+def run(
+    text: str,
+    file: str,
+    point: Optional[str] = None,
+    seed: Optional[int] = None,
+    trials: Optional[int] = None,
+    quick: bool = False,
+    threads: Optional[int] = None,
+    out: Optional[str] = None,
+    force: bool = False,
+) -> Tuple[str, bytes, str]:
+    """Runs a scenario: (summary JSON, records as Parquet bytes, report text)."""
+
+def reproduce(
+    name: str,
+    quick: bool = False,
+    threads: Optional[int] = None,
+    out: Optional[str] = None,
+    force: bool = False,
+) -> Tuple[str, str]:
+    """Runs a built-in experiment: (report text, JSON document)."""
+
+def experiments() -> List[Tuple[str, str, str]]:
+    """The built-in experiments: (name, summary, kind)."""
+
+def builtin_scenario(name: str) -> Optional[Tuple[str, str]]:
+    """A built-in scenario's (file, text), if ``name`` is one."""
+
+def analyze(
+    path: str,
+    server: Optional[str] = None,
+    server_port: Optional[int] = None,
+    client_side: bool = False,
+) -> str:
+    """Analyses a capture: ``gentle analyze --json``'s document."""
+
+def dict_to_toml(json: str) -> str:
+    """A scenario's TOML text from a dict of the file's keys (as JSON text)."""
+
+def run_points(
+    spec: str, indices: List[int], threads: Optional[int] = None
+) -> List[Tuple[int, bytes, float]]:
+    """Runs points of a sweep (a worker's task): (index, Parquet bytes, seconds)."""
+
+class SweepJob:
+    """A sweep: its points, where its results go, and how they run."""
+
+    name: str
+    axes: List[str]
+    selected: List[int]
+    def __init__(
+        self,
+        text: str,
+        file: str,
+        point: Optional[str] = None,
+        seed: Optional[int] = None,
+        trials: Optional[int] = None,
+        quick: bool = False,
+    ) -> None: ...
+    def spec(self) -> str: ...
+    def coords(self, i: int) -> List[Tuple[str, str]]: ...
+    def work(self, i: int) -> int: ...
+    def open(self, out: str, resume: bool = False, force: bool = False) -> None: ...
+    def pending(self) -> List[int]: ...
+    def done(self) -> int: ...
+    def chunks(self, pending: List[int], target: int, min_tasks: int) -> List[List[int]]: ...
+    def calibrate(self, i: int, trials: int) -> float: ...
+    def commit(self, index: int, data: bytes) -> None: ...
+    def run_local(self, threads: Optional[int] = None, progress: bool = True) -> str: ...
+    def finish(self, ran: int, seconds: float) -> str: ...

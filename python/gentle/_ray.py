@@ -1,0 +1,124 @@
+"""The Ray backend of :func:`gentle.sweep`: points run as Ray tasks.
+
+Ray schedules the tasks, moves their results through its object store and reruns
+the task of a worker that dies (``max_retries``); gentle adds no scheduler of its
+own. A task runs a chunk of consecutive points with :func:`gentle._gentle.run_points`
+(on one thread: Ray gives each task one CPU) and returns each point's Parquet file,
+which the driver writes into the sweep's directory as it arrives. The files are the
+same bytes the local backend writes: a point's result depends on the scenario and
+the point alone.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any, List, Optional, Tuple
+
+#: Work per task, seconds at least: a task costs Ray a few milliseconds (scheduling,
+#: the object store), which this keeps under 5% of the work.
+TASK_SECONDS = 0.5
+#: Tasks per CPU of the cluster, at least, when there are enough points, so that
+#: every CPU stays busy until the end.
+TASKS_PER_CPU = 4
+#: Trials of every variant run once on the driver to measure a trial's cost.
+CALIBRATION_TRIALS = 32
+#: Runs of a task whose worker died, after the first.
+MAX_RETRIES = 3
+#: Fault injection for tests: when this environment variable names a file that does
+#: not exist yet, the first task creates it and kills its own worker process.
+FAULT_ONCE = "GENTLE_RAY_FAULT_ONCE"
+
+
+def _run_chunk(spec: str, indices: List[int]) -> List[Tuple[int, bytes, float]]:
+    """A task: runs points ``indices`` of the sweep ``spec`` on one thread."""
+    fault = os.environ.get(FAULT_ONCE)
+    if fault:
+        try:
+            fd = os.open(fault, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            pass
+        else:
+            os.close(fd)
+            os._exit(1)  # the worker dies; Ray runs the task again
+    from gentle import _gentle
+
+    return _gentle.run_points(spec, indices, threads=1)
+
+
+class _Progress:
+    """A progress bar over points on a terminal (tqdm when installed)."""
+
+    def __init__(self, total: int, name: str, show: bool) -> None:
+        self.bar: Any = None
+        self.total = total
+        self.done = 0
+        self.name = name
+        self.show = show and sys.stderr.isatty()
+        if self.show:
+            try:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, desc=name, unit="point")
+            except ImportError:
+                self.bar = None
+
+    def advance(self) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(1)
+        elif self.show:
+            print(f"\r{self.name}: {self.done}/{self.total} points", end="", file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        elif self.show:
+            print(file=sys.stderr)
+
+
+def run_on_ray(job: Any, address: Optional[str] = None, progress: bool = True) -> str:
+    """Runs the pending points of ``job`` (an opened ``SweepJob``) on Ray; the report."""
+    import ray
+
+    if not ray.is_initialized():
+        if address is not None:
+            ray.init(address=address)
+        else:
+            ray.init()
+    start = time.monotonic()
+    pending = job.pending()
+    tasks = 0
+    busy = 0.0
+    if pending:
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        per_run = job.calibrate(pending[0], CALIBRATION_TRIALS)
+        target = max(1, int(TASK_SECONDS / max(per_run, 1e-9)))
+        chunks = job.chunks(pending, target, cpus * TASKS_PER_CPU)
+        tasks = len(chunks)
+        remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_run_chunk)
+        spec = ray.put(job.spec())
+        futures = [remote.remote(spec, c) for c in chunks]
+        bar = _Progress(len(pending), job.name, progress)
+        try:
+            while futures:
+                done, futures = ray.wait(futures, num_returns=1)
+                for index, data, seconds in ray.get(done[0]):
+                    job.commit(index, data)
+                    busy += seconds
+                    bar.advance()
+        except KeyboardInterrupt:
+            for f in futures:
+                ray.cancel(f, force=True)
+            raise
+        finally:
+            bar.close()
+    wall = time.monotonic() - start
+    report: str = job.finish(len(pending), wall)
+    if tasks:
+        report += (
+            f"\nray: {tasks} tasks for {len(pending)} points, {busy:.1f} s of work in "
+            f"{wall:.1f} s"
+        )
+    return report
