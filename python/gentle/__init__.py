@@ -112,10 +112,24 @@ class Result:
         text: the report ``gentle run`` prints.
     """
 
-    def __init__(self, summary: Dict[str, Any], records: Any, text: str) -> None:
+    def __init__(self, summary: Dict[str, Any], records: Optional[bytes], text: str) -> None:
         self.summary = summary
-        self.records = records
         self.text = text
+        self._parquet = records
+        self._records: Any = None
+
+    @property
+    def records(self) -> Any:
+        """One row per exchange (decoded on first use from the Parquet table the run
+        made); ``None`` when the run was asked for no records."""
+        if self._records is None and self._parquet is not None:
+            self._records = _table(self._parquet)
+        return self._records
+
+    @property
+    def parquet(self) -> Optional[bytes]:
+        """The records as a Parquet file's bytes (what :attr:`records` decodes)."""
+        return self._parquet
 
     @property
     def counters(self) -> Dict[str, Dict[str, int]]:
@@ -152,6 +166,7 @@ def run(
     *,
     point: Optional[str] = None,
     quick: bool = False,
+    records: bool = True,
     out: Optional[Union[str, "os.PathLike[str]"]] = None,
     force: bool = False,
 ) -> Result:
@@ -167,6 +182,8 @@ def run(
         point: for a scenario with a ``[sweep]``, the one point to run
             (``"network=mobile,drops=5"``); :func:`sweep` runs them all.
         quick: use the scenario's ``quick_trials``.
+        records: keep every exchange's record (``Result.records``); without them
+            a run costs what ``gentle run --json`` does.
         out: also write ``gentle run --out``'s files there (records.csv,
             summary.json, cdf.png, cdf.svg).
         force: replace the results gentle wrote in ``out`` before.
@@ -186,10 +203,11 @@ def run(
         trials=trials,
         quick=quick,
         threads=threads,
+        records=records,
         out=None if out is None else os.fspath(out),
         force=force,
     )
-    return Result(json.loads(summary), _table(records), report)
+    return Result(json.loads(summary), records, report)
 
 
 class Experiment:

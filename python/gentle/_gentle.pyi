@@ -31,10 +31,11 @@ def run(
     trials: Optional[int] = None,
     quick: bool = False,
     threads: Optional[int] = None,
+    records: bool = True,
     out: Optional[str] = None,
     force: bool = False,
-) -> Tuple[str, bytes, str]:
-    """Runs a scenario: (summary JSON, records as Parquet bytes, report text)."""
+) -> Tuple[str, Optional[bytes], str]:
+    """Runs a scenario: (summary JSON, records as Parquet bytes or None, report text)."""
 
 def reproduce(
     name: str,

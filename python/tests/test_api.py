@@ -49,6 +49,14 @@ def test_run_returns_summary_records_and_counters():
         assert ranked["metric_ms"].min() <= v["latency_ms"]["p50"] <= ranked["metric_ms"].max()
 
 
+def test_records_can_be_left_out():
+    a = gentle.run(DEMO, trials=100, records=False)
+    b = gentle.run(DEMO, trials=100)
+    assert a.records is None and a.parquet is None
+    assert without_wall(a.summary) == without_wall(b.summary)
+    assert len(b.records) == sum(v["exchanges"] for v in b.summary["variants"])
+
+
 def test_run_matches_the_command_line():
     r = gentle.run(DEMO, trials=200, seed=3)
     out = cli(["run", str(DEMO), "--trials", "200", "--seed", "3", "--json"])

@@ -14,17 +14,22 @@ use crate::sweeping::{Job, JobError, JobSpec};
 use crate::{catalogue, interrupt, programs, report, sinks};
 
 /// A run's results: `gentle run --json`'s document, the records as a Parquet
-/// file's bytes, and the report as `gentle run` prints it.
+/// file's bytes (when asked for), and the report as `gentle run` prints it.
 pub struct RunOutput {
     pub summary: Value,
-    pub records: Vec<u8>,
+    pub records: Option<Vec<u8>>,
     pub text: String,
 }
 
 /// Runs a scenario (or one point of its sweep: `spec.point` must choose exactly
-/// one) on the current thread pool; with `out`, writes `gentle run --out`'s files
-/// there (`records.csv`, `summary.json`, `cdf.png`, `cdf.svg`).
-pub fn run(spec: JobSpec, out: Option<(&Path, bool)>) -> Result<RunOutput, JobError> {
+/// one) on the current thread pool, keeping its records if `records`; with `out`,
+/// writes `gentle run --out`'s files there (`records.csv`, `summary.json`,
+/// `cdf.png`, `cdf.svg`).
+pub fn run(
+    spec: JobSpec,
+    records: bool,
+    out: Option<(&Path, bool)>,
+) -> Result<RunOutput, JobError> {
     let job = Job::new(spec)?;
     let index = match job.selected.as_slice() {
         [i] => *i,
@@ -51,7 +56,7 @@ pub fn run(spec: JobSpec, out: Option<(&Path, bool)>) -> Result<RunOutput, JobEr
     let opts = RunOptions {
         trials,
         seed: scn.seed,
-        keep_records: true,
+        keep_records: records || staged.is_some(),
         progress: false,
         observe: runner::Observe {
             tsg: scn.tsg.then_some(0),
@@ -59,13 +64,17 @@ pub fn run(spec: JobSpec, out: Option<(&Path, bool)>) -> Result<RunOutput, JobEr
         },
     };
     let point = (!job.sweep.axes.is_empty()).then_some(index);
-    let mut file = RecordsFile::new(scn, point).map_err(JobError::Run)?;
+    let mut file = match records {
+        true => Some(RecordsFile::new(scn, point).map_err(JobError::Run)?),
+        false => None,
+    };
     let mut csv = sinks::CsvSink::open(staged.as_mut(), "").map_err(JobError::Run)?;
     let mut failed = None;
     let run = runner::run_streaming(scn, &opts, &mut |vi, recs| {
         csv.write(scn, vi, recs);
         if failed.is_none()
-            && let Err(e) = file.push(scn, &scn.variants[vi].name, recs)
+            && let Some(f) = file.as_mut()
+            && let Err(e) = f.push(scn, &scn.variants[vi].name, recs)
         {
             failed = Some(e);
         }
@@ -80,7 +89,10 @@ pub fn run(spec: JobSpec, out: Option<(&Path, bool)>) -> Result<RunOutput, JobEr
     csv_done.map_err(JobError::Run)?;
     let mut summary = report::json(scn, &run, trials, scn.seed);
     summary["experiment"] = Value::String(scn.name.clone());
-    let records = file.finish(&[]).map_err(JobError::Run)?;
+    let records = match file {
+        Some(f) => Some(f.finish(&[]).map_err(JobError::Run)?),
+        None => None,
+    };
     if let Some(st) = staged.as_mut() {
         let flows = sinks::flows(scn, &run);
         sinks::results(st, "", scn, &run, (trials, scn.seed), flows.as_deref())
@@ -148,6 +160,7 @@ pub fn reproduce(
                 quick,
                 ..Default::default()
             },
+            false,
             out,
         )?;
         return Ok((r.text, r.summary));

@@ -15,6 +15,12 @@ use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+/// Trials build and drop many small objects: mimalloc serves them faster than the
+/// system allocator (as in the `gentle` command). Only Rust's allocations use it;
+/// what Python receives is copied into Python's own objects.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 create_exception!(
     _gentle,
     GentleError,
@@ -146,9 +152,9 @@ fn spec(
     }
 }
 
-/// Runs a scenario: (summary JSON, records as Parquet bytes, report text).
+/// Runs a scenario: (summary JSON, records as Parquet bytes or None, report text).
 #[pyfunction]
-#[pyo3(signature = (text, file, point=None, seed=None, trials=None, quick=false, threads=None, out=None, force=false))]
+#[pyo3(signature = (text, file, point=None, seed=None, trials=None, quick=false, threads=None, records=true, out=None, force=false))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -159,17 +165,22 @@ fn run<'py>(
     trials: Option<u64>,
     quick: bool,
     threads: Option<usize>,
+    records: bool,
     out: Option<PathBuf>,
     force: bool,
-) -> PyResult<(String, Bound<'py, PyBytes>, String)> {
+) -> PyResult<(String, Option<Bound<'py, PyBytes>>, String)> {
     let s = spec(file, text, point, seed, trials, quick);
     let r = interruptible(py, || {
         on_threads(threads, || {
-            gentle::api::run(s, out.as_deref().map(|d| (d, force)))
+            gentle::api::run(s, records, out.as_deref().map(|d| (d, force)))
         })
     })?
     .map_err(|e| to_py(py, e))?;
-    Ok((r.summary.to_string(), PyBytes::new(py, &r.records), r.text))
+    Ok((
+        r.summary.to_string(),
+        r.records.map(|b| PyBytes::new(py, &b)),
+        r.text,
+    ))
 }
 
 /// Runs a built-in experiment: (report text, JSON document).

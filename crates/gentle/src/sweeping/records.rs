@@ -2,7 +2,11 @@
 //! sweep point's coordinates when it has any — `gentle run`'s `records.csv` as
 //! typed columns (times in milliseconds, unrounded; absent ones null).
 
-use gentle_sim::record::ExchangeRecord;
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread::JoinHandle;
+
+use bytes::Bytes;
+use gentle_sim::record::{ExchangeRecord, Unfinished};
 
 use super::table::{Column, Table, Writer};
 use crate::runner::metric_of;
@@ -38,14 +42,25 @@ pub const RECORD_COLUMNS: &[&str] = &[
 
 /// Rows kept in memory before they are written as a row group.
 const ROW_GROUP: usize = 65_536;
+/// Row groups waiting for the encoder, at most (memory stays bounded).
+const QUEUED: usize = 2;
 
-/// The records of one scenario (or sweep point), written as they come.
+/// The records of one scenario (or sweep point), written as they come: rows are
+/// gathered into columns here, and each full row group is encoded on a thread of
+/// its own while the trials go on.
 pub struct RecordsFile {
     table: Table,
-    writer: Writer,
+    encoder: Option<(SyncSender<Table>, JoinHandle<Result<Writer, String>>)>,
     /// `point` and the axis labels, repeated on every row.
-    point: Option<(i64, Vec<String>)>,
+    point: Option<(i64, Vec<Bytes>)>,
+    /// Variant and workload names as shared bytes, made once.
+    variants: Vec<(String, Bytes)>,
+    workloads: Vec<Bytes>,
     rows: u64,
+}
+
+fn shared(s: &str) -> Bytes {
+    Bytes::copy_from_slice(s.as_bytes())
 }
 
 impl RecordsFile {
@@ -58,10 +73,7 @@ impl RecordsFile {
             for (axis, _) in &scn.point {
                 cols.push(Column::str(axis));
             }
-            (
-                i as i64,
-                scn.point.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>(),
-            )
+            (i as i64, scn.point.iter().map(|(_, l)| shared(l)).collect())
         });
         for &name in RECORD_COLUMNS {
             cols.push(match name {
@@ -73,11 +85,27 @@ impl RecordsFile {
             });
         }
         let table = Table::new(cols);
-        let writer = Writer::new(&table)?;
+        let mut writer = Writer::new(&table)?;
+        let (tx, rx) = sync_channel::<Table>(QUEUED);
+        let encoder = std::thread::Builder::new()
+            .name("gentle-parquet".into())
+            .spawn(move || {
+                for mut t in rx {
+                    writer.write(&mut t)?;
+                }
+                Ok(writer)
+            })
+            .map_err(|e| format!("cannot start the Parquet encoder: {e}"))?;
         Ok(RecordsFile {
             table,
-            writer,
+            encoder: Some((tx, encoder)),
             point,
+            variants: scn
+                .variants
+                .iter()
+                .map(|v| (v.name.clone(), shared(&v.name)))
+                .collect(),
+            workloads: scn.workloads.iter().map(|w| shared(&w.name)).collect(),
             rows: 0,
         })
     }
@@ -90,19 +118,26 @@ impl RecordsFile {
         recs: &[ExchangeRecord],
     ) -> Result<(), String> {
         let ms = |x: Option<u64>| x.map(|v| v as f64 / 1e6);
+        let name = self
+            .variants
+            .iter()
+            .find(|(n, _)| n == variant)
+            .map_or_else(|| shared(variant), |(_, b)| b.clone());
+        let unknown = Bytes::from_static(b"?");
         for r in recs {
             let mut c = self.table.cols.iter_mut();
             let mut next = || c.next().expect("a column per value");
             if let Some((i, labels)) = &self.point {
                 next().push_i64(Some(*i));
                 for l in labels {
-                    next().push_str(Some(l));
+                    next().push_bytes(Some(l.clone()));
                 }
             }
             let wl = scn.workloads.get(r.workload as usize);
-            next().push_str(Some(variant));
+            next().push_bytes(Some(name.clone()));
             next().push_i64(Some(r.trial as i64));
-            next().push_str(Some(wl.map_or("?", |w| w.name.as_str())));
+            let wname = self.workloads.get(r.workload as usize);
+            next().push_bytes(Some(wname.map_or_else(|| unknown.clone(), Bytes::clone)));
             next().push_i64(Some(i64::from(r.index)));
             next().push_i64(Some(r.request_bytes as i64));
             next().push_i64(Some(r.response_bytes as i64));
@@ -127,14 +162,32 @@ impl RecordsFile {
             }
             next().push_i64(Some(r.bytes_sent as i64));
             next().push_i64(Some(i64::from(r.packets_dropped)));
-            let why = r.unfinished.map(|u| format!("{u:?}").to_lowercase());
-            next().push_str(why.as_deref());
+            next().push_bytes(r.unfinished.map(|u| Bytes::from_static(unfinished_name(u))));
         }
         self.rows += recs.len() as u64;
         if self.table.rows() >= ROW_GROUP {
-            self.writer.write(&mut self.table)?;
+            self.send()?;
         }
         Ok(())
+    }
+
+    /// Hands the rows gathered so far to the encoder.
+    fn send(&mut self) -> Result<(), String> {
+        let full = self.table.take();
+        let (tx, _) = self.encoder.as_ref().expect("open until finished");
+        if tx.send(full).is_err() {
+            // The encoder stopped: its error comes out of finish().
+            return self.join().map(|_| ());
+        }
+        Ok(())
+    }
+
+    fn join(&mut self) -> Result<Writer, String> {
+        let (tx, handle) = self.encoder.take().expect("open until finished");
+        drop(tx);
+        handle
+            .join()
+            .map_err(|_| "the Parquet encoder panicked".to_string())?
     }
 
     /// Rows so far.
@@ -144,8 +197,18 @@ impl RecordsFile {
 
     /// The file's bytes, with `metadata`.
     pub fn finish(mut self, metadata: &[(&str, String)]) -> Result<Vec<u8>, String> {
-        self.writer.write(&mut self.table)?;
-        self.writer.finish(metadata)
+        self.send()?;
+        self.join()?.finish(metadata)
+    }
+}
+
+/// How `records.csv` writes why an exchange did not finish.
+fn unfinished_name(u: Unfinished) -> &'static [u8] {
+    match u {
+        Unfinished::SynRetries => b"synretries",
+        Unfinished::Retries => b"retries",
+        Unfinished::Reset => b"reset",
+        Unfinished::TimeLimit => b"timelimit",
     }
 }
 

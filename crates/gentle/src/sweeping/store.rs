@@ -28,6 +28,7 @@ const RECORDS: &str = "records";
 /// A sweep's output directory, open for writing.
 pub struct Store {
     dir: PathBuf,
+    fingerprint: String,
     done: BTreeSet<usize>,
     rows: u64,
 }
@@ -142,6 +143,7 @@ impl Store {
         }
         Ok(Store {
             dir: dir.to_path_buf(),
+            fingerprint,
             done,
             rows,
         })
@@ -171,14 +173,23 @@ impl Store {
         &self.dir
     }
 
-    /// Writes a finished point's file, whole.
+    /// Writes a finished point's file, whole, after checking that it is a point
+    /// file of this job (a worker's result may come from anywhere).
     pub fn commit(&mut self, out: &PointOutput) -> Result<(), JobError> {
+        let (fp, rows) = table::read_metadata(out.parquet.clone(), JOB_KEY)
+            .map_err(|e| JobError::Run(format!("point {}: {e}", out.index)))?;
+        if fp.as_deref() != Some(self.fingerprint.as_str()) {
+            return Err(JobError::Run(format!(
+                "point {}: the result of another sweep (job {}, not {})",
+                out.index,
+                fp.as_deref().unwrap_or("unknown"),
+                self.fingerprint
+            )));
+        }
         let path = self.dir.join(RECORDS).join(point_file(out.index));
         write_whole(&path, &out.parquet)
             .map_err(|e| JobError::Run(format!("writing {}: {e}", path.display())))?;
-        if let Ok((_, n)) = table::read_metadata(out.parquet.clone(), JOB_KEY) {
-            self.rows += n as u64;
-        }
+        self.rows += rows as u64;
         self.done.insert(out.index);
         Ok(())
     }

@@ -9,7 +9,7 @@ use parquet::basic::{Compression, LogicalType, Repetition, Type as Physical};
 use parquet::column::writer::ColumnWriter;
 use parquet::data_type::ByteArray;
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
@@ -88,9 +88,13 @@ impl Column {
         }
     }
     pub fn push_str(&mut self, x: Option<&str>) {
+        self.push_bytes(x.map(|x| bytes::Bytes::copy_from_slice(x.as_bytes())));
+    }
+    /// A string already held as shared bytes (a clone is a reference count).
+    pub fn push_bytes(&mut self, x: Option<bytes::Bytes>) {
         self.def(x.is_some());
         if let (Values::Str(v), Some(x)) = (&mut self.values, x) {
-            v.push(ByteArray::from(x.as_bytes().to_vec()));
+            v.push(ByteArray::from(x));
         }
     }
 
@@ -102,6 +106,17 @@ impl Column {
             (None, Values::F64(v)) => v.len(),
             (None, Values::Str(v)) => v.len(),
         }
+    }
+
+    /// An empty column of the same name and kind.
+    fn empty_like(&self) -> Column {
+        let values = match &self.values {
+            Values::Bool(_) => Values::Bool(Vec::new()),
+            Values::I64(_) => Values::I64(Vec::new()),
+            Values::F64(_) => Values::F64(Vec::new()),
+            Values::Str(_) => Values::Str(Vec::new()),
+        };
+        Column::new(&self.name, values, self.defs.is_some())
     }
 
     fn clear(&mut self) {
@@ -149,6 +164,11 @@ impl Table {
     pub fn rows(&self) -> usize {
         self.cols.first().map_or(0, Column::len)
     }
+    /// The table's rows, leaving it empty.
+    pub fn take(&mut self) -> Table {
+        let empty = self.cols.iter().map(Column::empty_like).collect();
+        std::mem::replace(self, Table { cols: empty })
+    }
     /// The column named `name`.
     pub fn col(&mut self, name: &str) -> &mut Column {
         self.cols
@@ -182,6 +202,9 @@ impl Writer {
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
             .set_created_by("gentle".to_string())
+            // Minimum and maximum per column chunk (not per page): what readers
+            // skip row groups by, at a fraction of the cost.
+            .set_statistics_enabled(EnabledStatistics::Chunk)
             .build();
         let w =
             SerializedFileWriter::new(Vec::new(), table.schema(), Arc::new(props)).map_err(err)?;
