@@ -88,8 +88,8 @@ def _read(path: Path) -> str:
 
 def _table(data: bytes) -> Any:
     """A Parquet file's bytes as a pandas DataFrame (an Arrow table without pandas)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     table = pq.read_table(pa.BufferReader(data))
     try:
@@ -195,7 +195,7 @@ def run(
         KeyboardInterrupt: Ctrl-C.
     """
     file, text = _source(scenario)
-    summary, records, report = _gentle.run(
+    summary, parquet, report = _gentle.run(
         text,
         file,
         point=point,
@@ -207,7 +207,7 @@ def run(
         out=None if out is None else os.fspath(out),
         force=force,
     )
-    return Result(json.loads(summary), records, report)
+    return Result(json.loads(summary), parquet, report)
 
 
 class Experiment:

@@ -58,7 +58,7 @@ class _Progress:
         self.show = show and sys.stderr.isatty()
         if self.show:
             try:
-                from tqdm import tqdm
+                from tqdm import tqdm  # type: ignore[import-untyped]
 
                 self.bar = tqdm(total=total, desc=name, unit="point")
             except ImportError:
@@ -92,7 +92,8 @@ def run_on_ray(job: Any, address: Optional[str] = None, progress: bool = True) -
     tasks = 0
     busy = 0.0
     if pending:
-        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        resources = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        cpus = max(1, int(resources.get("CPU", 1)))
         per_run = job.calibrate(pending[0], CALIBRATION_TRIALS)
         target = max(1, int(TASK_SECONDS / max(per_run, 1e-9)))
         chunks = job.chunks(pending, target, cpus * TASKS_PER_CPU)

@@ -1,0 +1,20 @@
+"""The package's type hints hold: mypy --strict finds nothing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+pytest.importorskip("mypy")
+
+
+def test_the_package_type_checks_strictly():
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(ROOT / "python" / "gentle")],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
