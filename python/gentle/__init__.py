@@ -88,8 +88,8 @@ def _read(path: Path) -> str:
 
 def _table(data: bytes) -> Any:
     """A Parquet file's bytes as a pandas DataFrame (an Arrow table without pandas)."""
-    import pyarrow as pa  # type: ignore[import-untyped]
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     table = pq.read_table(pa.BufferReader(data))
     try:

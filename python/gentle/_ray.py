@@ -58,7 +58,7 @@ class _Progress:
         self.show = show and sys.stderr.isatty()
         if self.show:
             try:
-                from tqdm import tqdm  # type: ignore[import-untyped]
+                from tqdm import tqdm
 
                 self.bar = tqdm(total=total, desc=name, unit="point")
             except ImportError:
@@ -92,7 +92,7 @@ def run_on_ray(job: Any, address: Optional[str] = None, progress: bool = True) -
     tasks = 0
     busy = 0.0
     if pending:
-        resources = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        resources = ray.cluster_resources()  # type: ignore[no-untyped-call,unused-ignore]
         cpus = max(1, int(resources.get("CPU", 1)))
         per_run = job.calibrate(pending[0], CALIBRATION_TRIALS)
         target = max(1, int(TASK_SECONDS / max(per_run, 1e-9)))

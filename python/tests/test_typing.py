@@ -14,7 +14,8 @@ pytest.importorskip("mypy")
 
 def test_the_package_type_checks_strictly():
     out = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(ROOT / "python" / "gentle")],
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+         "--config-file", str(ROOT / "python" / "pyproject.toml"), str(ROOT / "python" / "gentle")],
         capture_output=True, text=True, timeout=600,
     )
     assert out.returncode == 0, out.stdout + out.stderr
