@@ -6,7 +6,8 @@
 2. scaling: `gentle sweep` of the TLP study (63 points, `--trials` each) on one
    thread and on every core;
 3. the Ray backend: the same sweep on a local Ray cluster of every core, beside
-   `gentle sweep` on as many threads (the cost of Ray's tasks and object store).
+   `gentle sweep` on as many threads (the cost of Ray's tasks and object store),
+   and a task's own cost (the sweep cut into 4 and into 16 tasks a CPU).
 
 Each pair is measured alternately, `--runs` times, and the medians compared, so that
 the machine's drift touches both sides alike.
@@ -118,10 +119,33 @@ def main() -> None:
             report = gentle.sweep(SWEEP, out, trials=a.trials, backend="ray", progress=False).text
 
         t_local, t_ray = pair(sweep(cores), ray_sweep, a.runs)
-        ray.shutdown()
         tasks = int(report.splitlines()[-1].split()[1])
         print(f"  Ray, {cores} CPUs: {t_ray:6.2f} s in {tasks} tasks, beside `gentle sweep "
               f"--threads {cores}` {t_local:.2f} s with Ray up: {100 * (t_ray / t_local - 1):+.1f}%")
+
+        # A task's own cost: the same sweep cut into 4 and into 16 tasks a CPU (the
+        # smallest task size lifted out of the way); the extra wall time, times the
+        # CPUs, over the extra tasks.
+        from gentle import _ray
+
+        floor, per_cpu = _ray.TASK_SECONDS, _ray.TASKS_PER_CPU
+        _ray.TASK_SECONDS = 0.02
+        counts = {}
+
+        def cut(n: int) -> Callable[[], None]:
+            def f() -> None:
+                _ray.TASKS_PER_CPU = n
+                ray_sweep()
+                counts[n] = int(report.splitlines()[-1].split()[1])
+            return f
+
+        few, many_t = pair(cut(4), cut(16), a.runs)
+        _ray.TASK_SECONDS, _ray.TASKS_PER_CPU = floor, per_cpu
+        ray.shutdown()
+        cost = (many_t - few) * cores / (counts[16] - counts[4])
+        print(f"  a task's cost: {counts[4]} tasks {few:.2f} s, {counts[16]} tasks {many_t:.2f} s: "
+              f"{1000 * cost:.1f} ms of a CPU each, {100 * cost / floor:.1f}% of a "
+              f"{floor} s task (the smallest the backend makes)")
     shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -84,6 +84,11 @@ fn tasks_cover_the_pending_points_once_in_order() {
     assert_eq!(j.chunks(&pending, 60, 1).len(), 1);
     // Spread over at least 3 tasks when the work allows.
     assert!(j.chunks(&pending, 1, 3).len() >= 3);
+    // Equal shares: six equal points over three tasks are two each (cutting at the
+    // first task's target alone would leave a short last task or too few tasks).
+    let sizes = |c: Vec<Vec<usize>>| c.iter().map(Vec::len).collect::<Vec<_>>();
+    assert_eq!(sizes(j.chunks(&pending, 100, 3)), [2, 2, 2]);
+    assert_eq!(sizes(j.chunks(&pending, 130, 3)), [3, 3]);
     // Never more than 60 targets' work a task.
     let big = j.chunks(&pending, 1, 1);
     assert!(

@@ -6,6 +6,8 @@
 //! modules in `python/gentle/` wrap these calls in the documented API.
 
 use std::path::PathBuf;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gentle::sweeping::store::Store;
@@ -67,6 +69,9 @@ fn to_py(py: Python<'_>, e: JobError) -> PyErr {
     err
 }
 
+/// How often a run's caller looks for Ctrl-C: soon enough to feel immediate.
+const SIGNAL_POLL: Duration = Duration::from_millis(20);
+
 /// Runs `f` on a thread of its own without the GIL; on Ctrl-C (a pending Python
 /// signal) asks gentle to stop, waits for it, and raises the signal's exception.
 fn interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
@@ -74,9 +79,15 @@ fn interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyRes
     let mut signal: Option<PyErr> = None;
     let joined = py.detach(|| {
         std::thread::scope(|s| {
-            let h = s.spawn(f);
-            while !h.is_finished() {
-                std::thread::sleep(Duration::from_millis(20));
+            // The run says when it ends (or its sender drops, if it panics): the
+            // call returns at once instead of at the next look for signals.
+            let (done, ended) = mpsc::channel::<()>();
+            let h = s.spawn(move || {
+                let out = f();
+                let _ = done.send(());
+                out
+            });
+            while let Err(RecvTimeoutError::Timeout) = ended.recv_timeout(SIGNAL_POLL) {
                 if signal.is_none()
                     && let Err(e) = Python::attach(|py| py.check_signals())
                 {
@@ -417,6 +428,25 @@ impl SweepJob {
     }
 }
 
+/// The sweep a worker process ran last, by its spec's text. Reading a sweep builds
+/// every point's scenario (2 ms for the 63 points of the TLP study), which
+/// a worker then does once per sweep instead of once per task.
+static WORKER_JOB: Mutex<Option<(String, Arc<Job>)>> = Mutex::new(None);
+
+fn worker_job(spec: &str) -> Result<Arc<Job>, JobError> {
+    let mut last = WORKER_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((text, job)) = last.as_ref() {
+        if text == spec {
+            return Ok(job.clone());
+        }
+    }
+    let parsed: JobSpec =
+        serde_json::from_str(spec).map_err(|e| JobError::Input(format!("a sweep's spec: {e}")))?;
+    let job = Arc::new(Job::new(parsed)?);
+    *last = Some((spec.to_string(), job.clone()));
+    Ok(job)
+}
+
 /// Runs points of a sweep (a worker's task): [(index, Parquet bytes, seconds)].
 #[pyfunction]
 #[pyo3(signature = (spec, indices, threads=None))]
@@ -426,10 +456,8 @@ fn run_points<'py>(
     indices: Vec<usize>,
     threads: Option<usize>,
 ) -> PyResult<Vec<(usize, Bound<'py, PyBytes>, f64)>> {
-    let spec: JobSpec = serde_json::from_str(spec)
-        .map_err(|e| to_py(py, JobError::Input(format!("a sweep's spec: {e}"))))?;
     let outs = interruptible(py, || {
-        Job::new(spec).and_then(|job| job.run_points(&indices, threads))
+        worker_job(spec).and_then(|job| job.run_points(&indices, threads))
     })?
     .map_err(|e| to_py(py, e))?;
     Ok(outs

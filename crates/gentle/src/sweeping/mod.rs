@@ -292,21 +292,29 @@ impl Job {
     /// fixed cost stays small beside its work; beyond that, the work is spread over
     /// `min_tasks` tasks (so every worker stays busy to the end), up to
     /// [`MAX_TASK_TARGETS`] times `target` a task (so an interrupted sweep loses little).
+    /// The cuts fall where the running total of work crosses each task's equal share,
+    /// so the tasks are about the same size and the last is not a small remainder
+    /// (a sweep ends when its longest task does).
     pub fn chunks(&self, pending: &[usize], target: u64, min_tasks: usize) -> Vec<Vec<usize>> {
         let target = target.max(1);
         let total: u64 = pending.iter().map(|&i| self.work(i)).sum();
         let per_task = (total / min_tasks.max(1) as u64)
             .min(target.saturating_mul(MAX_TASK_TARGETS))
             .max(target);
+        let tasks = (total / per_task).max(1);
         let mut out: Vec<Vec<usize>> = Vec::new();
         let mut cur = Vec::new();
-        let mut sum = 0;
+        let (mut done, mut in_task) = (0u64, 0u64);
         for &i in pending {
+            let w = self.work(i);
             cur.push(i);
-            sum += self.work(i);
-            if sum >= per_task {
+            done += w;
+            in_task += w;
+            // Past the end of task k's share (k = tasks made + 1), and a target's work.
+            let share_end = (out.len() as u128 + 1) * total as u128;
+            if done as u128 * tasks as u128 >= share_end && in_task >= target {
                 out.push(std::mem::take(&mut cur));
-                sum = 0;
+                in_task = 0;
             }
         }
         if !cur.is_empty() {

@@ -153,8 +153,9 @@ impl Connection {
         let acceptable = if seg_len == 0 {
             seq >= self.rcv.rcv_nxt.saturating_sub(wnd) && seq <= self.rcv.rcv_nxt + wnd
         } else {
-            seq + seg_len > self.rcv.rcv_nxt && seq < self.rcv.rcv_nxt + wnd
-                || seq + seg_len <= self.rcv.rcv_nxt
+            // Wholly below rcv_nxt (an old duplicate, acknowledged again), or else
+            // starting inside the window.
+            seq + seg_len <= self.rcv.rcv_nxt || seq < self.rcv.rcv_nxt + wnd
         };
         if f.rst() {
             // RFC 5961 §3.2 would demand an exact match; in-window is RFC 9293's rule.

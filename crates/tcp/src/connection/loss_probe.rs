@@ -116,10 +116,10 @@ impl Connection {
         };
         let mut at = now + pto;
         // Never later than the RTO would fire.
-        if let Some(rto) = self.timers.get(Timer::Rto) {
-            if at > rto {
-                at = rto.max(now);
-            }
+        if let Some(rto) = self.timers.get(Timer::Rto)
+            && at > rto
+        {
+            at = rto.max(now);
         }
         self.timers.put(Timer::LossProbe, Some(at));
     }

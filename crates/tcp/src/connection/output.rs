@@ -95,10 +95,10 @@ impl Connection {
                 if let Some(s) = self.corrective_transmit(now) {
                     return Some(s);
                 }
-                if self.tlp.pending {
-                    if let Some(s) = self.loss_probe_transmit(now) {
-                        return Some(s);
-                    }
+                if self.tlp.pending
+                    && let Some(s) = self.loss_probe_transmit(now)
+                {
+                    return Some(s);
                 }
                 if let Some(s) = self.retransmit(now) {
                     return Some(s);
