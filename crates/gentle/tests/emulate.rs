@@ -229,8 +229,10 @@ fn every_single_link_example_runs_against_the_kernel() {
             "cubic",
             "--trials",
             "1",
+            // Room for the fast-start examples' second burst, after 20 s idle; a
+            // trial ends as soon as its measured exchanges have.
             "--time-limit",
-            "20s",
+            "60s",
             "--json",
         ];
         let point = label.join(",");
@@ -239,9 +241,6 @@ fn every_single_link_example_runs_against_the_kernel() {
         }
         let o = gentle(&args);
         let err = stderr(&o);
-        if o.status.code() == Some(2) && err.contains("not in real mode's forwarder") {
-            continue;
-        }
         assert!(o.status.success(), "{file}: {err}");
         let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let v = &j["variants"][0];
@@ -249,7 +248,7 @@ fn every_single_link_example_runs_against_the_kernel() {
         assert!(v["exchanges"].as_u64().unwrap() > 0, "{file}");
         ran += 1;
     }
-    assert!(ran >= 10, "only {ran} examples ran");
+    assert!(ran >= 25, "only {ran} examples ran");
 }
 
 /// What real mode cannot do is refused before anything is created: exit 2, the

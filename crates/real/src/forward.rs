@@ -5,9 +5,10 @@
 //! One thread, one epoll loop over the two TUN descriptors and a timerfd on the
 //! monotonic clock. A packet read from one end is placed in its connection
 //! ([`crate::flows`]), offered to the direction's channel — loss model, queue at the
-//! link rate — and given its propagation delay (plus reordering, duplication); it is
-//! written into the other end when that time comes, the timerfd armed for the
-//! earliest. Packet buffers come from a pool, so the loop does not allocate per
+//! link rate (drop-tail, RED with ECN marking, priority drop, acks-first) — and
+//! given its propagation delay (plus reordering, duplication); it is written into
+//! the other end when that time comes, the timerfd armed for the earliest (or for
+//! the moment a scheduled queue's transmitter starts its next packet). Packet buffers come from a pool, so the loop does not allocate per
 //! packet once the pool has grown to the packets in flight.
 //!
 //! The forwarder records the ground truth of a run: every packet's fate (the drop
@@ -214,6 +215,11 @@ struct Forwarder {
     free: Vec<u32>,
     pending: BinaryHeap<Reverse<Pending>>,
     next_seq: u64,
+    /// Packets waiting in a scheduled queue (priority drop, acks-first), by buffer
+    /// (the queue's slot): (length, log line).
+    queued: Vec<(u32, u32)>,
+    /// When each direction's transmitter must start its next waiting packet.
+    wake: [Option<u64>; 2],
     capture: bool,
     report: ForwarderReport,
     lateness_us: Vec<f64>,
@@ -235,6 +241,8 @@ impl Forwarder {
             free: Vec::new(),
             pending: BinaryHeap::new(),
             next_seq: 0,
+            queued: Vec::new(),
+            wake: [None; 2],
             capture: spec.capture,
             report: ForwarderReport::default(),
             lateness_us: Vec::new(),
@@ -321,13 +329,20 @@ impl Forwarder {
         let mut events = [EpollEvent::empty(); 8];
         let mut armed: Option<u64> = None;
         while !stop.load(Ordering::Relaxed) {
+            self.transmit_due();
             self.deliver_due();
             self.service_hosts();
+            self.transmit_due();
             self.deliver_due();
-            let next = match (self.pending.peek().map(|p| p.0.due_ns), self.host_timeout()) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            let next = [
+                self.pending.peek().map(|p| p.0.due_ns),
+                self.host_timeout(),
+                self.wake[0],
+                self.wake[1],
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             if next != armed {
                 match next {
                     Some(due) => {
@@ -407,8 +422,21 @@ impl Forwarder {
         let from_server = self.flows.from_server(&view).unwrap_or(from == 0);
         let meta = self.flows.place(&view, from_server);
         let ch = &mut self.channels[from];
-        let admit = ch.admit(now, view.len as usize, &meta);
-        let mut entry = LogEntry {
+        let admit = if ch.managed() {
+            // RED, priority drop, acks-first: the queue reads the segment's bits,
+            // may mark it CE, and a scheduled queue keeps the buffer as its slot.
+            let mut seg = wire::queue_segment(pkt, &view);
+            let ecn = seg.ecn;
+            let admit = ch.admit_managed(now, view.len as usize, &meta, &mut seg, b);
+            if seg.ecn != ecn {
+                wire::set_ecn(&mut self.pool[b as usize][..len], seg.ecn);
+            }
+            admit
+        } else {
+            ch.admit(now, view.len as usize, &meta)
+        };
+        let log = self.report.log.len() as u32;
+        self.report.log.push(LogEntry {
             t_ns: now,
             dir: from as u8,
             flow: meta.flow,
@@ -416,28 +444,64 @@ impl Forwarder {
             rel_ack: meta.rel_ack,
             payload: meta.payload,
             flags: view.flags,
-            fate: Fate::InFlight,
+            fate: match admit {
+                Admit::DroppedLoss => Fate::DroppedLoss,
+                Admit::DroppedQueue => Fate::DroppedQueue,
+                Admit::Queued { .. } | Admit::Waiting { .. } => Fate::InFlight,
+            },
             due_ns: 0,
             out_ns: 0,
             duplicate: false,
-        };
-        let depart = match admit {
-            Admit::Queued { depart_ns } => depart_ns,
-            Admit::DroppedLoss | Admit::DroppedQueue | Admit::Waiting { .. } => {
-                entry.fate = if admit == Admit::DroppedQueue {
-                    Fate::DroppedQueue
-                } else {
-                    Fate::DroppedLoss
-                };
-                self.report.log.push(entry);
-                self.free.push(b);
-                return;
+        });
+        // Packets priority drop pushed out of the queue to make room.
+        while let Some(victim) = self.channels[from].pop_evicted() {
+            let (_, line) = self.queued[victim as usize];
+            self.report.log[line as usize].fate = Fate::DroppedQueue;
+            self.free.push(victim);
+        }
+        match admit {
+            Admit::Queued { depart_ns } => self.depart(from, b, len, log, depart_ns),
+            Admit::Waiting { wake_ns } => {
+                if self.queued.len() <= b as usize {
+                    self.queued.resize(self.pool.len(), (0, 0));
+                }
+                self.queued[b as usize] = (len as u32, log);
+                if wake_ns.is_some() {
+                    self.wake[from] = wake_ns;
+                }
             }
-        };
-        let (delay, _held_back, dup) = ch.propagation(meta.payload);
+            Admit::DroppedLoss | Admit::DroppedQueue => self.free.push(b),
+        }
+    }
+
+    /// Starts the waiting packets of scheduled queues whose transmitter is free.
+    /// The link's timeline is kept exact: a packet starts when the previous one
+    /// ended (the wake-up time), however late the loop got to it.
+    fn transmit_due(&mut self) {
+        let now = self.now();
+        for from in 0..2 {
+            while let Some(t) = self.wake[from].filter(|&t| t <= now) {
+                self.wake[from] = None;
+                let Some(s) = self.channels[from].next_tx(t) else {
+                    break;
+                };
+                self.wake[from] = s.wake_ns;
+                let (len, log) = self.queued[s.slot as usize];
+                self.depart(from, s.slot, len as usize, log, s.depart_ns);
+            }
+        }
+    }
+
+    /// The packet in buffer `b` (log line `log`) leaves end `from`'s link at
+    /// `depart`: its propagation delay (reordering, duplication) makes it due at
+    /// the other end.
+    fn depart(&mut self, from: usize, b: u32, len: usize, log: u32, depart: u64) {
+        let to = 1 - from;
+        let payload = self.report.log[log as usize].payload;
+        let (delay, _held_back, dup) = self.channels[from].propagation(payload);
         let due = depart + delay.as_nanos() as u64;
-        entry.due_ns = due;
-        self.push(entry, to, b, len);
+        self.report.log[log as usize].due_ns = due;
+        self.push(log, to, b, len);
         if dup {
             let c = self.buffer();
             let (src, dst) = if c > b {
@@ -448,20 +512,21 @@ impl Forwarder {
                 (&hi[0], &mut lo[c as usize])
             };
             dst[..len].copy_from_slice(&src[..len]);
-            entry.duplicate = true;
-            self.push(entry, to, c, len);
+            let mut copy = self.report.log[log as usize];
+            copy.duplicate = true;
+            self.report.log.push(copy);
+            self.push(self.report.log.len() as u32 - 1, to, c, len);
         }
     }
 
-    fn push(&mut self, entry: LogEntry, to: usize, b: u32, len: usize) {
-        self.report.log.push(entry);
+    fn push(&mut self, log: u32, to: usize, b: u32, len: usize) {
         self.pending.push(Reverse(Pending {
-            due_ns: entry.due_ns,
+            due_ns: self.report.log[log as usize].due_ns,
             seq: self.next_seq,
             to: to as u8,
             buf: b,
             len: len as u32,
-            log: (self.report.log.len() - 1) as u32,
+            log,
         }));
         self.next_seq += 1;
     }
@@ -488,6 +553,7 @@ impl Forwarder {
             if !sent {
                 self.report.write_errors += 1;
             } else {
+                self.channels[1 - p.to as usize].stats.bytes_delivered += p.len as u64;
                 let e = &mut self.report.log[p.log as usize];
                 e.fate = Fate::Delivered;
                 e.out_ns = now;

@@ -71,3 +71,33 @@ pub fn parse(p: &[u8]) -> Option<TcpView> {
         len: total as u32,
     })
 }
+
+/// What a router queue that decides per packet reads of it (RED, priority drop,
+/// acks-first): the TCP control bits with the reserved ones (gentle's fast-start
+/// mark among them), whether it carries data, and the IP header's ECN field. The
+/// payload stands for itself without being copied: only its emptiness is read.
+pub fn queue_segment(p: &[u8], view: &TcpView) -> gentle_tcp::Segment {
+    let ihl = ((p[0] & 0x0f) as usize) * 4;
+    let off_flags = u16::from_be_bytes([p[ihl + 12], p[ihl + 13]]);
+    gentle_tcp::Segment {
+        flags: gentle_tcp::wire::Flags(off_flags & 0x0fff),
+        payload: if view.payload > 0 {
+            bytes::Bytes::from_static(&[0])
+        } else {
+            bytes::Bytes::new()
+        },
+        ecn: gentle_tcp::wire::Ecn::from_bits(p[1]),
+        ..Default::default()
+    }
+}
+
+/// Sets the IPv4 header's ECN field to `ecn` (RFC 3168 §5: a router marks CE in
+/// place of a drop) and recomputes the header checksum (RFC 791 §3.1).
+pub fn set_ecn(p: &mut [u8], ecn: gentle_tcp::wire::Ecn) {
+    let ihl = ((p[0] & 0x0f) as usize) * 4;
+    p[1] = (p[1] & !0b11) | ecn.bits();
+    p[10] = 0;
+    p[11] = 0;
+    let sum = gentle_tcp::wire::ipv4_header_checksum(&p[..ihl]);
+    p[10..12].copy_from_slice(&sum.to_be_bytes());
+}

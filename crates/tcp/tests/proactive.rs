@@ -13,10 +13,11 @@ use script::*;
 const MSS: u32 = 1448;
 
 fn proactive() -> Config {
-    let mut cfg = Config::default();
-    cfg.delayed_ack = None;
-    cfg.proactive = true;
-    cfg
+    Config {
+        delayed_ack: None,
+        proactive: true,
+        ..Config::default()
+    }
 }
 
 fn receiver() -> Script {

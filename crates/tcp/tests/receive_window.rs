@@ -18,8 +18,10 @@ fn window_bytes(seg: &Segment, shift: u8) -> u32 {
 #[test]
 fn duplicate_acks_for_out_of_order_data_carry_the_same_window() {
     for (scale, shift) in [(true, 7u8), (false, 0)] {
-        let mut cfg = Config::default();
-        cfg.window_scale = scale;
+        let cfg = Config {
+            window_scale: scale,
+            ..Config::default()
+        };
         let peer = PeerOpts {
             wscale: scale.then_some(7),
             ..PeerOpts::default()
@@ -50,9 +52,11 @@ fn unread_data_closes_the_window_from_the_left() {
     // A 16 KiB buffer needs no scaling. The SYN-ACK offers 16384 rounded down to
     // whole segments; then the right edge stays put while unread data queues, and
     // at the end the window is zero.
-    let mut cfg = Config::default();
-    cfg.recv_buffer = 16 * 1024;
-    cfg.delayed_ack = None;
+    let cfg = Config {
+        recv_buffer: 16 * 1024,
+        delayed_ack: None,
+        ..Config::default()
+    };
     let mut s = Script::server(cfg, PeerOpts::default());
     s.at(200.0);
     s.send(data(1, 1000, 1));
@@ -85,9 +89,11 @@ fn unread_data_closes_the_window_from_the_left() {
 fn out_of_order_data_filling_the_buffer_does_not_shrink_the_offer() {
     // 8 KiB of buffer, and the peer sends everything but the first segment: the
     // free space drops below what was offered, but the offer stands.
-    let mut cfg = Config::default();
-    cfg.recv_buffer = 8 * 1024;
-    cfg.delayed_ack = None;
+    let cfg = Config {
+        recv_buffer: 8 * 1024,
+        delayed_ack: None,
+        ..Config::default()
+    };
     let mut s = Script::server(cfg, PeerOpts::default());
     s.at(200.0);
     s.send(data(1, 100, 1));

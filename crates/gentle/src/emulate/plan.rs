@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use gentle_real::endpoints::{ClientScript, ConnPlan, ExchangePlan};
 use gentle_sim::Setup;
-use gentle_sim::link::{ChannelSpec, QueueDiscipline, ReservedBits, Scheduling};
+use gentle_sim::link::{ChannelSpec, ReservedBits};
 use gentle_sim::workload::{ConnectionMode, WorkloadKind};
 use rand::Rng;
 
@@ -78,14 +78,6 @@ pub fn check(scn: &Scenario) -> Result<ServerSide, String> {
 }
 
 fn check_channel(c: &ChannelSpec) -> Result<(), String> {
-    if let QueueDiscipline::Red { .. } = c.queue {
-        return Err("RED is not in real mode's forwarder yet".into());
-    }
-    if c.priority_drop || c.scheduling != Scheduling::Fifo {
-        return Err(
-            "priority drop and acks-first scheduling are not in real mode's forwarder yet".into(),
-        );
-    }
     if c.strip_option > 0.0
         || c.seq_shift != 0
         || c.ack_shift != 0

@@ -74,7 +74,9 @@ impl Default for RedParams {
 }
 
 impl RedParams {
-    /// Why these parameters cannot work, if they cannot.
+    /// Why these parameters cannot work, if they cannot. (The negated comparisons
+    /// are deliberate: a NaN fails every one of them.)
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn check(&self) -> Result<(), String> {
         if !(self.w_q > 0.0 && self.w_q <= 1.0) {
             return Err(format!("w_q = {} is not in (0, 1]", self.w_q));
