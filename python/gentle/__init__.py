@@ -59,6 +59,8 @@ def _source(scenario: ScenarioLike) -> Tuple[str, str]:
         raise TypeError(
             f"scenario must be a path, a TOML string or a dict, not {type(scenario).__name__}"
         )
+    if not scenario.strip():
+        raise _input_error("scenario is empty: expected a path, a TOML string or a dict")
     if "\n" not in scenario and Path(scenario).exists():
         return scenario, _read(Path(scenario))
     if "\n" in scenario or "=" in scenario:
@@ -66,6 +68,11 @@ def _source(scenario: ScenarioLike) -> Tuple[str, str]:
     builtin = _gentle.builtin_scenario(scenario)
     if builtin is not None:
         return builtin
+    if any(e.name == scenario for e in experiments()):
+        raise _input_error(
+            f"{scenario} is a built-in program, not a scenario: run it with "
+            f"gentle.reproduce({scenario!r})"
+        )
     raise _input_error(
         f"cannot read {scenario}: no such file (nor a built-in experiment of that name; "
         "see gentle.experiments())"
@@ -77,6 +84,28 @@ def _input_error(message: str) -> InputError:
     err = InputError(message)
     err.exit_code = 2
     return err
+
+
+#: The largest trial count and seed the command line takes (``--trials``, ``--seed``).
+_MAX_TRIALS = 1_000_000_000
+_MAX_SEED = 2**64 - 1
+
+
+def _whole(name: str, value: Optional[int], lo: int, hi: int) -> Optional[int]:
+    """``value`` checked as a whole number in [lo, hi] (None passes)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _input_error(f"{name}={value!r}: expected a whole number")
+    if not lo <= value <= hi:
+        raise _input_error(f"{name}={value}: expected {lo} to {hi}")
+    return value
+
+
+def _counts(trials: Optional[int], seed: Optional[int], threads: Optional[int]) -> None:
+    _whole("trials", trials, 1, _MAX_TRIALS)
+    _whole("seed", seed, 0, _MAX_SEED)
+    _whole("threads", threads, 1, 4096)
 
 
 def _read(path: Path) -> str:
@@ -194,6 +223,7 @@ def run(
         RunError: the run went wrong (for example, corrupted delivery).
         KeyboardInterrupt: Ctrl-C.
     """
+    _counts(trials, seed, threads)
     file, text = _source(scenario)
     summary, parquet, report = _gentle.run(
         text,
@@ -241,7 +271,13 @@ def reproduce(
     Returns its JSON document (``--json``) with the printed report under
     ``"text"``. With ``out``, its files (tables, figures as PNG and SVG) are
     written there.
+
+    Raises:
+        InputError: no such experiment, or a bad argument or directory.
+        RunError: the experiment went wrong.
+        KeyboardInterrupt: Ctrl-C.
     """
+    _counts(None, None, threads)
     text, doc = _gentle.reproduce(
         name,
         quick=quick,
@@ -299,12 +335,27 @@ class SweepResult:
 
     def records(self, columns: Optional[List[str]] = None) -> Any:
         """Every point's records (one row per exchange, with the point's
-        coordinates), read from ``out/records/``."""
+        coordinates), read from ``out/records/``.
+
+        Args:
+            columns: the columns to read (all by default): ``point``, the sweep's
+                axes (their labels, as strings), then the columns of
+                :attr:`Result.records`.
+        """
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         files = sorted((self.out / "records").glob("point-*.parquet"))
-        import pyarrow as pa
-
+        if not files:
+            raise _input_error(f"{self.out / 'records'}: no point's records")
+        if columns is not None:
+            have = pq.read_schema(files[0]).names
+            unknown = [c for c in columns if c not in have]
+            if unknown:
+                raise _input_error(
+                    f"no column {', '.join(map(repr, unknown))} in the records; "
+                    f"the columns: {', '.join(have)}"
+                )
         table = pa.concat_tables([pq.read_table(f, columns=columns) for f in files])
         try:
             return table.to_pandas()
@@ -350,26 +401,50 @@ def sweep(
     interrupted sweep goes on with ``resume=True``.
 
     Args:
+        scenario: a scenario with a ``[sweep]`` table, as for :func:`run` (a
+            path, a built-in experiment's name, TOML text or a dict).
+        out: the directory for the results (created; an earlier sweep's
+            results there need ``resume`` or ``force``).
         backend: ``"local"`` (this machine's cores) or ``"ray"``: Ray tasks on the
             cluster ``ray.init()`` connected to, the one at ``address``, or a new
             local one.
-        address: a Ray cluster's address (implies ``backend="ray"``).
-        point, trials, seed, quick: as for ``gentle sweep``.
+        address: a Ray cluster's address, ``host:port`` (implies ``backend="ray"``).
+        point: run only the points matching ``"axis=label,..."``.
+        trials, seed, quick: as for :func:`run`, for every point.
         resume: run only the points ``out`` does not hold yet.
         force: replace an earlier sweep's results in ``out``.
         threads: worker threads of the local backend.
         progress: a progress bar over points (on a terminal).
+
+    Returns:
+        A :class:`SweepResult`: ``points`` (a table of summaries), ``records()``,
+        ``plot()`` and the printed report.
+
+    Raises:
+        ScenarioError: the scenario does not read (``file:line:column``).
+        InputError: a bad argument or directory (nothing is written).
+        RunError: a point's run went wrong, a result could not be written, or
+            the Ray cluster could not be reached.
+        KeyboardInterrupt: Ctrl-C (the points written so far are kept).
     """
     if backend not in ("local", "ray"):
         raise _input_error(f"backend={backend!r}: expected 'local' or 'ray'")
+    if resume and force:
+        raise _input_error("resume=True and force=True: choose one")
+    _counts(trials, seed, threads)
     file, text = _source(scenario)
     job = _gentle.SweepJob(text, file, point=point, seed=seed, trials=trials, quick=quick)
     out_path = Path(out)
+    on_ray = backend == "ray" or address is not None
+    if on_ray:
+        from ._ray import connect
+
+        connect(address)
     job.open(os.fspath(out_path), resume=resume, force=force)
-    if backend == "ray" or address is not None:
+    if on_ray:
         from ._ray import run_on_ray
 
-        report = run_on_ray(job, address=address, progress=progress)
+        report = run_on_ray(job, progress=progress)
     else:
         report = job.run_local(threads=threads, progress=progress)
     return SweepResult(out_path, report)

@@ -12,6 +12,7 @@ the point alone.
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import time
 from typing import Any, List, Optional, Tuple
@@ -81,15 +82,50 @@ class _Progress:
             print(file=sys.stderr)
 
 
-def run_on_ray(job: Any, address: Optional[str] = None, progress: bool = True) -> str:
-    """Runs the pending points of ``job`` (an opened ``SweepJob``) on Ray; the report."""
-    import ray
+#: Seconds to wait for a Ray cluster's address to answer before giving up.
+CONNECT_SECONDS = 5.0
 
-    if not ray.is_initialized():
+
+def _run_error(message: str) -> Exception:
+    from ._gentle import RunError
+
+    err = RunError(message)
+    err.exit_code = 1
+    return err
+
+
+def connect(address: Optional[str] = None) -> None:
+    """Connects to Ray (the cluster at ``address``, the one ``ray.init()`` already
+    joined, or a new local one). A ``host:port`` that does not answer is reported
+    at once, before Ray spends its retries on it."""
+    try:
+        import ray
+    except ImportError:
+        raise _run_error(
+            "the Ray backend needs Ray: pip install 'ray>=2.9' (or ./python[ray])"
+        ) from None
+    if ray.is_initialized():
+        return
+    if address is not None and "://" not in address and address != "auto":
+        host, _, port = address.rpartition(":")
+        try:
+            socket.create_connection((host or "127.0.0.1", int(port)), CONNECT_SECONDS).close()
+        except (OSError, ValueError) as e:
+            raise _run_error(f"cannot reach a Ray cluster at {address}: {e}") from None
+    try:
         if address is not None:
             ray.init(address=address)
         else:
             ray.init()
+    except (ConnectionError, RuntimeError) as e:
+        raise _run_error(f"cannot join a Ray cluster at {address or 'a new local one'}: {e}") from None
+
+
+def run_on_ray(job: Any, address: Optional[str] = None, progress: bool = True) -> str:
+    """Runs the pending points of ``job`` (an opened ``SweepJob``) on Ray; the report."""
+    import ray
+
+    connect(address)
     start = time.monotonic()
     pending = job.pending()
     tasks = 0

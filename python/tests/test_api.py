@@ -122,8 +122,25 @@ def test_input_errors():
     with pytest.raises(gentle.InputError) as e:
         gentle.run("no/such/file.toml")
     assert e.value.exit_code == 2
-    with pytest.raises(gentle.InputError, match="--trials 0"):
-        gentle.run(DEMO, trials=0)
+    # Arguments are checked as the command line checks its flags, and named as
+    # the API names them.
+    for kwargs, message in [
+        ({"trials": 0}, "trials=0: expected 1 to"),
+        ({"trials": -1}, "trials=-1: expected 1 to"),
+        ({"trials": 1.5}, "trials=1.5: expected a whole number"),
+        ({"seed": -1}, "seed=-1: expected 0 to"),
+        ({"seed": 2**64}, "seed=18446744073709551616: expected 0 to"),
+        ({"threads": 0}, "threads=0"),
+        ({"point": "network=moon"}, "point: .*moon"),
+    ]:
+        with pytest.raises(gentle.InputError, match=message) as e:
+            gentle.run(EXAMPLES / "tlp-study.toml" if "point" in kwargs else DEMO, **kwargs)
+        assert "--" not in str(e.value), e.value
+        assert e.value.exit_code == 2
+    with pytest.raises(gentle.InputError, match="scenario is empty"):
+        gentle.run("")
+    with pytest.raises(gentle.InputError, match=r"gentle.reproduce\('reactive-table1'\)"):
+        gentle.run("reactive-table1")
     with pytest.raises(gentle.InputError, match=r"\[sweep\] of 63 points"):
         gentle.run(EXAMPLES / "tlp-study.toml")
     with pytest.raises(TypeError):

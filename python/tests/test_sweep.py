@@ -132,6 +132,39 @@ def test_sweep_errors(small_sweep, tmp_path):
         gentle.sweep(small_sweep, tmp_path / "o3", point="speed=1")
     with pytest.raises(gentle.InputError, match="backend"):
         gentle.sweep(small_sweep, tmp_path / "o4", backend="spark")
+    with pytest.raises(gentle.InputError, match="choose one"):
+        gentle.sweep(small_sweep, tmp_path / "o5", resume=True, force=True)
+    with pytest.raises(gentle.InputError, match="trials=0"):
+        gentle.sweep(small_sweep, tmp_path / "o6", trials=0)
+    # An output path that is a file: bad input (exit 2), for both.
+    f = tmp_path / "notes.txt"
+    f.write_text("mine")
+    with pytest.raises(gentle.InputError, match="not a directory") as e:
+        gentle.sweep(small_sweep, f)
+    assert e.value.exit_code == 2
+    assert cli(["sweep", str(small_sweep), "--out", str(f)]).returncode == 2
+    assert f.read_text() == "mine"
+    for o in ["o3", "o4", "o5", "o6"]:
+        assert not (tmp_path / o).exists(), o
+
+
+def test_records_of_a_sweep_name_their_columns(small_sweep, tmp_path):
+    r = gentle.sweep(small_sweep, tmp_path / "s", progress=False)
+    df = r.records(columns=["point", "variant", "metric_ms"])
+    assert list(df.columns) == ["point", "variant", "metric_ms"]
+    with pytest.raises(gentle.InputError, match="no column 'nope'.*the columns: point") as e:
+        r.records(columns=["nope"])
+    assert e.value.exit_code == 2
+
+
+def test_an_unreachable_ray_address_fails_at_once_and_writes_nothing(small_sweep, tmp_path):
+    pytest.importorskip("ray")
+    start = time.monotonic()
+    with pytest.raises(gentle.RunError, match="cannot reach a Ray cluster at 127.0.0.1:1") as e:
+        gentle.sweep(small_sweep, tmp_path / "o", address="127.0.0.1:1")
+    assert e.value.exit_code == 1
+    assert time.monotonic() - start < 10
+    assert not (tmp_path / "o").exists()
 
 
 def test_sweep_plot(small_sweep, tmp_path):

@@ -48,6 +48,25 @@ create_exception!(
     "A run that went wrong, or results that could not be written (exit status 1)."
 );
 
+/// A message of the command line's, in the words of the Python API: its flags
+/// become the keyword arguments of the same names.
+fn python_words(m: &str) -> String {
+    const FLAGS: [(&str, &str); 7] = [
+        ("--trials ", "trials="),
+        ("--seed ", "seed="),
+        ("--threads ", "threads="),
+        ("--point", "point="),
+        ("--resume", "resume=True"),
+        ("--force", "force=True"),
+        ("--quick", "quick=True"),
+    ];
+    let mut out = m.to_string();
+    for (flag, arg) in FLAGS {
+        out = out.replace(flag, arg);
+    }
+    out.replace("point=:", "point:")
+}
+
 /// The Python exception of a job error.
 fn to_py(py: Python<'_>, e: JobError) -> PyErr {
     let code = e.exit_code();
@@ -61,8 +80,8 @@ fn to_py(py: Python<'_>, e: JobError) -> PyErr {
             let _ = v.setattr("message", s.message.clone());
             err
         }
-        JobError::Input(m) => InputError::new_err(m.clone()),
-        JobError::Run(m) => RunError::new_err(m.clone()),
+        JobError::Input(m) => InputError::new_err(python_words(m)),
+        JobError::Run(m) => RunError::new_err(python_words(m)),
         JobError::Interrupted => return PyKeyboardInterrupt::new_err("interrupted"),
     };
     let _ = err.value(py).setattr("exit_code", code);

@@ -98,6 +98,11 @@ impl Store {
             }
             let _ = std::fs::remove_file(dir.join(POINTS));
         } else {
+            if dir.exists() && !dir.is_dir() {
+                return Err(bad(
+                    "is not a directory: give a directory for the results".into()
+                ));
+            }
             if dir.exists() {
                 let used = std::fs::read_dir(dir).map_err(io)?.next().is_some();
                 if used && !force {
