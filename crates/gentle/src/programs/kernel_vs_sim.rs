@@ -268,6 +268,41 @@ fn kernel_side(t: &emulate::trial::RealTrial) -> Side {
 }
 
 /// Runs every case (fewer random trials with `quick`).
+/// A progress bar over the kernel runs (on a terminal): the emulations take
+/// minutes of real time.
+fn progress(quick: bool) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let total: u64 = FILE
+        .sweep()
+        .points
+        .iter()
+        .map(|p| {
+            let trials = if quick {
+                p.scenario.quick_trials
+            } else {
+                p.scenario.trials
+            };
+            let repeats = if trials == 1 { REPEATS } else { 1 };
+            (p.scenario.variants.len() as u64 + 1) * repeats * trials
+        })
+        .sum();
+    let b = indicatif::ProgressBar::with_draw_target(
+        Some(total),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    b.set_style(
+        indicatif::ProgressStyle::with_template(
+            "kernel-vs-sim [{bar:12}] {pos}/{len} kernel trials, eta {eta} {msg:.dim}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    b
+}
+
 pub fn run(quick: bool) -> Outcome {
     if let Err(why) = gentle_real::available() {
         return Outcome {
@@ -281,6 +316,7 @@ pub fn run(quick: bool) -> Outcome {
         kernel: None,
         cases: Vec::new(),
     };
+    let bar = progress(quick);
     for p in FILE.sweep().points {
         let scn = p.scenario;
         let trials = if quick { scn.quick_trials } else { scn.trials };
@@ -318,8 +354,12 @@ pub fn run(quick: bool) -> Outcome {
                 None => Vec::new(),
             };
             let mut kernel: Vec<Vec<Side>> = vec![Vec::new(); trials as usize];
+            let name = variant
+                .as_ref()
+                .map_or(KERNEL_ONLY.to_string(), |v| v.name.clone());
+            bar.set_message(format!("{label}, {name}"));
             for _ in 0..repeats {
-                match emulate::emulate(&scn, &prepared, &opts, &mut |_, _, _| {}) {
+                match emulate::emulate(&scn, &prepared, &opts, &mut |_, _, _| bar.inc(1)) {
                     Ok(e) => {
                         out.kernel.get_or_insert(e.facts.clone());
                         for (t, rt) in e.trials[0].iter().enumerate() {
@@ -342,6 +382,7 @@ pub fn run(quick: bool) -> Outcome {
             ));
         }
     }
+    bar.finish_and_clear();
     out
 }
 
