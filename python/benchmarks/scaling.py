@@ -124,7 +124,7 @@ def main() -> None:
               f"--threads {cores}` {t_local:.2f} s with Ray up: {100 * (t_ray / t_local - 1):+.1f}%")
 
         # A task's own cost: the same sweep cut into 4 and into 16 tasks a CPU (the
-        # smallest task size lifted out of the way); the extra wall time, times the
+        # smallest task size lowered out of the way); the extra wall time, times the
         # CPUs, over the extra tasks.
         from gentle import _ray
 

@@ -86,20 +86,26 @@ def _input_error(message: str) -> InputError:
     return err
 
 
+def _run_error(message: str) -> RunError:
+    """A RunError raised from Python, with the exit status of a failed run."""
+    err = RunError(message)
+    err.exit_code = 1
+    return err
+
+
 #: The largest trial count and seed the command line takes (``--trials``, ``--seed``).
 _MAX_TRIALS = 1_000_000_000
 _MAX_SEED = 2**64 - 1
 
 
-def _whole(name: str, value: Optional[int], lo: int, hi: int) -> Optional[int]:
-    """``value`` checked as a whole number in [lo, hi] (None passes)."""
+def _whole(name: str, value: Optional[int], lo: int, hi: int) -> None:
+    """Checks ``value`` is a whole number in [lo, hi] (None passes)."""
     if value is None:
-        return None
+        return
     if isinstance(value, bool) or not isinstance(value, int):
         raise _input_error(f"{name}={value!r}: expected a whole number")
     if not lo <= value <= hi:
         raise _input_error(f"{name}={value}: expected {lo} to {hi}")
-    return value
 
 
 def _counts(trials: Optional[int], seed: Optional[int], threads: Optional[int]) -> None:

@@ -86,18 +86,12 @@ class _Progress:
 CONNECT_SECONDS = 5.0
 
 
-def _run_error(message: str) -> Exception:
-    from ._gentle import RunError
-
-    err = RunError(message)
-    err.exit_code = 1
-    return err
-
-
 def connect(address: Optional[str] = None) -> None:
     """Connects to Ray (the cluster at ``address``, the one ``ray.init()`` already
     joined, or a new local one). A ``host:port`` that does not answer is reported
     at once, before Ray spends its retries on it."""
+    from . import _run_error
+
     try:
         import ray
     except ImportError:
@@ -121,11 +115,11 @@ def connect(address: Optional[str] = None) -> None:
         raise _run_error(f"cannot join a Ray cluster at {address or 'a new local one'}: {e}") from None
 
 
-def run_on_ray(job: Any, address: Optional[str] = None, progress: bool = True) -> str:
-    """Runs the pending points of ``job`` (an opened ``SweepJob``) on Ray; the report."""
+def run_on_ray(job: Any, progress: bool = True) -> str:
+    """Runs the pending points of ``job`` (an opened ``SweepJob``) on the Ray
+    cluster :func:`connect` joined; the report."""
     import ray
 
-    connect(address)
     start = time.monotonic()
     pending = job.pending()
     tasks = 0

@@ -51,11 +51,12 @@ create_exception!(
 /// A message of the command line's, in the words of the Python API: its flags
 /// become the keyword arguments of the same names.
 fn python_words(m: &str) -> String {
-    const FLAGS: [(&str, &str); 7] = [
+    const FLAGS: [(&str, &str); 8] = [
         ("--trials ", "trials="),
         ("--seed ", "seed="),
         ("--threads ", "threads="),
-        ("--point", "point="),
+        ("--point:", "point:"),
+        ("--point ", "point="),
         ("--resume", "resume=True"),
         ("--force", "force=True"),
         ("--quick", "quick=True"),
@@ -64,7 +65,7 @@ fn python_words(m: &str) -> String {
     for (flag, arg) in FLAGS {
         out = out.replace(flag, arg);
     }
-    out.replace("point=:", "point:")
+    out
 }
 
 /// The Python exception of a job error.
@@ -454,10 +455,10 @@ static WORKER_JOB: Mutex<Option<(String, Arc<Job>)>> = Mutex::new(None);
 
 fn worker_job(spec: &str) -> Result<Arc<Job>, JobError> {
     let mut last = WORKER_JOB.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((text, job)) = last.as_ref() {
-        if text == spec {
-            return Ok(job.clone());
-        }
+    if let Some((text, job)) = last.as_ref()
+        && text == spec
+    {
+        return Ok(job.clone());
     }
     let parsed: JobSpec =
         serde_json::from_str(spec).map_err(|e| JobError::Input(format!("a sweep's spec: {e}")))?;

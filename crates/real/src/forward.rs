@@ -8,8 +8,9 @@
 //! link rate (drop-tail, RED with ECN marking, priority drop, acks-first) — and
 //! given its propagation delay (plus reordering, duplication); it is written into
 //! the other end when that time comes, the timerfd armed for the earliest (or for
-//! the moment a scheduled queue's transmitter starts its next packet). Packet buffers come from a pool, so the loop does not allocate per
-//! packet once the pool has grown to the packets in flight.
+//! the moment a scheduled queue's transmitter starts its next packet). Packet
+//! buffers come from a pool, so the loop does not allocate per packet once the
+//! pool has grown to the packets in flight.
 //!
 //! The forwarder records the ground truth of a run: every packet's fate (the drop
 //! and delay log), a pcap at each end as that end's interface saw the traffic, and
@@ -478,6 +479,9 @@ impl Forwarder {
     /// The link's timeline is kept exact: a packet starts when the previous one
     /// ended (the wake-up time), however late the loop got to it.
     fn transmit_due(&mut self) {
+        if self.wake == [None; 2] {
+            return; // no scheduled queue waits (always so under drop-tail and RED)
+        }
         let now = self.now();
         for from in 0..2 {
             while let Some(t) = self.wake[from].filter(|&t| t <= now) {

@@ -267,8 +267,14 @@ fn kernel_side(t: &emulate::trial::RealTrial) -> Side {
     }
 }
 
-/// Runs every case (fewer random trials with `quick`).
-/// A progress bar over the kernel runs (on a terminal): the emulations take
+/// A case's trials (fewer random ones with `quick`) and how many times the
+/// kernel runs them (the deterministic cases, of one trial, [`REPEATS`] times).
+fn trials_and_repeats(scn: &Scenario, quick: bool) -> (u64, u64) {
+    let trials = if quick { scn.quick_trials } else { scn.trials };
+    (trials, if trials == 1 { REPEATS } else { 1 })
+}
+
+/// A progress bar over the kernel trials (on a terminal): the emulations take
 /// minutes of real time.
 fn progress(quick: bool) -> indicatif::ProgressBar {
     use std::io::IsTerminal;
@@ -280,12 +286,7 @@ fn progress(quick: bool) -> indicatif::ProgressBar {
         .points
         .iter()
         .map(|p| {
-            let trials = if quick {
-                p.scenario.quick_trials
-            } else {
-                p.scenario.trials
-            };
-            let repeats = if trials == 1 { REPEATS } else { 1 };
+            let (trials, repeats) = trials_and_repeats(&p.scenario, quick);
             (p.scenario.variants.len() as u64 + 1) * repeats * trials
         })
         .sum();
@@ -303,6 +304,7 @@ fn progress(quick: bool) -> indicatif::ProgressBar {
     b
 }
 
+/// Runs every case (fewer random trials with `quick`).
 pub fn run(quick: bool) -> Outcome {
     if let Err(why) = gentle_real::available() {
         return Outcome {
@@ -319,8 +321,7 @@ pub fn run(quick: bool) -> Outcome {
     let bar = progress(quick);
     for p in FILE.sweep().points {
         let scn = p.scenario;
-        let trials = if quick { scn.quick_trials } else { scn.trials };
-        let repeats = if trials == 1 { REPEATS } else { 1 };
+        let (trials, repeats) = trials_and_repeats(&scn, quick);
         let label = p.coords.first().map_or(String::new(), |c| c.1.clone());
         // The scenario's variants next to the simulation, then BBR on the kernel
         // alone (the engine has no BBR; this kernel's default).
@@ -354,10 +355,8 @@ pub fn run(quick: bool) -> Outcome {
                 None => Vec::new(),
             };
             let mut kernel: Vec<Vec<Side>> = vec![Vec::new(); trials as usize];
-            let name = variant
-                .as_ref()
-                .map_or(KERNEL_ONLY.to_string(), |v| v.name.clone());
-            bar.set_message(format!("{label}, {name}"));
+            let who = variant.as_ref().map_or(KERNEL_ONLY, |v| v.name.as_str());
+            bar.set_message(format!("{label}, {who}"));
             for _ in 0..repeats {
                 match emulate::emulate(&scn, &prepared, &opts, &mut |_, _, _| bar.inc(1)) {
                     Ok(e) => {

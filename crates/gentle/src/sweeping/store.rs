@@ -98,12 +98,12 @@ impl Store {
             }
             let _ = std::fs::remove_file(dir.join(POINTS));
         } else {
-            if dir.exists() && !dir.is_dir() {
-                return Err(bad(
-                    "is not a directory: give a directory for the results".into()
-                ));
-            }
             if dir.exists() {
+                if !dir.is_dir() {
+                    return Err(bad(
+                        "is not a directory: give a directory for the results".into()
+                    ));
+                }
                 let used = std::fs::read_dir(dir).map_err(io)?.next().is_some();
                 if used && !force {
                     return Err(bad(
