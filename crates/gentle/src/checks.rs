@@ -2,12 +2,85 @@
 //! anything runs: a bad flag is bad input (exit status 2), never a crash or a
 //! report of nothing.
 
+use std::path::Path;
+
 use gentle_sim::workload::WorkloadKind;
 
 use crate::scenario::Scenario;
 
 /// The largest trial count, for the file's `trials` and for `--trials` alike.
 pub const MAX_TRIALS: u64 = 1_000_000_000;
+
+/// The most worker threads a run may ask for (`--threads`, Python's `threads=`): far
+/// above any machine's cores, far below what exhausts the process's stacks.
+pub const MAX_THREADS: usize = 4096;
+
+/// Checks a `--threads` value (`flag` names it in the message): 1 to [`MAX_THREADS`].
+pub fn threads(flag: &str, t: Option<usize>) -> Result<(), String> {
+    match t {
+        Some(0) => Err(format!("{flag}0: at least one worker thread is needed")),
+        Some(t) if t > MAX_THREADS => Err(format!(
+            "{flag}{t}: expected 1 to {MAX_THREADS} (this machine has {} cores)",
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks a file that `flag` will write, before anything runs: its directory
+/// exists, it is not a directory, and it is new unless `force` allows replacing it.
+pub fn output_file(flag: &str, path: &Path, force: bool) -> Result<(), String> {
+    let shown = path.display();
+    if path.as_os_str().is_empty() {
+        return Err(format!("{flag}: expected a file name"));
+    }
+    if path.is_dir() {
+        return Err(format!(
+            "{flag} {shown}: is a directory; expected a file name"
+        ));
+    }
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(dir) = parent
+        && !dir.is_dir()
+    {
+        return Err(format!(
+            "{flag} {shown}: the directory {} does not exist",
+            dir.display()
+        ));
+    }
+    if path.exists() && !force {
+        return Err(format!(
+            "{flag} {shown}: the file exists; add --force to replace it"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the files `--trace FILE` and (without `--out`) `--pcap K` will write into
+/// the working directory, before anything runs.
+pub fn output_files(
+    scns: &[Scenario],
+    trace: Option<&Path>,
+    pcap: Option<u64>,
+    out: bool,
+    force: bool,
+) -> Result<(), String> {
+    if let Some(t) = trace {
+        output_file("--trace", t, force)?;
+    }
+    if let (Some(k), false) = (pcap, out) {
+        for scn in scns {
+            for v in &scn.variants {
+                output_file(
+                    "--pcap",
+                    Path::new(&crate::sinks::pcap_name(scn, k, &v.name)),
+                    force,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
 
 /// Bytes a CSV row takes, about.
 const CSV_ROW_BYTES: u64 = 110;
@@ -29,9 +102,7 @@ pub struct RunFlags {
 
 /// Checks the flags against every scenario to be run.
 pub fn run_args(scns: &[Scenario], f: &RunFlags, quick: bool) -> Result<(), String> {
-    if f.threads == Some(0) {
-        return Err("--threads 0: at least one worker thread is needed".into());
-    }
+    threads("--threads ", f.threads)?;
     if let Some(t) = f.trials
         && !(1..=MAX_TRIALS).contains(&t)
     {

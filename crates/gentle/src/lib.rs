@@ -9,6 +9,7 @@ pub mod api;
 pub mod bench;
 pub mod catalogue;
 pub mod checks;
+pub mod ci;
 pub mod emulate;
 pub mod episodes;
 pub mod interrupt;

@@ -30,8 +30,8 @@ struct EngineRun {
     /// Number of trials (overrides the scenario).
     #[arg(long)]
     trials: Option<u64>,
-    /// Seed (overrides the scenario).
-    #[arg(long)]
+    /// Seed (overrides the scenario): 0 to 2^63 − 1, as in a scenario file.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     seed: Option<u64>,
     /// Run only this variant (repeatable): the engine's profile and switches.
     #[arg(long = "variant", value_name = "NAME")]
@@ -53,6 +53,10 @@ struct EngineRun {
     /// Write into a non-empty --out directory, replacing what gentle wrote there.
     #[arg(long)]
     force: bool,
+    /// Fail (exit 1) when the forwarder's one-way delay error is a noticeable
+    /// share of the path's delay (a loaded host), instead of warning.
+    #[arg(long)]
+    strict: bool,
 }
 
 impl EngineRun {
@@ -64,6 +68,7 @@ impl EngineRun {
     ) -> gentle::emulate::command::Args {
         gentle::emulate::command::Args {
             scenario: self.scenario,
+            strict: self.strict,
             quick: self.quick,
             point: self.point,
             trials: self.trials,
@@ -181,8 +186,8 @@ enum Cmd {
         /// Number of trials (overrides the scenario).
         #[arg(long)]
         trials: Option<u64>,
-        /// Seed (overrides the scenario).
-        #[arg(long)]
+        /// Seed (overrides the scenario): 0 to 2^63 − 1, as in a scenario file.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
         seed: Option<u64>,
         /// Run only this variant (repeatable).
         #[arg(long = "variant", value_name = "NAME")]
@@ -205,6 +210,10 @@ enum Cmd {
         /// Write into a non-empty --out directory, replacing what gentle wrote there.
         #[arg(long)]
         force: bool,
+        /// Fail (exit 1) when the forwarder's one-way delay error is a noticeable
+        /// share of the path's delay (a loaded host), instead of warning.
+        #[arg(long)]
+        strict: bool,
         /// An external client, run with `sh -c` in the client namespace (with
         /// --server-cmd; e.g. `curl -s http://$GENTLE_SERVER/`).
         #[arg(long, value_name = "COMMAND")]
@@ -254,8 +263,8 @@ struct RunArgs {
     /// Number of trials (overrides the scenario).
     #[arg(long)]
     trials: Option<u64>,
-    /// Seed (overrides the scenario).
-    #[arg(long)]
+    /// Seed (overrides the scenario): 0 to 2^63 − 1, as in a scenario file.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     seed: Option<u64>,
     /// Write CSV of every record, the JSON summary and CDF plots into DIR.
     #[arg(long, value_name = "DIR")]
@@ -275,7 +284,8 @@ struct RunArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Write into a non-empty --out directory, replacing what gentle wrote there.
+    /// Write into a non-empty --out directory, replacing what gentle wrote there;
+    /// replace existing --trace and --pcap files.
     #[arg(long)]
     force: bool,
 }
@@ -316,7 +326,7 @@ fn main() -> ExitCode {
                 sweep.reseed(seed);
             }
             let scns: Vec<Scenario> = sweep.points.into_iter().map(|p| p.scenario).collect();
-            if let Err(e) = checks::run_args(&scns, &to_checked(&opts), quick) {
+            if let Err(e) = check_flags(&scns, &opts, quick) {
                 eprintln!("error: {e}");
                 return ExitCode::from(2);
             }
@@ -326,7 +336,8 @@ fn main() -> ExitCode {
             };
             interrupt::install();
             let mut docs = Vec::new();
-            let code = run_scenarios(&scns, &opts, quick, staged.as_mut(), &mut docs);
+            let mut says = Announce::new(scns.len());
+            let code = run_scenarios(&scns, &opts, quick, staged.as_mut(), &mut docs, &mut says);
             if code != ExitCode::SUCCESS {
                 return code;
             }
@@ -375,7 +386,17 @@ fn main() -> ExitCode {
             let mut progs = Vec::new();
             if names.is_empty() {
                 scns.extend(CATALOGUE.iter());
-                progs.extend(PROGRAMS.iter());
+                // Real-mode experiments take minutes of real time and root: named alone.
+                progs.extend(
+                    PROGRAMS
+                        .iter()
+                        .filter(|p| !programs::NEEDS_KERNEL.contains(&p.name)),
+                );
+                eprintln!(
+                    "note: {} run only when named (real mode, minutes of real time): gentle reproduce {}",
+                    programs::NEEDS_KERNEL.join(", "),
+                    programs::NEEDS_KERNEL.join(" ")
+                );
             } else {
                 let mut seen = Vec::new();
                 for n in &names {
@@ -398,7 +419,7 @@ fn main() -> ExitCode {
             let scns: Vec<Scenario> = scns.into_iter().map(|e| e.scenario()).collect();
             let progs: Vec<&str> = progs.iter().map(|p| p.name).collect();
             if let Err(e) = checks::program_args(&progs, &to_checked(&opts))
-                .and_then(|()| checks::run_args(&scns, &to_checked(&opts), quick))
+                .and_then(|()| check_flags(&scns, &opts, quick))
             {
                 eprintln!("error: {e}");
                 return ExitCode::from(2);
@@ -409,14 +430,17 @@ fn main() -> ExitCode {
             };
             interrupt::install();
             let mut docs = Vec::new();
+            let mut says = Announce::new(scns.len() + progs.len());
             if !scns.is_empty() {
-                let code = run_scenarios(&scns, &opts, quick, staged.as_mut(), &mut docs);
+                let code =
+                    run_scenarios(&scns, &opts, quick, staged.as_mut(), &mut docs, &mut says);
                 if code != ExitCode::SUCCESS {
                     return code;
                 }
             }
             for name in progs {
                 let p = programs::find(name).expect("checked above");
+                says.line(p.name, if quick { "quick sizes" } else { "full sizes" });
                 let args = programs::ProgramArgs {
                     quick,
                     out: staged.as_mut(),
@@ -510,11 +534,13 @@ fn main() -> ExitCode {
             out,
             json,
             force,
+            strict,
             client_cmd,
             server_cmd,
         } => ExitCode::from(gentle::emulate::command::command(
             gentle::emulate::command::Args {
                 scenario,
+                strict,
                 quick,
                 point,
                 trials,
@@ -550,6 +576,12 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+/// The flags checked against the scenarios, then the files they will write.
+fn check_flags(scns: &[Scenario], a: &RunArgs, quick: bool) -> Result<(), String> {
+    checks::run_args(scns, &to_checked(a), quick)?;
+    checks::output_files(scns, a.trace.as_deref(), a.pcap, a.out.is_some(), a.force)
 }
 
 fn to_checked(a: &RunArgs) -> checks::RunFlags {
@@ -598,8 +630,20 @@ fn run_scenarios(
     quick: bool,
     mut staged: Option<&mut output::Staged>,
     docs: &mut Vec<serde_json::Value>,
+    says: &mut Announce,
 ) -> ExitCode {
-    if let Some(t) = a.threads
+    // Never more threads than the largest run has blocks of trials.
+    let most = scns
+        .iter()
+        .map(|s| {
+            let trials = a
+                .trials
+                .unwrap_or(if quick { s.quick_trials } else { s.trials });
+            runner::useful_threads(trials)
+        })
+        .max()
+        .unwrap_or(1);
+    if let Some(t) = a.threads.map(|t| t.min(most))
         && let Err(e) = rayon::ThreadPoolBuilder::new()
             .num_threads(t)
             .build_global()
@@ -614,6 +658,10 @@ fn run_scenarios(
             .trials
             .unwrap_or(if quick { scn.quick_trials } else { scn.trials });
         let seed = a.seed.unwrap_or(scn.seed);
+        says.line(
+            &scn.name,
+            &format!("{trials} trials × {} variants", scn.variants.len()),
+        );
         let trace_trial = a.trace.is_some().then(|| a.trial.unwrap_or(0));
         let opts = RunOptions {
             trials,
@@ -628,7 +676,8 @@ fn run_scenarios(
                 tsg: scn.tsg.then_some(0),
             },
         };
-        let stem = if scns.len() > 1 {
+        // Several experiments into one --out: every file carries its experiment's name.
+        let stem = if says.total > 1 {
             format!("{}-", output::file_name(&scn.name))
         } else {
             String::new()
@@ -690,6 +739,32 @@ fn run_scenarios(
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// A line on stderr as each experiment starts, when stderr is not a terminal (a log
+/// or a pipe, where no progress bar is drawn): `[3/25] NAME (DETAIL)`.
+struct Announce {
+    next: usize,
+    total: usize,
+    on: bool,
+}
+
+impl Announce {
+    fn new(total: usize) -> Announce {
+        use std::io::IsTerminal;
+        Announce {
+            next: 0,
+            total,
+            on: !std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn line(&mut self, name: &str, detail: &str) {
+        self.next += 1;
+        if self.on {
+            eprintln!("[{}/{}] {name} ({detail})", self.next, self.total);
+        }
+    }
 }
 
 /// Ctrl-C during `scn`: says what was abandoned; nothing is written.

@@ -25,6 +25,12 @@ impl Staged {
     /// `force`: then the files a previous gentle run wrote there (its manifest) are
     /// removed when the new results are committed, so old and new never mix.
     pub fn new(dir: &Path, force: bool) -> Result<Staged, String> {
+        if dir.exists() && !dir.is_dir() {
+            return Err(format!(
+                "--out {}: is a file; expected a directory (new or empty)",
+                dir.display()
+            ));
+        }
         let created = !dir.exists();
         if !created {
             let entries = fs::read_dir(dir)
@@ -54,7 +60,14 @@ impl Staged {
 
     /// Creates `dir` and a fresh staging area inside it.
     fn open(dir: &Path, created: bool, adding: Option<bool>) -> Result<Staged, String> {
+        if dir.exists() && !dir.is_dir() {
+            return Err(format!(
+                "{}: is a file; expected a directory",
+                dir.display()
+            ));
+        }
         fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        remove_stale_stages(dir);
         let stage = dir.join(format!(".gentle-staging-{}", std::process::id()));
         let _ = fs::remove_dir_all(&stage);
         fs::create_dir_all(&stage)
@@ -143,6 +156,37 @@ impl Staged {
         self.committed = true;
         Ok(out)
     }
+}
+
+/// Removes the staging areas of gentle runs that died without cleaning up (killed
+/// by SIGKILL, say): those whose process no longer exists. Each is named on stderr.
+fn remove_stale_stages(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(".gentle-staging-")
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !process_exists(pid) && fs::remove_dir_all(e.path()).is_ok()
+        {
+            eprintln!(
+                "note: removed {}, the staging area of an interrupted gentle run (process {pid} is gone)",
+                e.path().display()
+            );
+        }
+    }
+}
+
+/// Whether process `pid` exists (Linux's /proc; elsewhere every process is taken
+/// to exist, so nothing is removed).
+fn process_exists(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    !proc.join("self").exists() || proc.join(pid.to_string()).exists()
 }
 
 impl Drop for Staged {

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use gentle_sim::link::Scheduling;
 use serde_json::{Value, json};
 
+use crate::ci::DeltaCi;
 use crate::episodes::Counts;
 use crate::runner::{RunResult, VariantResult, metric_of};
 use crate::sample::Sample;
@@ -105,14 +106,7 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
             header += &format!("{:>qw$}", format!("{} Δms (Δ%)", run.variants[i + 1].name));
         }
         let _ = writeln!(out, "{header}");
-        let rows: [(&str, fn(&Stats) -> f64); 5] = [
-            ("25", |s| s.p25),
-            ("50", |s| s.p50),
-            ("90", |s| s.p90),
-            ("99", |s| s.p99),
-            ("mean", |s| s.mean),
-        ];
-        for (label, f) in rows {
+        for (label, f, which) in ROWS {
             let b = f(&bs);
             let base_cell = if bs.n == 0 {
                 "-".to_string()
@@ -120,29 +114,44 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
                 fmt_ms(b)
             };
             let mut line = format!("{:<10}{:>bw$}", label, base_cell);
+            let mut ci_line = format!("{:<10}{:>bw$}", "", "");
             for &i in *group {
                 let s = &others[i];
-                let x = f(s);
-                let cell = if s.n == 0 {
-                    "-".to_string()
-                } else if bs.n == 0 {
-                    fmt_ms(x)
-                } else {
-                    // No negative zero in the table ("−0.0%").
-                    let zero = |v: f64, eps: f64| if v.abs() < eps { 0.0 } else { v };
-                    let d = zero(x - b, 5e3);
-                    let pct = zero(if b > 0.0 { 100.0 * d / b } else { 0.0 }, 0.05);
-                    format!("{:+} ({:+.1}%)", fmt_ms(d), pct)
-                };
+                let ci = run
+                    .cis
+                    .get(i + 1)
+                    .and_then(Option::as_ref)
+                    .map(|d| which.of(d));
+                let (cell, ci_cell) = delta_cells(f(s), b, s.n, bs.n, ci);
                 line += &format!("{:>qw$}", cell);
+                ci_line += &format!("{:>qw$}", ci_cell);
             }
             let _ = writeln!(out, "{line}");
+            if ci_line.trim_end().len() > 10 {
+                let _ = writeln!(out, "{}", ci_line.trim_end());
+            }
         }
         let mut line = format!("{:<10}{:>bw$}", "samples", bs.n);
         for &i in *group {
             line += &format!("{:>qw$}", others[i].n);
         }
         let _ = writeln!(out, "{line}");
+    }
+    if run.cis.iter().any(Option::is_some) {
+        let trials_ci = run
+            .cis
+            .iter()
+            .flatten()
+            .map(|d| d.trials)
+            .min()
+            .unwrap_or(0);
+        let note = format!(
+            "[lo, hi]: 95% confidence interval of the difference (paired bootstrap over {}{} trials, {} resamples); ~ marks a difference whose interval holds 0",
+            if trials_ci < trials { "the first " } else { "" },
+            trials_ci,
+            crate::ci::RESAMPLES
+        );
+        let _ = writeln!(out, "{}", crate::units::wrap(&note, 100, 0));
     }
     for v in run.variants.iter().filter(|v| v.latencies.len() == 0) {
         let _ = writeln!(
@@ -228,15 +237,34 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
             out += &row("  of data segments sent", &|v| {
                 pct(v.counters.loss_probes, v.counters.segs_out)
             });
+            // Every probe in exactly one row: new data, or the last segment again
+            // (its episode judged repaired, unnecessary, or never judged), or none
+            // sent (the timer fired with nothing left to probe).
+            let c = |v: &VariantResult| v.counters;
+            let unjudged = |v: &VariantResult| {
+                c(v).loss_probes_retrans
+                    .saturating_sub(c(v).loss_probes_repaired + c(v).loss_probes_unnecessary)
+            };
+            let unsent = |v: &VariantResult| {
+                c(v).loss_probes
+                    .saturating_sub(c(v).loss_probes_new + c(v).loss_probes_retrans)
+            };
             out += &row("  new data", &|v| {
-                pct(v.counters.loss_probes_new, v.counters.loss_probes)
+                pct(c(v).loss_probes_new, c(v).loss_probes)
             });
-            out += &row("  plugged the only hole", &|v| {
-                pct(v.counters.loss_probe_recovery, v.counters.loss_probes)
+            out += &row("  last segment again", &|v| {
+                pct(c(v).loss_probes_retrans, c(v).loss_probes)
             });
-            out += &row("  unnecessary", &|v| {
-                pct(v.counters.loss_probes_unnecessary, v.counters.loss_probes)
+            out += &row("    plugged the only hole", &|v| {
+                pct(c(v).loss_probes_repaired, c(v).loss_probes)
             });
+            out += &row("    unnecessary", &|v| {
+                pct(c(v).loss_probes_unnecessary, c(v).loss_probes)
+            });
+            out += &row("    never judged", &|v| pct(unjudged(v), c(v).loss_probes));
+            if run.variants.iter().any(|v| unsent(v) > 0) {
+                out += &row("  none sent", &|v| pct(unsent(v), c(v).loss_probes));
+            }
         }
         if run
             .variants
@@ -345,6 +373,86 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
         }
     }
     out
+}
+
+/// Which statistic a row shows.
+#[derive(Clone, Copy)]
+enum Which {
+    Mean,
+    Percentile(u32),
+}
+
+impl Which {
+    fn of(self, d: &crate::ci::Deltas) -> DeltaCi {
+        match self {
+            Which::Mean => d.mean,
+            Which::Percentile(p) => d.percentile(p),
+        }
+    }
+
+    fn key(self) -> String {
+        match self {
+            Which::Mean => "mean".into(),
+            Which::Percentile(p) => format!("p{p}"),
+        }
+    }
+}
+
+/// The rows of the latency table: label, statistic, and its interval.
+const ROWS: [(&str, fn(&Stats) -> f64, Which); 5] = [
+    ("25", |s| s.p25, Which::Percentile(25)),
+    ("50", |s| s.p50, Which::Percentile(50)),
+    ("90", |s| s.p90, Which::Percentile(90)),
+    ("99", |s| s.p99, Which::Percentile(99)),
+    ("mean", |s| s.mean, Which::Mean),
+];
+
+/// A variant's cell of a latency row — the difference from the baseline in ms and
+/// %, `~` when its interval holds 0 — and the interval's cell under it.
+fn delta_cells(x: f64, b: f64, n: usize, base_n: usize, ci: Option<DeltaCi>) -> (String, String) {
+    if n == 0 {
+        return ("-".into(), String::new());
+    }
+    if base_n == 0 {
+        return (fmt_ms(x), String::new());
+    }
+    // No negative zero in the table ("−0.0%").
+    let zero = |v: f64, eps: f64| if v.abs() < eps { 0.0 } else { v };
+    let d = zero(x - b, 5e3);
+    let pct = zero(if b > 0.0 { 100.0 * d / b } else { 0.0 }, 0.05);
+    let Some(ci) = ci.filter(|c| c.ms.lo.is_finite() && c.ms.hi.is_finite()) else {
+        return (format!("{:+} ({:+.1}%)", fmt_ms(d), pct), String::new());
+    };
+    let mark = if ci.ms.contains_zero() { "~" } else { "" };
+    let ms = |v: f64| format!("{:+}", fmt_ms(zero(v * 1e6, 5e3)));
+    (
+        format!("{mark}{:+} ({:+.1}%)", fmt_ms(d), pct),
+        format!("[{}, {}]", ms(ci.ms.lo), ms(ci.ms.hi)),
+    )
+}
+
+/// The intervals of one variant for the JSON summary: `delta_ms` and `delta_pct`,
+/// each statistic as `{lo, hi}`, with the method.
+fn ci_json(d: &crate::ci::Deltas) -> Value {
+    let side = |f: fn(&DeltaCi) -> crate::ci::Interval| -> Value {
+        let pair = |i: crate::ci::Interval| {
+            let n = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
+            json!({ "lo": n(i.lo), "hi": n(i.hi) })
+        };
+        let mut m = serde_json::Map::new();
+        for (_, _, which) in ROWS {
+            m.insert(which.key(), pair(f(&which.of(d))));
+        }
+        Value::Object(m)
+    };
+    json!({
+        "delta_ms": side(|c| c.ms),
+        "delta_pct": side(|c| c.pct),
+        "level": 0.95,
+        "method": "paired bootstrap over trials, percentile interval",
+        "resamples": crate::ci::RESAMPLES,
+        "trials": d.trials,
+    })
 }
 
 /// The recovery-episode tables of `prr-imc11.txt` (Tables 5, 6 and 7), per variant.
@@ -475,7 +583,8 @@ pub fn json(scn: &Scenario, run: &RunResult, trials: u64, seed: u64) -> Value {
     let variants: Vec<Value> = run
         .variants
         .iter()
-        .map(|v| {
+        .enumerate()
+        .map(|(i, v)| {
             let s = stats(&v.latencies);
             let counters: serde_json::Map<String, Value> = v.counters.iter().map(|(k, x)| (k.to_string(), json!(x))).collect();
             let delta = |a: f64, b: f64| if a.is_nan() || b.is_nan() { Value::Null } else { json!((a - b) / 1e6) };
@@ -485,6 +594,7 @@ pub fn json(scn: &Scenario, run: &RunResult, trials: u64, seed: u64) -> Value {
                 "latency_ms": stats_json(&s),
                 "delta_ms": { "mean": delta(s.mean, base.mean), "p25": delta(s.p25, base.p25), "p50": delta(s.p50, base.p50),
                               "p90": delta(s.p90, base.p90), "p99": delta(s.p99, base.p99) },
+                "ci95": run.cis.get(i).and_then(Option::as_ref).map_or(Value::Null, ci_json),
                 "exchanges": v.exchanges,
                 "with_retransmission": v.with_retransmission,
                 "with_loss": v.with_loss,

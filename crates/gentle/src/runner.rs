@@ -16,6 +16,7 @@ use gentle_tcp::{Event, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
+use crate::ci::{self, ByTrial};
 use crate::episodes::Episodes;
 use crate::sample::Sample;
 use crate::scenario::{Filter, Metric, Scenario, Variant};
@@ -28,6 +29,12 @@ pub const TIMED_OUT_NAMED: usize = 100;
 /// Blocks run in parallel before their results are merged: bounds the memory of
 /// partial results however many trials a run has.
 const WAVE: usize = 512;
+
+/// The most worker threads a run of `trials` trials keeps busy: a variant's trials
+/// run as blocks of a wave in parallel, so one thread per block of a wave.
+pub fn useful_threads(trials: u64) -> usize {
+    trials.div_ceil(BLOCK).clamp(1, WAVE as u64) as usize
+}
 
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -107,6 +114,8 @@ pub struct VariantResult {
     pub name: String,
     /// The scenario's metric for every ranked, complete exchange (or page), ns.
     pub latencies: Sample,
+    /// The same values with their trials, for the paired confidence intervals.
+    pub by_trial: ByTrial,
     pub records: Vec<ExchangeRecord>,
     pub pages: Vec<PageRecord>,
     pub counters: Counters,
@@ -137,13 +146,29 @@ pub struct VariantResult {
     pub observed: Vec<Observed>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct RunResult {
     pub variants: Vec<VariantResult>,
     pub wall_seconds: f64,
+    /// The 95% confidence intervals of each variant's differences from the first
+    /// (`None` for the first), from [`RunResult::intervals`].
+    pub cis: Vec<Option<ci::Deltas>>,
 }
 
 impl RunResult {
+    /// Computes the confidence intervals of the differences from the baseline, with
+    /// resamples drawn from `seed`.
+    pub fn intervals(&mut self, seed: u64) {
+        let trials = self
+            .variants
+            .iter()
+            .map(|v| v.trials_run)
+            .min()
+            .unwrap_or(0);
+        let by: Vec<&ByTrial> = self.variants.iter().map(|v| &v.by_trial).collect();
+        self.cis = ci::deltas(&by, trials, seed);
+    }
+
     pub fn events(&self) -> u64 {
         self.variants.iter().map(|v| v.events).sum()
     }
@@ -208,12 +233,14 @@ pub(crate) fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep
             && let Some(x) = metric_of(scn.metric, r).filter(|_| r.complete)
         {
             v.latencies.push(x);
+            v.by_trial.push(t.trial, x);
         }
     }
     if scn.metric == Metric::Page {
         for p in &t.pages {
             if let Some(x) = p.load_ns.filter(|_| p.complete) {
                 v.latencies.push(x);
+                v.by_trial.push(t.trial, x);
             }
         }
     }
@@ -393,14 +420,18 @@ pub fn run_streaming(
         variants.push(v);
     }
     bar.finish_and_clear();
-    RunResult {
+    let mut r = RunResult {
         variants,
         wall_seconds: start.elapsed().as_secs_f64(),
-    }
+        cis: Vec::new(),
+    };
+    r.intervals(opts.seed);
+    r
 }
 
 fn merge(v: &mut VariantResult, p: VariantResult) {
     v.latencies.merge(p.latencies);
+    v.by_trial.merge(p.by_trial);
     v.records.extend(p.records);
     v.pages.extend(p.pages);
     v.counters.add(&p.counters);

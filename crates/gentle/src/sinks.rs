@@ -149,6 +149,16 @@ pub fn results(
     Ok(())
 }
 
+/// The name of the pcap file of trial `k` of `variant`.
+pub fn pcap_name(scn: &Scenario, k: u64, variant: &str) -> String {
+    format!(
+        "{}-trial{}-{}.pcap",
+        output::file_name(&scn.name),
+        k,
+        output::file_name(variant)
+    )
+}
+
 /// One pcap per variant of trial `k`, into `staged` or the working directory.
 pub fn pcaps(
     scn: &Scenario,
@@ -160,12 +170,7 @@ pub fn pcaps(
         let Some(frames) = observed(v, k).and_then(|o| o.frames.as_ref()) else {
             continue; // interrupted before trial k
         };
-        let name = format!(
-            "{}-trial{}-{}.pcap",
-            output::file_name(&scn.name),
-            k,
-            output::file_name(&v.name)
-        );
+        let name = pcap_name(scn, k, &v.name);
         let bytes = output::pcap_bytes(frames);
         match staged.as_deref_mut() {
             Some(st) => st.write(&name, &bytes),

@@ -130,11 +130,9 @@ fn on_threads<T: Send>(
     threads: Option<usize>,
     f: impl FnOnce() -> Result<T, JobError> + Send,
 ) -> Result<T, JobError> {
+    gentle::checks::threads("threads=", threads).map_err(JobError::Input)?;
     match threads {
         None => f(),
-        Some(0) => Err(JobError::Input(
-            "threads=0: at least one worker thread is needed".into(),
-        )),
         Some(t) => rayon_pool(t)?.install(f),
     }
 }

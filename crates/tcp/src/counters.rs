@@ -130,7 +130,12 @@ counters! {
     loss_probes_retrans => "LossProbesRetrans",
     /// Probe episodes that repaired a loss and reduced cwnd (`TCPLossProbeRecovery`).
     loss_probe_recovery => "TCPLossProbeRecovery",
-    /// Probe episodes shown unnecessary (a probe duplicate ACK or a DSACK).
+    /// Retransmission probes of the episodes that repaired a loss (each probe of an
+    /// episode counted in `TCPLossProbeRecovery`).
+    loss_probes_repaired => "LossProbesRepaired",
+    /// Retransmission probes of the episodes shown unnecessary (a probe duplicate ACK
+    /// or a DSACK). A retransmission probe whose episode is never judged (the RTO,
+    /// fast recovery or the connection's end came first) is in neither count.
     loss_probes_unnecessary => "LossProbesUnnecessary",
     /// Corrective packets sent (`gentle-aggression-sigcomm13.txt` §5).
     corrective_sent => "CorrectiveSent",

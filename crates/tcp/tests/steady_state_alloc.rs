@@ -5,6 +5,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+#[path = "engine/pair/mod.rs"]
 mod pair;
 
 use bytes::Bytes;

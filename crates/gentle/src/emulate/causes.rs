@@ -37,6 +37,8 @@ pub fn charge(
 ) -> Causes {
     // Each end's capture shows its own servers' retransmissions as they left.
     let mut found: Vec<(u32, u64, u64, Cause)> = Vec::new();
+    // And the fast-recovery episodes they began: (connection, start ns).
+    let mut recoveries: Vec<(u32, u64)> = Vec::new();
     for (frames, local) in captures.iter().zip([SERVER_ADDR, CLIENT_ADDR]) {
         let mut a = Analyzer::new(Options {
             server: None,
@@ -55,23 +57,30 @@ pub fn charge(
                 }
             });
         }
-        let _ = a.finish();
+        recoveries.extend(fast_recoveries(&a.finish(), local));
     }
     found.sort_by_key(|f| f.2);
     // The exchange each retransmission belongs to: the latest of its connection
     // begun before it.
+    let exchange_of = |conn: u32, ts: u64| -> Option<usize> {
+        let t = ts + base_ns;
+        spans
+            .iter()
+            .enumerate()
+            .filter(|(_, (k, start))| *k == conn && *start <= t)
+            .max_by_key(|(_, (_, start))| *start)
+            .map(|(i, _)| i)
+    };
     let recs: Vec<Option<usize>> = found
         .iter()
-        .map(|&(conn, _, ts, _)| {
-            let t = ts + base_ns;
-            spans
-                .iter()
-                .enumerate()
-                .filter(|(_, (k, start))| *k == conn && *start <= t)
-                .max_by_key(|(_, (_, start))| *start)
-                .map(|(i, _)| i)
-        })
+        .map(|&(conn, _, ts, _)| exchange_of(conn, ts))
         .collect();
+    for &(conn, ts) in &recoveries {
+        if let Some(x) = exchange_of(conn, ts).and_then(|i| r.exchanges.get_mut(i)) {
+            x.recoveries += 1;
+        }
+    }
+    r.counters.recovery_episodes += recoveries.len() as u64;
     // A lone tail segment resent when the RTO would have fired looks like a
     // timeout on the wire, but Linux's probe timer is capped at the RTO and sends
     // a probe then (`tcp_schedule_loss_probe`): TCP_INFO's count of RTOs for the
@@ -109,4 +118,30 @@ pub fn charge(
     k.slow_start_retrans += total.slow_start;
     k.loss_probes += total.probe;
     total
+}
+
+/// The fast-recovery episodes (begun by a fast or early retransmission) that the
+/// servers at `local` went through, inferred from the capture as `gentle analyze`
+/// reports them: (connection, start on the capture's clock, ns).
+fn fast_recoveries(a: &gentle_analyze::Analysis, local: std::net::Ipv4Addr) -> Vec<(u32, u64)> {
+    let mut out = Vec::new();
+    for f in &a.flows {
+        let (Ok(server), Ok(client)) = (
+            f.server.parse::<std::net::SocketAddr>(),
+            f.client.parse::<std::net::SocketAddr>(),
+        ) else {
+            continue;
+        };
+        if server.ip() != std::net::IpAddr::V4(local) {
+            continue;
+        }
+        let conn = client.port().wrapping_sub(CLIENT_PORT_BASE) as u32;
+        out.extend(
+            f.recoveries
+                .iter()
+                .filter(|e| matches!(e.cause, Cause::Fast | Cause::Early))
+                .map(|e| (conn, f.start_ns + (e.start_ms * 1e6).round() as u64)),
+        );
+    }
+    out
 }

@@ -14,6 +14,9 @@ use crate::{interrupt, units};
 /// `gentle emulate`'s arguments.
 pub struct Args {
     pub scenario: PathBuf,
+    /// Fail (exit 1) when the forwarder's one-way delay error is a noticeable
+    /// share of the path's delay, instead of warning.
+    pub strict: bool,
     pub quick: bool,
     pub point: Option<String>,
     pub trials: Option<u64>,
@@ -69,6 +72,14 @@ pub fn command(a: Args) -> u8 {
             return 2;
         }
     };
+    if let Some(k) = a.kernel.as_deref()
+        && k.split(',').any(|s| s.trim().is_empty())
+    {
+        eprintln!(
+            "error: --kernel {k:?}: expected congestion control names separated by commas, like cubic,reno"
+        );
+        return 2;
+    }
     let opts = EmulateOptions {
         trials: a.trials.unwrap_or(if a.quick {
             scn.quick_trials
@@ -80,12 +91,7 @@ pub fn command(a: Args) -> u8 {
         kernels: a
             .kernel
             .as_deref()
-            .map(|k| {
-                k.split(',')
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            })
+            .map(|k| k.split(',').map(|s| s.trim().to_string()).collect())
             .unwrap_or_default(),
         time_limit,
         capture: a.out.is_some(),
@@ -159,6 +165,18 @@ pub fn command(a: Args) -> u8 {
                 return 1;
             }
         }
+    }
+    // The forwarder's timing: a delay error that is a noticeable share of the
+    // path's delay is said, and fails the run under --strict.
+    let late = super::delay_error_warnings(&scn, &e);
+    for w in &late {
+        eprintln!("warning: {w}");
+    }
+    if a.strict && !late.is_empty() {
+        eprintln!(
+            "error: --strict: the forwarder's delay error makes this run's timing unreliable"
+        );
+        return 1;
     }
     // An external client that failed makes the run fail.
     let failed = e

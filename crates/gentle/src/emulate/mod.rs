@@ -204,15 +204,9 @@ pub fn emulate(
 ) -> Result<Emulation, String> {
     let wall = std::time::Instant::now();
     let limit = o.time_limit.min(scn.time_limit);
-    let mut run = RunResult {
-        variants: Vec::new(),
-        wall_seconds: 0.0,
-    };
+    let mut run = RunResult::default();
     let mut e = Emulation {
-        run: RunResult {
-            variants: Vec::new(),
-            wall_seconds: 0.0,
-        },
+        run: RunResult::default(),
         kernels: p.variants.iter().map(|(_, k)| k.clone()).collect(),
         facts: KernelFacts::default(),
         delay_error: Vec::new(),
@@ -276,8 +270,47 @@ pub fn emulate(
         e.trials.push(trials);
     }
     run.wall_seconds = wall.elapsed().as_secs_f64();
+    run.intervals(o.seed);
     e.run = run;
     Ok(e)
+}
+
+/// The share of the path's one-way delay that the forwarder's p99 delay error may
+/// reach before a run says its timing is off: 5%, a tenth of the ±2 ms-or-more
+/// tolerance kernel-vs-sim allows on round trips of tens of milliseconds.
+pub const DELAY_ERROR_SHARE: f64 = 0.05;
+
+/// Below this p99 delay error nothing is said, whatever the path's delay (a
+/// link without delay has no share to compare with).
+pub const DELAY_ERROR_FLOOR_US: f64 = 500.0;
+
+/// Warnings for the variants whose forwarder delay error (p99) is a noticeable
+/// share of the scenario's shortest one-way link delay.
+pub fn delay_error_warnings(scn: &Scenario, e: &Emulation) -> Vec<String> {
+    let delay_us = scn
+        .links
+        .iter()
+        .flat_map(|l| [&l.a_to_b.delay, &l.b_to_a.delay])
+        .map(|d| d.min().as_secs_f64() * 1e6)
+        .fold(f64::INFINITY, f64::min);
+    e.kernels
+        .iter()
+        .zip(&e.delay_error)
+        .filter_map(|(k, d)| delay_error_warning(&k.name, d, delay_us))
+        .collect()
+}
+
+/// The warning for variant `name` whose forwarder was late by `d` on a path of
+/// `delay_us` one way, if the error is noticeable.
+fn delay_error_warning(name: &str, d: &DelayError, delay_us: f64) -> Option<String> {
+    (d.p99_us > DELAY_ERROR_FLOOR_US && d.p99_us > DELAY_ERROR_SHARE * delay_us).then(|| {
+        format!(
+            "`{name}`: the forwarder delivered packets late by {:.1} ms at p99 ({:.1} ms at most) on a path of {:.1} ms one way: the host is loaded, and the times carry that error",
+            d.p99_us / 1e3,
+            d.max_us / 1e3,
+            delay_us / 1e3
+        )
+    })
 }
 
 /// The delay error over many trials: the largest p50, p99 and max of any trial (a
@@ -298,4 +331,33 @@ pub fn ran_scenario(scn: &Scenario, p: &Prepared) -> Scenario {
     let mut s = scn.clone();
     s.variants = p.variants.iter().map(|(v, _)| v.clone()).collect();
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(p99_us: f64) -> DelayError {
+        DelayError {
+            p99_us,
+            max_us: 2.0 * p99_us,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_delay_error_that_is_a_noticeable_share_of_the_path_is_said() {
+        // The loaded host of the first-use review: 12 ms at p99 on a 50 ms path.
+        let w = delay_error_warning("cubic", &err(12_000.0), 50_000.0).unwrap();
+        assert!(
+            w.contains("12.0 ms at p99") && w.contains("50.0 ms one way"),
+            "{w}"
+        );
+        // 0.6 ms on a 5 ms path is 12%: said; on a 100 ms path, 0.6%: not.
+        assert!(delay_error_warning("x", &err(600.0), 5_000.0).is_some());
+        assert!(delay_error_warning("x", &err(600.0), 100_000.0).is_none());
+        // Tens of microseconds, as on an idle host, never; not even without delay.
+        assert!(delay_error_warning("x", &err(81.0), 0.0).is_none());
+        assert!(delay_error_warning("x", &err(900.0), 0.0).is_some());
+    }
 }

@@ -231,11 +231,16 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
         }
         if !up {
             let run = proc.kill();
+            let said = run.stderr.trim();
             return Err(format!(
-                "--server-cmd: nothing listens on {SERVER_ADDR}:{HTTP_PORT} ({}): {}",
+                "--server-cmd: nothing listens on {SERVER_ADDR}:{HTTP_PORT} ({}){}",
                 run.status
-                    .map_or("still running".into(), |c| format!("exit {c}")),
-                run.stderr.trim()
+                    .map_or("still running after 10 s".into(), |c| format!("exit {c}")),
+                if said.is_empty() {
+                    ", and it printed nothing on stderr".to_string()
+                } else {
+                    format!(": {said}")
+                }
             ));
         }
         server_peer = Some(proc);

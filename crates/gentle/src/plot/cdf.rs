@@ -1,4 +1,6 @@
-//! The CDF of the response time per variant.
+//! The CDF of the response time per variant and, under it, each variant's
+//! difference from the baseline at every percentile with its 95% confidence band
+//! (the paired bootstrap of [`crate::ci`]).
 
 use std::path::Path;
 
@@ -19,8 +21,13 @@ where
     let root = root
         .titled(title, ("sans-serif", 20))
         .map_err(|e| e.to_string())?;
+    let with_deltas = run.cis.iter().any(Option::is_some);
+    let (w, h) = root.dim_in_pixel();
+    let (root, lower) = root.split_vertically(if with_deltas { h * 62 / 100 } else { h });
+    if with_deltas {
+        draw_deltas(&lower, run)?;
+    }
     // The legend gets its own strip to the right, so it never covers a curve.
-    let (w, _) = root.dim_in_pixel();
     let (area, legend) = root.split_horizontally(w.saturating_sub(190));
     let drawn: Vec<_> = run
         .variants
@@ -134,20 +141,118 @@ where
     root.present().map_err(|e| e.to_string())
 }
 
-/// Writes `stem.png` and `stem.svg`.
+/// Each variant's difference from the baseline at percentiles 1 to 99 (a line) and
+/// its 95% confidence band (shaded), with the zero line.
+fn draw_deltas<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    run: &RunResult,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let (w, _) = area.dim_in_pixel();
+    let (area, legend) = area.split_horizontally(w.saturating_sub(190));
+    let base = &run.variants[0].latencies;
+    // (variant index, [(percentile, Δ, lo, hi)] in ms)
+    let curves: Vec<(usize, Vec<(f64, f64, f64, f64)>)> = run
+        .cis
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| Some((i, d.as_ref()?)))
+        .map(|(i, d)| {
+            let v = &run.variants[i].latencies;
+            let pts = crate::ci::PERCENTILES
+                .map(|p| {
+                    let q = p as f64 / 100.0;
+                    let c = d.percentile(p).ms;
+                    let delta = (v.quantile(q) - base.quantile(q)) / 1e6;
+                    (p as f64, delta, c.lo, c.hi)
+                })
+                .filter(|&(_, x, lo, hi)| x.is_finite() && lo.is_finite() && hi.is_finite())
+                .collect();
+            (i, pts)
+        })
+        .collect();
+    let (lo, hi) = curves
+        .iter()
+        .flat_map(|(_, pts)| pts.iter())
+        .fold((0f64, 0f64), |(a, b), p| (a.min(p.2), b.max(p.3)));
+    let pad = ((hi - lo) * 0.08).max(0.5);
+    let mut chart = ChartBuilder::on(&area)
+        .margin(15)
+        .margin_right(25)
+        .x_label_area_size(40)
+        .y_label_area_size(55)
+        .build_cartesian_2d(0f64..100f64, (lo - pad)..(hi + pad))
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("percentile")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_desc(format!("Δ from {} (ms)", run.variants[0].name))
+        .y_label_formatter(&tick)
+        .label_style(("sans-serif", 14))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    chart
+        .draw_series([PathElement::new(
+            vec![(0.0, 0.0), (100.0, 0.0)],
+            BLACK.stroke_width(1),
+        )])
+        .map_err(|e| e.to_string())?;
+    for (i, pts) in &curves {
+        let color = PALETTE[i % PALETTE.len()];
+        let band: Vec<(f64, f64)> = pts
+            .iter()
+            .map(|p| (p.0, p.3))
+            .chain(pts.iter().rev().map(|p| (p.0, p.2)))
+            .collect();
+        chart
+            .draw_series([Polygon::new(band, color.mix(0.18).filled())])
+            .map_err(|e| e.to_string())?;
+        chart
+            .draw_series(LineSeries::new(
+                pts.iter().map(|p| (p.0, p.1)),
+                color.stroke_width(2),
+            ))
+            .map_err(|e| e.to_string())?;
+    }
+    let style = ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90));
+    for (k, line) in [
+        "shaded: 95% confidence",
+        "band (paired bootstrap",
+        "over trials)",
+    ]
+    .iter()
+    .enumerate()
+    {
+        legend
+            .draw(&Text::new(
+                line.to_string(),
+                (5, 30 + 18 * k as i32),
+                style.clone(),
+            ))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Writes `stem.png` and `stem.svg`: 600 pixels high, 900 with the differences.
 pub fn cdf(stem: &Path, title: &str, run: &RunResult) -> Result<(), String> {
     register_font();
+    let size = if run.cis.iter().any(Option::is_some) {
+        (900, 900)
+    } else {
+        (900, 600)
+    };
     let png = stem.with_extension("png");
     draw_cdf(
-        BitMapBackend::new(&png, (900, 600)).into_drawing_area(),
+        BitMapBackend::new(&png, size).into_drawing_area(),
         title,
         run,
     )?;
     let svg = stem.with_extension("svg");
-    draw_cdf(
-        SVGBackend::new(&svg, (900, 600)).into_drawing_area(),
-        title,
-        run,
-    )?;
+    draw_cdf(SVGBackend::new(&svg, size).into_drawing_area(), title, run)?;
     Ok(())
 }

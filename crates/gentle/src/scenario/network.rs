@@ -85,6 +85,15 @@ pub enum DelayParam {
 }
 
 impl DelayParam {
+    /// The shortest delay it can draw.
+    pub fn min(&self) -> Duration {
+        match self {
+            DelayParam::Fixed(d) => *d,
+            DelayParam::Uniform(a, b) => (*a).min(*b),
+            DelayParam::Choice(v) => v.iter().copied().min().unwrap_or_default(),
+        }
+    }
+
     fn sample(&self, rng: &mut ChaCha8Rng) -> Duration {
         match self {
             DelayParam::Fixed(d) => *d,
@@ -136,6 +145,8 @@ pub fn parse_links(top: &Table<'_>) -> Result<Vec<LinkDef>> {
         return Err(top.missing("link", "at least one [[link]] with `a` and `b` node names"));
     }
     let mut out = Vec::new();
+    // The pairs of nodes joined so far (in name order): one link per pair.
+    let mut pairs = std::collections::HashSet::new();
     for t in ts {
         t.check_keys(LINK_KEYS)?;
         let a = t.req_str("a", "a node name")?.to_string();
@@ -183,6 +194,18 @@ pub fn parse_links(top: &Table<'_>) -> Result<Vec<LinkDef>> {
         }
         for k in 1..=count {
             let n = |s: &str| s.replace("{k}", &k.to_string());
+            let (x, y) = (n(&a), n(&b));
+            let pair = if x < y { (x, y) } else { (y, x) };
+            if !pairs.insert(pair.clone()) {
+                return Err(t.bad(
+                    "b",
+                    format!(
+                        "a second link between `{}` and `{}`: packets between them would have two routes",
+                        pair.0, pair.1
+                    ),
+                    "one link per pair of nodes",
+                ));
+            }
             out.push(LinkDef {
                 a: n(&a),
                 b: n(&b),

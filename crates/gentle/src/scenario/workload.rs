@@ -138,7 +138,8 @@ pub fn parse_workloads(
         let kind = match kind_s {
             "exchanges" => WorkloadKind::Exchanges {
                 request: size(t, "request")?.unwrap_or(Size::Fixed(40)),
-                response: size(t, "response")?.ok_or_else(|| t.missing("response", SIZE))?,
+                response: nonzero(t, "response", size(t, "response")?)?
+                    .ok_or_else(|| t.missing("response", SIZE))?,
                 exchanges: t.int("exchanges", 1, 10_000_000)?.unwrap_or(1) as u32,
                 mode: mode(t)?,
                 think: t.duration("think")?.unwrap_or(Duration::ZERO),
@@ -146,7 +147,8 @@ pub fn parse_workloads(
             },
             "onoff" => WorkloadKind::Exchanges {
                 request: Size::Fixed(0),
-                response: size(t, "burst")?.ok_or_else(|| t.missing("burst", SIZE))?,
+                response: nonzero(t, "burst", size(t, "burst")?)?
+                    .ok_or_else(|| t.missing("burst", SIZE))?,
                 exchanges: t.int("bursts", 1, 10_000_000)?.unwrap_or(1) as u32,
                 mode: ConnectionMode::Persistent,
                 think: t.duration("idle")?.unwrap_or(Duration::ZERO),
@@ -390,6 +392,19 @@ fn mode(t: &Table<'_>) -> Result<ConnectionMode> {
     }
 }
 
+/// A response (or burst) of 0 bytes has no response time: every quantile would read
+/// 0 ms. Refused.
+fn nonzero(t: &Table<'_>, key: &str, s: Option<Size>) -> Result<Option<Size>> {
+    if let Some(Size::Fixed(0)) = s {
+        return Err(t.bad(
+            key,
+            "0 bytes: nothing would be sent, and no response time measured",
+            "a size of at least 1B",
+        ));
+    }
+    Ok(s)
+}
+
 fn size(t: &Table<'_>, key: &str) -> Result<Option<Size>> {
     match t.item(key) {
         None => Ok(None),
@@ -422,7 +437,14 @@ fn size(t: &Table<'_>, key: &str) -> Result<Option<Size>> {
                     median: req_bytes("median")? as f64,
                     sigma: d
                         .float("sigma", "a number ≥ 0")?
-                        .ok_or_else(|| d.missing("sigma", "a number ≥ 0"))?,
+                        .ok_or_else(|| d.missing("sigma", "a number ≥ 0"))
+                        .and_then(|x| {
+                            if x.is_finite() && x >= 0.0 {
+                                Ok(x)
+                            } else {
+                                Err(d.bad("sigma", format!("{x} is negative"), "a number ≥ 0"))
+                            }
+                        })?,
                 },
                 "choice" => {
                     let sizes = d

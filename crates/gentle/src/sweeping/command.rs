@@ -32,8 +32,9 @@ pub struct SweepArgs {
     /// Trials of every point.
     #[arg(long)]
     pub trials: Option<u64>,
-    /// The sweep's seed: each point derives its own from it and its coordinates.
-    #[arg(long)]
+    /// The sweep's seed: each point derives its own from it and its coordinates
+    /// (0 to 2^63 − 1, as in a scenario file).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     pub seed: Option<u64>,
     /// Every point's smaller trial count (`quick_trials`).
     #[arg(long)]
@@ -60,11 +61,7 @@ pub struct SweepArgs {
 pub fn job(a: &SweepArgs) -> Result<Job, JobError> {
     let text = std::fs::read_to_string(&a.scenario)
         .map_err(|e| JobError::Input(format!("cannot read {}: {e}", a.scenario.display())))?;
-    if a.threads == Some(0) {
-        return Err(JobError::Input(
-            "--threads 0: at least one worker thread is needed".into(),
-        ));
-    }
+    crate::checks::threads("--threads ", a.threads).map_err(JobError::Input)?;
     Job::new(JobSpec {
         file: a.scenario.display().to_string(),
         text,

@@ -77,7 +77,8 @@ pub fn run(
                 }
             });
         };
-        match threads {
+        // Never more threads than points to run.
+        match threads.map(|t| t.min(pending.len().max(1))) {
             None => work(),
             Some(t) => rayon::ThreadPoolBuilder::new()
                 .num_threads(t)

@@ -209,14 +209,14 @@ impl Connection {
         let detection = self.cfg.tlp_detection;
         if dsack && detection == TlpDetection::Dsack {
             // The receiver already had the probed data: the probe was unnecessary.
-            self.counters.loss_probes_unnecessary += 1;
+            self.counters.loss_probes_unnecessary += ep.probes as u64;
             self.tlp.episode = None;
             return;
         }
         if pure_dupack && ack == ep.high_seq {
             if detection == TlpDetection::Dsack {
                 // Linux's "TLP dupack": the probe was not needed.
-                self.counters.loss_probes_unnecessary += 1;
+                self.counters.loss_probes_unnecessary += ep.probes as u64;
                 self.tlp.episode = None;
                 return;
             }
@@ -232,9 +232,10 @@ impl Connection {
                 // A probe plugged the hole and masked the loss: reduce cwnd once, as
                 // fast recovery would have (enter CWR, leave it at ssthresh).
                 self.counters.loss_probe_recovery += 1;
+                self.counters.loss_probes_repaired += ep.probes as u64;
                 self.reduce_at_once();
             } else {
-                self.counters.loss_probes_unnecessary += 1;
+                self.counters.loss_probes_unnecessary += ep.probes as u64;
             }
             return;
         }

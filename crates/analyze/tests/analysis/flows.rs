@@ -1,0 +1,124 @@
+//! Per-flow and per-exchange signatures that need a longer flow than a loss episode:
+//! HTTP/1.x exchange boundaries, bufferbloat, policing, and the client-side capture
+//! point.
+
+use crate::common;
+
+use common::{IRS, ISS, MSS, Script};
+use gentle_analyze::decode::flags;
+use gentle_analyze::{CapturePoint, Cause};
+
+#[test]
+fn http_request_lines_split_pipelined_requests_and_status_codes_are_read() {
+    let mut s = Script::new(true);
+    s.handshake(10.0);
+    // The handshake's request was 100 bytes without a request line; now two
+    // pipelined GETs back to back, then the responses.
+    let get = |s: &mut Script, t: f64, seq: u32, path: &str| {
+        let line = format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n");
+        let mut r = s.base(t, false);
+        r.flags = flags::ACK | flags::PSH;
+        r.seq = seq;
+        r.ack = ISS + 1;
+        r.len = line.len() as u32;
+        s.push_payload(r, line.as_bytes());
+        seq + line.len() as u32
+    };
+    let next = get(&mut s, 20.0, IRS + 101, "/a");
+    get(&mut s, 20.1, next, "/b");
+    let mut resp = s.base(30.0, true);
+    resp.seq = ISS + 1;
+    resp.ack = next + 31;
+    resp.len = MSS;
+    s.push_payload(resp, b"HTTP/1.1 404 Not Found\r\n");
+    let a = s.finish();
+    let e = &a.flows[0].exchanges;
+    assert_eq!(e.len(), 3, "{e:?}");
+    assert_eq!(e[1].http_request.as_deref(), Some("GET /a"));
+    assert_eq!(e[2].http_request.as_deref(), Some("GET /b"));
+    assert_eq!(e[2].http_status, Some(404));
+    assert_eq!(e[2].response_bytes, MSS as u64);
+}
+
+#[test]
+fn a_growing_queue_is_bufferbloat_and_a_steady_one_is_not() {
+    for (bloat, extra_ms) in [(true, 3.0), (false, 0.01)] {
+        let mut s = Script::new(true);
+        s.handshake(50.0);
+        // 40 segments, each acknowledged an RTT later, the RTT growing by
+        // `extra_ms` per segment (a queue filling) or not.
+        for i in 0..40u32 {
+            let t = 60.0 + i as f64;
+            s.data(t, i);
+            s.ack(t + 50.0 + extra_ms * i as f64, i + 1, &[]);
+        }
+        let a = s.finish();
+        let f = &a.flows[0];
+        assert_eq!(f.bufferbloat, bloat, "inflation {:?}", f.rtt_inflation_ms);
+    }
+}
+
+#[test]
+fn losses_at_a_flat_rate_without_queueing_look_policed() {
+    let mut s = Script::new(true);
+    s.handshake(20.0);
+    // A token bucket: every fifth segment is dropped while the rest go through at
+    // a steady rate; the RTT stays at 20 ms. Each loss is repaired fast.
+    let mut t = 30.0;
+    let mut una = 0u32;
+    let mut i = 0u32;
+    while i < 400 {
+        s.data(t, i);
+        if i % 5 == 4 {
+            // Lost: the next three segments are SACKed, then it is resent.
+            for k in 1..=3 {
+                s.data(t + k as f64 * 0.5, i + k);
+            }
+            for k in 1..=3 {
+                s.ack(t + 20.0 + k as f64 * 0.5, i, &[(i + 1, i + 1 + k)]);
+            }
+            assert_eq!(s.data(t + 21.5, i).1, Some(Cause::Fast));
+            s.ack(t + 41.5, i + 4, &[]);
+            una = i + 4;
+            i += 4;
+            t += 42.0;
+        } else {
+            s.ack(t + 20.0, i + 1, &[]);
+            una = i + 1;
+            t += 4.0;
+        }
+        i += 1;
+    }
+    let _ = una;
+    let a = s.finish();
+    let f = &a.flows[0];
+    assert!(f.losses >= 50, "{}", f.losses);
+    assert!(!f.bufferbloat);
+    let rate = f.policed_kbps.expect("looks policed");
+    assert!(rate > 100.0 && rate < 10_000.0, "{rate} kbit/s");
+}
+
+#[test]
+fn a_client_side_capture_moves_acks_by_the_rtt_before_judging() {
+    // Seen at the client (50 ms each way): of segments 0–4 sent at once, 2 and 3
+    // never arrive. The client's ACKs reach the server 50 ms after they left; its
+    // timeout resends 2, which arrives 300 ms after the ACK of 0–1 reached it; the
+    // ACK of 2 releases 3 in slow start, seen an RTT after that ACK left. At the
+    // server the second was ACK-clocked; taken for a server-side capture it looks
+    // like a second timeout.
+    for (point, want) in [
+        (CapturePoint::Client, [Cause::Timeout, Cause::SlowStart]),
+        (CapturePoint::Server, [Cause::Timeout, Cause::Timeout]),
+    ] {
+        let mut s = Script::with_point(false, point);
+        s.handshake_at_client(100.0);
+        s.data(200.0, 0);
+        s.data(200.0, 1);
+        s.data(200.0, 4);
+        s.ack(200.1, 2, &[]);
+        s.ack(200.2, 2, &[]);
+        assert_eq!(s.data(600.1, 2).1, Some(want[0]), "{point:?}");
+        s.ack(600.2, 3, &[]);
+        assert_eq!(s.data(700.2, 3).1, Some(want[1]), "{point:?}");
+    }
+}

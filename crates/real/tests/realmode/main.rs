@@ -1,0 +1,6 @@
+//! The integration tests of this crate, gathered into one test binary (one link,
+//! not one per file): each module is a former test file, named as before.
+
+mod engine_host;
+mod forward;
+mod queue_fields;

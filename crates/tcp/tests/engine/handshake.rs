@@ -1,0 +1,353 @@
+//! Packet scripts: the three-way handshake and option negotiation (RFC 9293 §3.5,
+//! §3.7.1; RFC 7323 §2–§3; RFC 2018 §2), SYN and SYN-ACK retransmission with back-off
+//! (RFC 6298 §2.1, §5.5, §5.7), connection teardown and reset (RFC 9293 §3.6, §3.5.2).
+
+use crate::script;
+
+use gentle_tcp::{CloseReason, Config, Flags, Profile, State};
+use script::*;
+
+#[test]
+fn synack_answers_only_the_options_offered() {
+    let mut s = Script::syn_received(Config::default(), PeerOpts::default());
+    let synack = s.expect(
+        Exp::default()
+            .flags(Flags::SYN | Flags::ACK)
+            .seq(0)
+            .ack(1)
+            .at(0.0),
+    );
+    let o = &synack.options;
+    assert_eq!(o.mss, Some(1460));
+    assert!(o.sack_permitted);
+    // 6 MiB receive buffer: shift 7 lets 65535 << 7 cover it (RFC 7323 §2.3).
+    assert_eq!(o.window_scale, Some(7));
+    let ts = o.timestamps.expect("timestamps answered");
+    assert_eq!(ts.ecr, 7_000_000, "SYN-ACK echoes the SYN's TSval");
+    // RFC 7323 §2.2: the window of a SYN segment is never scaled; Linux offers the
+    // largest multiple of the MSS that fits (`tcp_select_initial_window`): 44 · 1460.
+    assert_eq!(synack.window, 64240);
+
+    let mut s = Script::syn_received(
+        Config::default(),
+        PeerOpts {
+            mss: None,
+            sack: false,
+            timestamps: false,
+            wscale: None,
+            ..PeerOpts::default()
+        },
+    );
+    let synack = s.expect(Exp::default().flags(Flags::SYN | Flags::ACK));
+    let o = &synack.options;
+    assert_eq!(o.mss, Some(1460), "MSS is always sent on a SYN");
+    assert!(!o.sack_permitted && o.timestamps.is_none() && o.window_scale.is_none());
+}
+
+#[test]
+fn effective_mss_is_the_smaller_less_the_timestamp_option() {
+    // The peer offers 1000: segments carry 1000 − 12 bytes of timestamp option.
+    let peer = PeerOpts {
+        mss: Some(1000),
+        ..PeerOpts::default()
+    };
+    let mut s = Script::server(Config::default(), peer);
+    s.write(3000);
+    s.expect(tx(1, 988).at(100.0));
+    s.expect(tx(989, 988));
+    s.expect(tx(1977, 988));
+    s.expect(tx(2965, 36));
+    s.expect_quiet();
+
+    // No MSS option at all: RFC 9293 §3.7.1's default of 536, no timestamps.
+    let peer = PeerOpts {
+        mss: None,
+        timestamps: false,
+        ..PeerOpts::default()
+    };
+    let mut s = Script::server(Config::default(), peer);
+    s.write(1000);
+    let seg = s.expect(tx(1, 536));
+    assert!(seg.options.timestamps.is_none());
+    s.expect(tx(537, 464));
+}
+
+#[test]
+fn window_is_scaled_by_the_negotiated_shift() {
+    let mut s = Script::server(Config::default(), PeerOpts::default());
+    s.send(data(1, 100, 1));
+    let a = s.expect(pure_ack(101).at(100.0));
+    // The SYN-ACK offered 64240 bytes, and a 100-byte segment does not grow the
+    // window (`tcp_grow_window` skips segments under 128 bytes): the same right
+    // edge, rounded up to the 2⁷ unit of the 6 MiB buffer's shift.
+    assert_eq!(a.window as u32, 64240u32.div_ceil(128));
+    // Full segments grow it by two segments each (`rcv_ssthresh`).
+    s.send(data(101, 1448, 1));
+    s.send(data(101 + 1448, 1448, 1));
+    s.skip_all();
+    s.send(data(101 + 2 * 1448, 1448, 1));
+    let a = s.expect(pure_ack(101 + 3 * 1448));
+    assert_eq!(a.window as u32, (64240u32 + 3 * 2 * 1460).div_ceil(128));
+
+    // A peer that does not scale limits the DUT to its raw 16-bit window. 20000
+    // bytes hold 13 full segments; the 1176 left over are not sent (silly-window
+    // avoidance, RFC 9293 §3.8.6.2.1) until the window moves.
+    let peer = PeerOpts {
+        wscale: None,
+        window: 20_000,
+        ..PeerOpts::default()
+    };
+    let mut cfg = Config::default();
+    cfg.initial_window = 100;
+    let mut s = Script::server(cfg, peer);
+    s.write(100_000);
+    let mut sent = 0;
+    while s.pending() > 0 {
+        sent += s.expect(Exp::default()).payload.len();
+    }
+    assert_eq!(sent, 13 * 1448);
+    s.at(200.0);
+    s.send(ack(1 + 1448));
+    s.expect(tx(1 + 13 * 1448, 1448).at(200.0));
+    s.expect_quiet();
+}
+
+#[test]
+fn syn_retransmissions_back_off_from_one_second_then_give_up() {
+    let mut s = Script::connecting(Config::default(), PeerOpts::default());
+    s.expect(Exp::default().flags(Flags::SYN).at(0.0));
+    // Linux tcp_syn_retries = 6: SYNs at 0, 1, 3, 7, 15, 31, 63 s; abort at 127 s.
+    for at in [1_000.0, 3_000.0, 7_000.0, 15_000.0, 31_000.0, 63_000.0] {
+        s.at(at);
+        s.expect(Exp::default().flags(Flags::SYN).seq(0).at(at));
+        s.expect_quiet();
+    }
+    s.at(126_999.0);
+    assert_eq!(s.dut.state(), State::SynSent);
+    s.at(127_000.0);
+    assert_eq!(s.dut.close_reason(), Some(CloseReason::TimedOut));
+    assert_eq!(s.dut.counters().syn_retrans, 6);
+    s.expect_quiet();
+}
+
+#[test]
+fn synack_is_retransmitted_on_timeout_and_on_a_repeated_syn() {
+    let mut s = Script::syn_received(Config::default(), PeerOpts::default());
+    s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(0.0));
+    s.at(1_000.0);
+    s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(1_000.0));
+    // The peer's SYN is retransmitted: our SYN-ACK was lost, so it is resent at once.
+    s.at(1_500.0);
+    s.send(script::Pkt {
+        flags: Flags::SYN,
+        seq: Some(0),
+        options: Some(gentle_tcp::Options {
+            mss: Some(1460),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(1_500.0));
+    s.expect_quiet();
+    s.at(3_000.0);
+    s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(3_000.0));
+}
+
+#[test]
+fn data_rto_falls_back_to_three_seconds_after_a_syn_retransmission() {
+    // RFC 6298 §5.7 (Linux TCP_TIMEOUT_FALLBACK): no RTT sample from a retransmitted
+    // SYN without timestamps, so the first data RTO is 3 s.
+    let peer = PeerOpts {
+        timestamps: false,
+        ..PeerOpts::default()
+    };
+    let mut s = Script::connecting(Config::default(), peer);
+    s.expect(Exp::default().flags(Flags::SYN).at(0.0));
+    s.at(1_000.0);
+    s.expect(Exp::default().flags(Flags::SYN).at(1_000.0));
+    s.at(1_100.0);
+    s.send(script::Pkt {
+        flags: Flags::SYN | Flags::ACK,
+        seq: Some(0),
+        ack: 1,
+        options: Some(gentle_tcp::Options {
+            mss: Some(1460),
+            sack_permitted: true,
+            window_scale: Some(7),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    s.expect(pure_ack(1).at(1_100.0));
+    assert!(s.dut.srtt().is_none());
+    s.write(100);
+    s.expect(tx(1, 100).at(1_100.0));
+    s.at(4_099.0);
+    s.expect_quiet();
+    s.at(4_100.0);
+    s.expect(tx(1, 100).at(4_100.0));
+}
+
+#[test]
+fn handshake_rtt_gives_the_first_rto() {
+    // One 100 ms sample: RTO = SRTT + max(2·SRTT, 200 ms) = 300 ms (Linux
+    // tcp_rtt_estimator's first sample, __tcp_set_rto).
+    let s = Script::server(Config::default(), PeerOpts::default());
+    assert_eq!(s.dut.srtt().map(ms), Some(100.0));
+    assert_eq!(s.rto_ms(), 300.0);
+    let s = Script::client(
+        Config::default(),
+        PeerOpts {
+            rtt: 50.0,
+            ..PeerOpts::default()
+        },
+    );
+    assert_eq!(s.dut.srtt().map(ms), Some(50.0));
+    assert_eq!(s.rto_ms(), 250.0);
+}
+
+#[test]
+fn active_close_fin_then_time_wait() {
+    let mut s = Script::server(Config::default(), PeerOpts::default());
+    s.write(1000);
+    s.expect(tx(1, 1000).flags(Flags::ACK).at(100.0));
+    s.close();
+    s.expect(tx(1001, 0).flags(Flags::ACK | Flags::FIN).at(100.0));
+    assert_eq!(s.dut.state(), State::FinWait1);
+    s.at(200.0);
+    s.send(ack(1002));
+    assert_eq!(s.dut.state(), State::FinWait2);
+    s.expect_quiet();
+    s.at(210.0);
+    s.send(ack(1002).flags(Flags::ACK | Flags::FIN));
+    s.expect(pure_ack(2).at(210.0));
+    assert_eq!(s.dut.state(), State::TimeWait);
+    // A retransmitted FIN in TIME-WAIT is acknowledged again.
+    s.at(400.0);
+    s.send(ack(1002).flags(Flags::ACK | Flags::FIN));
+    s.expect(pure_ack(2).at(400.0));
+    // Linux TIME-WAIT: 60 s, restarted by the retransmitted FIN.
+    s.at(60_399.0);
+    assert_eq!(s.dut.state(), State::TimeWait);
+    s.at(60_400.0);
+    assert_eq!(s.dut.close_reason(), Some(CloseReason::Normal));
+}
+
+#[test]
+fn passive_close_goes_through_close_wait_and_last_ack() {
+    let mut s = Script::server(Config::default(), PeerOpts::default());
+    s.at(150.0);
+    s.send(data(1, 10, 1).fin());
+    assert_eq!(s.dut.state(), State::CloseWait);
+    assert!(s.dut.peer_closed());
+    assert_eq!(s.read_all(), 10);
+    let a = s.expect(Exp::default().ack(12));
+    assert_eq!(a.payload.len(), 0);
+    // Data and FIN written before the stack runs leave in one segment.
+    s.dut.write(bytes::Bytes::from_static(b"hello"));
+    s.close();
+    s.expect(tx(1, 5).flags(Flags::ACK | Flags::FIN).ack(12));
+    assert_eq!(s.dut.state(), State::LastAck);
+    s.at(260.0);
+    s.send(ack(7).flags(Flags::ACK));
+    assert_eq!(s.dut.close_reason(), Some(CloseReason::Normal));
+    s.expect_quiet();
+}
+
+#[test]
+fn reset_closes_and_out_of_window_reset_is_ignored() {
+    let mut s = Script::server(Config::default(), PeerOpts::default());
+    // RFC 9293 §3.10.7.4 / RFC 5961 §3: a RST far outside the window is dropped.
+    s.send(script::Pkt {
+        flags: Flags::RST,
+        seq: Some(50_000_000),
+        ..Default::default()
+    });
+    assert!(s.dut.is_established());
+    s.send(script::Pkt {
+        flags: Flags::RST,
+        seq: Some(1),
+        ..Default::default()
+    });
+    assert_eq!(s.dut.close_reason(), Some(CloseReason::Reset));
+    s.expect_quiet();
+}
+
+#[test]
+fn abort_sends_a_reset() {
+    let mut s = Script::server(Profile::Plain.config(), PeerOpts::default());
+    s.dut.abort(script::t(120.0));
+    s.at(120.0);
+    s.flush();
+    s.expect(Exp::default().flags(Flags::RST | Flags::ACK).seq(1));
+}
+
+#[test]
+fn simultaneous_open() {
+    // RFC 9293 §3.5 Figure 7: both ends send a SYN; each answers with a SYN-ACK.
+    let mut s = Script::connecting(Config::default(), PeerOpts::default());
+    s.expect(Exp::default().flags(Flags::SYN).seq(0).at(0.0));
+    s.at(50.0);
+    let mut syn = script::Pkt {
+        flags: Flags::SYN,
+        seq: Some(0),
+        ..Default::default()
+    };
+    syn.options = Some(gentle_tcp::Options {
+        mss: Some(1460),
+        sack_permitted: true,
+        window_scale: Some(7),
+        ..Default::default()
+    });
+    s.send(syn.clone());
+    let synack = s.expect(
+        Exp::default()
+            .flags(Flags::SYN | Flags::ACK)
+            .seq(0)
+            .ack(1)
+            .at(50.0),
+    );
+    assert!(synack.options.sack_permitted, "SACK offered by both");
+    assert!(
+        synack.options.timestamps.is_none(),
+        "timestamps were not offered by the peer"
+    );
+    assert_eq!(s.dut.state(), State::SynReceived);
+    s.at(60.0);
+    syn.flags = Flags::SYN | Flags::ACK;
+    syn.ack = 1;
+    s.send(syn);
+    assert!(s.dut.is_established());
+    assert!(s.dut.sack_enabled());
+    s.write(100);
+    s.expect(tx(1, 100).ack(1).at(60.0));
+}
+
+#[test]
+fn accelerated_open_makes_both_ends_established_without_an_rtt_sample() {
+    use rand_chacha::ChaCha8Rng;
+    use rand_chacha::rand_core::SeedableRng;
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let mut cfg = gentle_tcp::Config::default();
+    cfg.accelerated_open = true;
+    let now = gentle_tcp::Instant::from_nanos(5_000_000);
+    let mut client = gentle_tcp::Connection::connect(cfg.clone(), now, 40000, 80, &mut rng);
+    let mut server = gentle_tcp::Connection::accelerated_open(&mut client, cfg, now, &mut rng);
+    assert!(client.is_established() && server.is_established());
+    assert!(
+        client.srtt().is_none() && server.srtt().is_none(),
+        "no RTT sample"
+    );
+    assert_eq!(client.counters().segs_in + server.counters().segs_in, 0);
+    assert!(client.sack_enabled() && server.sack_enabled());
+    assert!(
+        client.poll_transmit(now).is_none(),
+        "nothing left of the handshake"
+    );
+    assert!(server.poll_transmit(now).is_none());
+    // Data flows at once: the server's first segment reaches the client.
+    server.write(bytes::Bytes::from_static(b"hello"));
+    let seg = server.poll_transmit(now).expect("data");
+    client.handle_segment(now, &seg);
+    assert_eq!(client.read().as_deref(), Some(&b"hello"[..]));
+}
