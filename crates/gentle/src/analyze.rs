@@ -390,40 +390,41 @@ pub fn json_doc(name: &str, opts: &Options, a: &Analysis) -> Value {
 /// One row per exchange, with `gentle run`'s CSV columns: the variant is the
 /// capture, the trial the flow, the workload the server.
 pub fn records_csv(name: &str, a: &Analysis) -> String {
-    let mut s = String::from(crate::report::CSV_HEADER);
+    let mut w = crate::report::RecordsCsv::new(Vec::new()).expect("in-memory writer");
     let ms = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.3}"));
     for f in &a.flows {
         for e in &f.exchanges {
             let r = &e.retransmissions;
-            let _ = writeln!(
-                s,
-                "{},{},{},{},{},{},{},{},{},,,{},{},{},{},{},{},{},{},{},",
-                name,
-                f.id,
-                f.server,
-                e.index,
-                e.request_bytes,
-                e.response_bytes,
-                e.response_ms.is_some(),
-                ms(e.response_ms),
-                ms(e.response_ms),
-                r.fast + r.early,
-                r.timeout,
-                r.slow_start,
-                if e.index == 0 {
+            w.row(|col| match col {
+                "variant" => name.to_string(),
+                "trial" => f.id.to_string(),
+                "workload" => f.server.to_string(),
+                "index" => e.index.to_string(),
+                "request_bytes" => e.request_bytes.to_string(),
+                "response_bytes" => e.response_bytes.to_string(),
+                "complete" => e.response_ms.is_some().to_string(),
+                "metric_ms" | "server_ms" => ms(e.response_ms),
+                "fast_retrans" => (r.fast + r.early).to_string(),
+                "timeouts" => r.timeout.to_string(),
+                "slow_start_retrans" => r.slow_start.to_string(),
+                "syn_retrans" => if e.index == 0 {
                     f.syn_retransmissions
                 } else {
                     0
-                },
-                e.recoveries,
-                r.spurious,
-                r.total(),
-                e.request_bytes + e.response_bytes,
-                r.total().saturating_sub(r.spurious),
-            );
+                }
+                .to_string(),
+                "recoveries" => e.recoveries.to_string(),
+                "undos" => r.spurious.to_string(),
+                "retrans_segs" => r.total().to_string(),
+                "bytes_sent" => (e.request_bytes + e.response_bytes).to_string(),
+                "packets_dropped" => r.total().saturating_sub(r.spurious).to_string(),
+                // client_ms, fin_ms, unfinished: not seen in a capture.
+                _ => String::new(),
+            })
+            .expect("in-memory write");
         }
     }
-    s
+    String::from_utf8(w.finish().expect("in-memory write")).expect("UTF-8 fields")
 }
 
 /// Draws the four §2 figures into `png` and `svg`.

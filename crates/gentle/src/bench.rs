@@ -109,17 +109,10 @@ pub fn big_capture(path: &std::path::Path, packets: u64) -> std::io::Result<(u64
     let (_, seen) = runner::run_trial_observed(&scn, &scn.variants[0], scn.seed, 0, &observe);
     let frames = seen.frames.expect("captured");
     let server = frames[0].1[16..20].to_vec(); // the first frame is a SYN to it
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
-    // pcap, little-endian, nanosecond times, raw IP.
-    let mut head = Vec::new();
-    head.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes());
-    head.extend_from_slice(&2u16.to_le_bytes());
-    head.extend_from_slice(&4u16.to_le_bytes());
-    head.extend_from_slice(&[0; 8]);
-    head.extend_from_slice(&65535u32.to_le_bytes());
-    head.extend_from_slice(&101u32.to_le_bytes());
-    w.write_all(&head)?;
-    let (mut n, mut bytes) = (0u64, head.len() as u64);
+    let file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    let mut w = crate::output::pcap_writer(file)?;
+    // The file's header, then a 16-byte header before every frame.
+    let (mut n, mut bytes) = (0u64, 24u64);
     let mut copy = 0u64;
     while n < packets {
         for (t, f) in &frames {
@@ -129,37 +122,36 @@ pub fn big_capture(path: &std::path::Path, packets: u64) -> std::io::Result<(u64
             f[at] = 11;
             f[at + 1] = (copy >> 8) as u8;
             f[at + 2] = copy as u8;
-            let t = t + copy * COPY_SPACING_NS;
-            let mut rec = [0u8; 16];
-            rec[0..4].copy_from_slice(&((t / 1_000_000_000) as u32).to_le_bytes());
-            rec[4..8].copy_from_slice(&((t % 1_000_000_000) as u32).to_le_bytes());
-            rec[8..12].copy_from_slice(&(f.len() as u32).to_le_bytes());
-            rec[12..16].copy_from_slice(&(f.len() as u32).to_le_bytes());
-            w.write_all(&rec)?;
-            w.write_all(&f)?;
+            crate::output::pcap_packet(&mut w, t + copy * COPY_SPACING_NS, &f)?;
             n += 1;
             bytes += 16 + f.len() as u64;
         }
         copy += 1;
     }
-    w.flush()?;
+    w.into_writer().flush()?;
     Ok((n, bytes))
 }
 
 /// Analyses a capture of at least `packets` packets, written to a temporary file
 /// first; the median of three runs.
 pub fn analyze_speed(packets: u64) -> AnalyzeBench {
-    let path = std::env::temp_dir().join(format!("gentle-bench-{}.pcap", std::process::id()));
-    let (n, bytes) = big_capture(&path, packets).expect("a temporary capture");
+    // Removed when dropped, on a panic too.
+    let file = tempfile::Builder::new()
+        .prefix("gentle-bench-")
+        .suffix(".pcap")
+        .tempfile()
+        .expect("a temporary capture");
+    let path = file.path();
+    let (n, bytes) = big_capture(path, packets).expect("a temporary capture");
     let mut runs: Vec<(f64, u64)> = (0..3)
         .map(|_| {
             let t0 = WallClock::now();
-            let a = crate::analyze::analyze_file(&path, Default::default(), None)
+            let a = crate::analyze::analyze_file(path, Default::default(), None)
                 .unwrap_or_else(|f| panic!("{}", f.message));
             (t0.elapsed().as_secs_f64(), a.totals.flows)
         })
         .collect();
-    let _ = std::fs::remove_file(&path);
+    drop(file);
     runs.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (seconds, flows) = runs[1];
     AnalyzeBench {

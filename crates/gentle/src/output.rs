@@ -227,20 +227,46 @@ pub fn file_name(name: &str) -> String {
     s
 }
 
-/// A pcap file (LINKTYPE_RAW: IPv4 frames) from captured `(ns, frame)` pairs.
-pub fn pcap_bytes(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
-    use pcap_file::DataLink;
-    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+/// A pcap writer onto `w`: LINKTYPE_RAW (IPv4 frames), nanosecond timestamps
+/// (magic 0xa1b23c4d), big-endian.
+pub fn pcap_writer<W: std::io::Write>(w: W) -> std::io::Result<pcap_file::pcap::PcapWriter<W>> {
+    use pcap_file::pcap::{PcapHeader, PcapWriter};
+    use pcap_file::{DataLink, Endianness, TsResolution};
     let header = PcapHeader {
         datalink: DataLink::RAW,
         snaplen: 65535,
+        ts_resolution: TsResolution::NanoSecond,
+        endianness: Endianness::Big,
         ..Default::default()
     };
-    let mut w = PcapWriter::with_header(Vec::new(), header).expect("in-memory writer");
+    PcapWriter::with_header(w, header).map_err(pcap_error)
+}
+
+/// Writes one frame captured at `ns` (since the capture began) with `pcap_writer`'s
+/// writer.
+pub fn pcap_packet<W: std::io::Write>(
+    w: &mut pcap_file::pcap::PcapWriter<W>,
+    ns: u64,
+    frame: &[u8],
+) -> std::io::Result<()> {
+    let ts = std::time::Duration::from_nanos(ns);
+    let packet = pcap_file::pcap::PcapPacket::new(ts, frame.len() as u32, frame);
+    w.write_packet(&packet).map(|_| ()).map_err(pcap_error)
+}
+
+fn pcap_error(e: pcap_file::PcapError) -> std::io::Error {
+    match e {
+        pcap_file::PcapError::IoError(e) => e,
+        e => std::io::Error::other(e),
+    }
+}
+
+/// A pcap file (LINKTYPE_RAW: IPv4 frames, nanosecond timestamps) from captured
+/// `(ns, frame)` pairs.
+pub fn pcap_bytes(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
+    let mut w = pcap_writer(Vec::new()).expect("in-memory writer");
     for (ns, f) in frames {
-        let ts = std::time::Duration::from_nanos(*ns);
-        w.write_packet(&PcapPacket::new(ts, f.len() as u32, f))
-            .expect("in-memory write");
+        pcap_packet(&mut w, *ns, f).expect("in-memory write");
     }
     w.into_writer()
 }

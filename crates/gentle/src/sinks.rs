@@ -17,25 +17,26 @@ use crate::{plot, report};
 
 /// The records CSV of one scenario under `--out`, written as waves of trials finish.
 pub struct CsvSink {
-    w: Option<std::io::BufWriter<std::fs::File>>,
+    w: Option<report::RecordsCsv<std::io::BufWriter<std::fs::File>>>,
     error: Option<std::io::Error>,
 }
 
 impl CsvSink {
     /// Opens `{stem}records.csv` in `staged`, or nothing without `--out`.
     pub fn open(staged: Option<&mut Staged>, stem: &str) -> Result<CsvSink, String> {
+        let mut error = None;
         let w = match staged {
             Some(st) => {
                 let path = st.path(&format!("{stem}records.csv"));
                 let f = std::fs::File::create(&path)
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-                let mut w = std::io::BufWriter::new(f);
-                let _ = w.write_all(report::CSV_HEADER.as_bytes());
-                Some(w)
+                report::RecordsCsv::new(std::io::BufWriter::new(f))
+                    .map_err(|e| error = Some(e))
+                    .ok()
             }
             None => None,
         };
-        Ok(CsvSink { w, error: None })
+        Ok(CsvSink { w, error })
     }
 
     /// The records of variant `vi`.
@@ -45,18 +46,17 @@ impl CsvSink {
         vi: usize,
         recs: &[gentle_sim::record::ExchangeRecord],
     ) {
-        if let Some(w) = self.w.as_mut() {
-            let rows = report::csv_rows(scn, &scn.variants[vi].name, recs);
-            if let Err(e) = w.write_all(rows.as_bytes()) {
-                self.error.get_or_insert(e);
-            }
+        if let Some(w) = self.w.as_mut()
+            && let Err(e) = w.records(scn, &scn.variants[vi].name, recs)
+        {
+            self.error.get_or_insert(e);
         }
     }
 
     /// Flushes and closes; the first write error, if any.
     pub fn close(mut self) -> Result<(), String> {
-        if let Some(mut w) = self.w.take()
-            && let Err(e) = w.flush()
+        if let Some(w) = self.w.take()
+            && let Err(e) = w.finish().and_then(|mut w| w.flush())
         {
             self.error.get_or_insert(e);
         }

@@ -21,7 +21,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddrV4, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -133,22 +133,9 @@ pub struct SocketSettings {
     pub cc: String,
 }
 
-fn setup(sock: &impl AsRawFd, s: &SocketSettings) -> io::Result<()> {
+fn setup(sock: &impl AsFd, s: &SocketSettings) -> io::Result<()> {
     tcpinfo::set_congestion(sock, &s.cc)?;
-    let one: libc::c_int = 1;
-    // SAFETY: setsockopt reads one int.
-    let rc = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_NODELAY,
-            (&one as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    socket::setsockopt(sock, sockopt::TcpNoDelay, &true)?;
     Ok(())
 }
 

@@ -20,7 +20,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
 use std::net::Ipv4Addr;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -369,9 +369,8 @@ impl Forwarder {
             for ev in &events[..n] {
                 match ev.data() {
                     TOKEN_TIMER => {
-                        let mut b = [0u8; 8];
-                        // SAFETY: reading the 8-byte expiration count of our timerfd.
-                        unsafe { libc::read(timer.as_fd().as_raw_fd(), b.as_mut_ptr().cast(), 8) };
+                        // The 8-byte expiration count of the timerfd, read to rearm it.
+                        let _ = nix::unistd::read(timer.as_fd(), &mut [0u8; 8]);
                         armed = None;
                     }
                     end => self.drain(end as usize)?,

@@ -30,8 +30,7 @@ pub mod wire;
 /// Whether real mode can run here: effective uid 0 and `/dev/net/tun` opens.
 /// `Err` says what is missing.
 pub fn available() -> Result<(), String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !nix::unistd::geteuid().is_root() {
         return Err("real mode needs root (network namespaces, TUN devices, sysctls)".into());
     }
     std::fs::OpenOptions::new()

@@ -5,9 +5,11 @@
 //! `tcpi_total_rto_time` (Linux 6.7+, 248 bytes). The kernel copies
 //! min(its size, ours), so an older kernel leaves the newer fields zero.
 
+use std::ffi::OsString;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 
+use nix::sys::socket::{getsockopt, setsockopt, sockopt};
 use serde::Serialize;
 
 /// `struct tcp_info` as Linux 6.7+ defines it.
@@ -125,13 +127,15 @@ impl TcpInfo {
 }
 
 /// Reads `TCP_INFO` of a TCP socket.
-pub fn tcp_info(sock: &impl AsRawFd) -> io::Result<TcpInfo> {
+pub fn tcp_info(sock: &impl AsFd) -> io::Result<TcpInfo> {
     let mut raw = RawTcpInfo::default();
     let mut len = std::mem::size_of::<RawTcpInfo>() as libc::socklen_t;
+    // libc: nix has no TCP_INFO option (its struct grows with the kernel; this is
+    // the prefix gentle reads).
     // SAFETY: getsockopt writes at most `len` bytes into `raw`, which is that big.
     let rc = unsafe {
         libc::getsockopt(
-            sock.as_raw_fd(),
+            sock.as_fd().as_raw_fd(),
             libc::IPPROTO_TCP,
             libc::TCP_INFO,
             (&mut raw as *mut RawTcpInfo).cast(),
@@ -168,58 +172,26 @@ pub fn tcp_info(sock: &impl AsRawFd) -> io::Result<TcpInfo> {
     })
 }
 
-fn setsockopt_bytes(sock: &impl AsRawFd, opt: libc::c_int, val: &[u8]) -> io::Result<()> {
-    // SAFETY: setsockopt reads `val.len()` bytes from `val`.
-    let rc = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            opt,
-            val.as_ptr().cast(),
-            val.len() as libc::socklen_t,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// Pins the socket's congestion control (root may choose any the kernel has, even
 /// one the namespace may not make its default: cubic here).
-pub fn set_congestion(sock: &impl AsRawFd, cc: &str) -> io::Result<()> {
-    setsockopt_bytes(sock, libc::TCP_CONGESTION, cc.as_bytes())
-        .map_err(|e| io::Error::new(e.kind(), format!("TCP_CONGESTION {cc}: {e}")))
+pub fn set_congestion(sock: &impl AsFd, cc: &str) -> io::Result<()> {
+    setsockopt(sock, sockopt::TcpCongestion, &OsString::from(cc)).map_err(|e| {
+        let e = io::Error::from(e);
+        io::Error::new(e.kind(), format!("TCP_CONGESTION {cc}: {e}"))
+    })
 }
 
 /// Reads the socket's congestion control.
-pub fn congestion(sock: &impl AsRawFd) -> io::Result<String> {
-    let mut buf = [0u8; 16];
-    let mut len = buf.len() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into `buf`.
-    let rc = unsafe {
-        libc::getsockopt(
-            sock.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            buf.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(len as usize);
-    Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
+pub fn congestion(sock: &impl AsFd) -> io::Result<String> {
+    let cc = getsockopt(sock, sockopt::TcpCongestion)?;
+    Ok(cc.to_string_lossy().into_owned())
 }
 
 /// The bytes written and not yet acknowledged (`SIOCOUTQ`).
-pub fn unacked_bytes(sock: &impl AsRawFd) -> io::Result<u32> {
+pub fn unacked_bytes(sock: &impl AsFd) -> io::Result<u32> {
+    nix::ioctl_read_bad!(outq, libc::TIOCOUTQ, libc::c_int);
     let mut n: libc::c_int = 0;
     // SAFETY: SIOCOUTQ writes one int.
-    let rc = unsafe { libc::ioctl(sock.as_raw_fd(), libc::TIOCOUTQ, &mut n) };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    unsafe { outq(sock.as_fd().as_raw_fd(), &mut n) }?;
     Ok(n as u32)
 }

@@ -4,10 +4,13 @@
 //! process inherits the network namespace of the thread that starts it — with
 //! `GENTLE_SERVER=10.77.0.1:80` in its environment. Output is read on threads of
 //! its own, so a chatty command never blocks; every command is bounded by the
-//! trial's deadline and killed when the trial ends.
+//! trial's deadline and killed when the trial ends. Each runs in a process group
+//! of its own, and the whole group is killed: what `sh` started in the background
+//! would otherwise keep the output pipes open, and the trial waiting on them.
 
 use std::io::Read;
 use std::net::{SocketAddrV4, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -15,6 +18,8 @@ use std::time::Duration;
 
 use gentle_real::endpoints::now_ns;
 use gentle_real::topology::SERVER_ADDR;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
 use serde::Serialize;
 
 use super::trial::HTTP_PORT;
@@ -60,6 +65,7 @@ pub fn spawn(cmd: &str) -> Proc {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn();
     match child {
         Ok(mut c) => {
@@ -108,15 +114,16 @@ impl Proc {
             .is_none_or(|c| !matches!(c.try_wait(), Ok(None)))
     }
 
-    /// Ends the command (if it still runs) and collects its output.
+    /// Ends the command (if it still runs) and all it started, then collects its
+    /// output.
     pub fn kill(mut self) -> PeerRun {
         if let Some(mut c) = self.child.take() {
             if let Ok(Some(st)) = c.try_wait() {
                 self.run.status = st.code();
-            } else {
-                let _ = c.kill();
-                let _ = c.wait();
             }
+            // The group's id is `sh`'s pid, not reused while the group has a member.
+            let _ = killpg(Pid::from_raw(c.id() as i32), Signal::SIGKILL);
+            let _ = c.wait();
         }
         if let Some((so, se)) = self.out.take() {
             self.run.stdout = so.join().unwrap_or_default();

@@ -5,7 +5,9 @@
 //! forwarder's drop and delay log, and the `TCP_INFO` samples.
 
 use std::fmt::Write as _;
+use std::rc::Rc;
 
+use gentle_real::tcpinfo::TcpInfo;
 use serde_json::{Value, json};
 
 use super::Emulation;
@@ -217,8 +219,105 @@ pub fn json(scn: &Scenario, e: &Emulation, trials: u64, seed: u64) -> Value {
     j
 }
 
-const LOG_HEADER: &str = "variant,trial,t_ms,direction,connection,rel_seq,rel_ack,payload,flags,fate,due_ms,out_ms,delay_error_us,duplicate\n";
-const INFO_HEADER: &str = "variant,trial,connection,exchange,ca_state,cwnd,ssthresh,rtt_us,rttvar_us,min_rtt_us,rto_us,total_retrans,total_rto,total_rto_recoveries,bytes_retrans,dsack_dups,reord_seen,reordering,unacked,sacked,lost\n";
+/// A CSV file's columns: each name with how a row gives its value.
+type Columns<T> = &'static [(&'static str, fn(&T) -> String)];
+
+/// One packet of the forwarder's log, with its kernel variant and trial.
+struct LogRow(Rc<str>, u64, gentle_real::forward::LogEntry);
+
+/// `forwarder.csv`'s columns.
+const LOG_COLUMNS: Columns<LogRow> = &[
+    ("variant", |r| r.0.to_string()),
+    ("trial", |r| r.1.to_string()),
+    ("t_ms", |r| format!("{:.3}", r.2.t_ns as f64 / 1e6)),
+    ("direction", |r| {
+        if r.2.dir == 0 {
+            "to-client"
+        } else {
+            "to-server"
+        }
+        .to_string()
+    }),
+    ("connection", |r| r.2.flow.to_string()),
+    ("rel_seq", |r| r.2.rel_seq.to_string()),
+    ("rel_ack", |r| r.2.rel_ack.to_string()),
+    ("payload", |r| r.2.payload.to_string()),
+    ("flags", |r| format!("{:#04x}", r.2.flags)),
+    ("fate", |r| {
+        let fate = serde_json::to_value(r.2.fate).expect("serialisable");
+        fate.as_str().unwrap_or("?").to_string()
+    }),
+    ("due_ms", |r| {
+        let x = &r.2;
+        if x.due_ns > 0 {
+            format!("{:.3}", x.due_ns as f64 / 1e6)
+        } else {
+            String::new()
+        }
+    }),
+    ("out_ms", |r| {
+        let x = &r.2;
+        if x.out_ns > 0 {
+            format!("{:.3}", x.out_ns as f64 / 1e6)
+        } else {
+            String::new()
+        }
+    }),
+    ("delay_error_us", |r| {
+        let x = &r.2;
+        if x.out_ns > 0 {
+            format!("{:.0}", (x.out_ns - x.due_ns) as f64 / 1e3)
+        } else {
+            String::new()
+        }
+    }),
+    ("duplicate", |r| r.2.duplicate.to_string()),
+];
+
+/// One `TCP_INFO` sample, with its kernel variant, trial, connection and exchange.
+struct InfoRow(Rc<str>, u64, u32, u32, TcpInfo);
+
+/// `tcp-info.csv`'s columns.
+const INFO_COLUMNS: Columns<InfoRow> = &[
+    ("variant", |r| r.0.to_string()),
+    ("trial", |r| r.1.to_string()),
+    ("connection", |r| r.2.to_string()),
+    ("exchange", |r| r.3.to_string()),
+    ("ca_state", |r| r.4.ca_state_name().to_string()),
+    ("cwnd", |r| r.4.cwnd.to_string()),
+    ("ssthresh", |r| r.4.ssthresh.to_string()),
+    ("rtt_us", |r| r.4.rtt_us.to_string()),
+    ("rttvar_us", |r| r.4.rttvar_us.to_string()),
+    ("min_rtt_us", |r| r.4.min_rtt_us.to_string()),
+    ("rto_us", |r| r.4.rto_us.to_string()),
+    ("total_retrans", |r| r.4.total_retrans.to_string()),
+    ("total_rto", |r| r.4.total_rto.to_string()),
+    ("total_rto_recoveries", |r| {
+        r.4.total_rto_recoveries.to_string()
+    }),
+    ("bytes_retrans", |r| r.4.bytes_retrans.to_string()),
+    ("dsack_dups", |r| r.4.dsack_dups.to_string()),
+    ("reord_seen", |r| r.4.reord_seen.to_string()),
+    ("reordering", |r| r.4.reordering.to_string()),
+    ("unacked", |r| r.4.unacked.to_string()),
+    ("sacked", |r| r.4.sacked.to_string()),
+    ("lost", |r| r.4.lost.to_string()),
+];
+
+/// A CSV file of `rows`, its header and fields from `columns` (fields quoted where
+/// they need to be).
+fn csv_file<T>(columns: Columns<T>, rows: impl Iterator<Item = T>) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let write = |w: &mut csv::Writer<Vec<u8>>| -> csv::Result<()> {
+        w.write_record(columns.iter().map(|c| c.0))?;
+        for r in rows {
+            w.write_record(columns.iter().map(|c| (c.1)(&r)))?;
+        }
+        Ok(())
+    };
+    write(&mut w).expect("in-memory write");
+    w.into_inner().expect("in-memory write")
+}
 
 /// The `--out` files.
 pub fn write(
@@ -232,89 +331,45 @@ pub fn write(
     io(st.write("report.txt", text(scn, e, trials).as_bytes()))?;
     let j = serde_json::to_string_pretty(&json(scn, e, trials, seed)).expect("serialisable");
     io(st.write("summary.json", j.as_bytes()))?;
-    let mut csv = String::from(report::CSV_HEADER);
+    let mut csv = report::RecordsCsv::new(Vec::new()).expect("in-memory writer");
     for v in &e.run.variants {
-        csv.push_str(&report::csv_rows(scn, &v.name, &v.records));
+        csv.records(scn, &v.name, &v.records)
+            .expect("in-memory write");
     }
-    io(st.write("records.csv", csv.as_bytes()))?;
-    let mut log = String::from(LOG_HEADER);
-    let mut info = String::from(INFO_HEADER);
-    for (k, ts) in e.kernels.iter().zip(&e.trials) {
-        for t in ts {
-            let f = &t.forwarder;
-            for x in &f.log {
-                let dir = if x.dir == 0 { "to-client" } else { "to-server" };
-                let fate = serde_json::to_value(x.fate).expect("serialisable");
-                let delivered = x.out_ns > 0;
-                let _ = writeln!(
-                    log,
-                    "{},{},{:.3},{dir},{},{},{},{},{:#04x},{},{},{},{},{}",
-                    k.name,
-                    t.result.trial,
-                    x.t_ns as f64 / 1e6,
-                    x.flow,
-                    x.rel_seq,
-                    x.rel_ack,
-                    x.payload,
-                    x.flags,
-                    fate.as_str().unwrap_or("?"),
-                    if x.due_ns > 0 {
-                        format!("{:.3}", x.due_ns as f64 / 1e6)
-                    } else {
-                        String::new()
-                    },
-                    if delivered {
-                        format!("{:.3}", x.out_ns as f64 / 1e6)
-                    } else {
-                        String::new()
-                    },
-                    if delivered {
-                        format!("{:.0}", (x.out_ns - x.due_ns) as f64 / 1e3)
-                    } else {
-                        String::new()
-                    },
-                    x.duplicate
-                );
+    io(st.write("records.csv", &csv.finish().expect("in-memory write")))?;
+    let runs = || {
+        e.kernels.iter().zip(&e.trials).flat_map(|(k, ts)| {
+            let name: Rc<str> = k.name.as_str().into();
+            ts.iter().map(move |t| (name.clone(), t))
+        })
+    };
+    let log = runs().flat_map(|(k, t)| {
+        let trial = t.result.trial;
+        t.forwarder
+            .log
+            .iter()
+            .map(move |x| LogRow(k.clone(), trial, *x))
+    });
+    io(st.write("forwarder.csv", &csv_file(LOG_COLUMNS, log)))?;
+    let info = runs().flat_map(|(k, t)| {
+        let trial = t.result.trial;
+        t.infos
+            .iter()
+            .map(move |(conn, ex, i)| InfoRow(k.clone(), trial, *conn, *ex, *i))
+    });
+    io(st.write("tcp-info.csv", &csv_file(INFO_COLUMNS, info)))?;
+    for (k, t) in runs() {
+        for (end, frames) in ["server", "client"].iter().zip(&t.forwarder.captures) {
+            if frames.is_empty() {
+                continue;
             }
-            for (conn, ex, i) in &t.infos {
-                let _ = writeln!(
-                    info,
-                    "{},{},{conn},{ex},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-                    k.name,
-                    t.result.trial,
-                    i.ca_state_name(),
-                    i.cwnd,
-                    i.ssthresh,
-                    i.rtt_us,
-                    i.rttvar_us,
-                    i.min_rtt_us,
-                    i.rto_us,
-                    i.total_retrans,
-                    i.total_rto,
-                    i.total_rto_recoveries,
-                    i.bytes_retrans,
-                    i.dsack_dups,
-                    i.reord_seen,
-                    i.reordering,
-                    i.unacked,
-                    i.sacked,
-                    i.lost
-                );
-            }
-            for (end, frames) in ["server", "client"].iter().zip(&f.captures) {
-                if frames.is_empty() {
-                    continue;
-                }
-                let name = format!(
-                    "{}-trial{}-{end}.pcap",
-                    output::file_name(&k.name),
-                    t.result.trial
-                );
-                io(st.write(&name, &output::pcap_bytes(frames)))?;
-            }
+            let name = format!(
+                "{}-trial{}-{end}.pcap",
+                output::file_name(&k),
+                t.result.trial
+            );
+            io(st.write(&name, &output::pcap_bytes(frames)))?;
         }
     }
-    io(st.write("forwarder.csv", log.as_bytes()))?;
-    io(st.write("tcp-info.csv", info.as_bytes()))?;
     Ok(())
 }

@@ -40,12 +40,17 @@ pub struct Source<'a> {
 }
 
 impl Source<'_> {
+    /// The line and column (both from 1) of byte `offset`; the column counts
+    /// characters, not bytes (a `µs` before it on the line is one column each).
     pub fn position(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
         let before = &self.text[..offset];
         let line = before.matches('\n').count() + 1;
-        let col = before.rfind('\n').map_or(offset, |i| offset - i - 1) + 1;
-        (line, col)
+        let start = before.rfind('\n').map_or(0, |i| i + 1);
+        (line, before[start..].chars().count() + 1)
     }
 
     pub fn error(&self, span: Option<Range<usize>>, message: impl Into<String>) -> ScenarioError {
@@ -80,4 +85,20 @@ pub fn suggest<'a>(key: &str, allowed: &[&'a str]) -> Option<&'a str> {
         .filter(|(d, a)| *d <= 2.max(a.len() / 3))
         .min_by_key(|(d, _)| *d)
         .map(|(_, a)| a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_count_characters() {
+        let text = "a = 1\nrtt = \"5µs\", bad = 2\n";
+        let src = Source { file: "f", text };
+        let at = text.find("bad").unwrap();
+        // `µ` is two bytes: the column is one less than the byte offset in the line.
+        assert_eq!(src.position(at), (2, 14));
+        assert_eq!(src.position(0), (1, 1));
+        assert_eq!(src.position(text.len()), (3, 1));
+    }
 }

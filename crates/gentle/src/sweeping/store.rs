@@ -6,8 +6,8 @@
 //! DIR/points.parquet                one row per point and variant, once all are done
 //! ```
 //!
-//! Every file is written under a temporary name and renamed into place, so a file
-//! that exists is whole: an interrupted or crashed sweep leaves finished points and
+//! Every file is written under a temporary name of its own (`.NAME.XXXXXX.tmp`,
+//! unique to the writer) and renamed into place, so a file that exists is whole: an interrupted or crashed sweep leaves finished points and
 //! nothing half-written, and `--resume` runs only the points without a file.
 
 use std::collections::BTreeSet;
@@ -38,10 +38,20 @@ pub fn point_file(i: usize) -> String {
     format!("point-{i:06}.parquet")
 }
 
+/// Writes `data` to `path` whole: into a new temporary file beside it, renamed into
+/// place once written (removed if the writing fails).
 fn write_whole(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, data)?;
-    std::fs::rename(&tmp, path)
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or("file".into(), |n| n.to_string_lossy());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(data)?;
+    tmp.persist(path).map(|_| ()).map_err(|e| e.error)
 }
 
 impl Store {
@@ -332,5 +342,33 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, Value)>) {
         }
         Value::Array(_) => {}
         x => out.push((prefix.to_string(), x.clone())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Another writer's temporary file of the same point is left alone: each writer
+    /// has a name of its own.
+    #[test]
+    fn writers_of_one_file_do_not_share_a_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(point_file(1));
+        let others = [
+            dir.path().join("point-000001.tmp"),
+            dir.path().join(".point-000001.parquet.tmp"),
+        ];
+        for o in &others {
+            std::fs::write(o, b"another writer's").unwrap();
+        }
+        write_whole(&path, b"PAR1 mine").unwrap();
+        write_whole(&path, b"PAR1 mine again").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"PAR1 mine again");
+        for o in &others {
+            assert_eq!(std::fs::read(o).unwrap(), b"another writer's");
+        }
+        // Nothing else is left behind.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
     }
 }

@@ -1,5 +1,7 @@
 //! The `gentle` command as a user runs it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -12,13 +14,6 @@ fn gentle(args: &[&str]) -> Output {
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gentle-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 const GOOD: &str = r#"name = "t"
@@ -47,8 +42,12 @@ fn bad(name: &str, text: &str, at: &str, needle: &str) -> String {
         .find(at)
         .unwrap_or_else(|| panic!("{name}: `{at}` not in text"));
     let line = text[..off].matches('\n').count() + 1;
-    let col = off - text[..off].rfind('\n').map_or(0, |i| i + 1) + 1;
-    let d = tmp(name);
+    // Columns count characters, not bytes.
+    let col = text[text[..off].rfind('\n').map_or(0, |i| i + 1)..off]
+        .chars()
+        .count()
+        + 1;
+    let d = common::scratch(name);
     let f = d.join("s.toml");
     std::fs::write(&f, text).unwrap();
     let out_dir = d.join("out");
@@ -90,6 +89,16 @@ fn malformed_scenarios_are_rejected_with_place_and_exit_2() {
         "unknown rate unit",
     );
     assert!(e.contains("expected:"), "{e}");
+    // A two-byte `µ` earlier on the line is one column.
+    bad(
+        "column-after-micro",
+        &GOOD.replace(
+            "delay = \"100ms\"",
+            "delay = \"100ms\"\nb_to_a = { delay = \"100µs\", rate = \"5Mbps/s\" }",
+        ),
+        "\"5Mbps/s\"",
+        "unknown rate unit",
+    );
     bad(
         "bad-size",
         &GOOD.replace("\"5000B\"", "\"5 kilos\""),
@@ -170,7 +179,7 @@ fn malformed_scenarios_are_rejected_with_place_and_exit_2() {
 
 #[test]
 fn same_seed_same_json_with_one_or_many_threads() {
-    let d = tmp("det");
+    let d = common::scratch("det");
     let f = d.join("s.toml");
     std::fs::write(&f, GOOD).unwrap();
     let run = |threads: &str| {
@@ -210,9 +219,83 @@ fn same_seed_same_json_with_one_or_many_threads() {
     assert_eq!(a["trials"], 300);
 }
 
+/// A variant name with a comma and quotes is quoted in records.csv: the file reads
+/// back (with the csv crate) with every row as wide as the header, the name whole.
+#[test]
+fn records_csv_quotes_a_name_with_a_comma_and_quotes() {
+    let d = common::scratch("csv-quoting");
+    let f = d.join("s.toml");
+    let text = GOOD.replace("trials = 50", "trials = 3").replace(
+        "[[variant]]\nprofile = \"linux-2.6\"",
+        "[[variant]]\nname = 'a,\"b\"'\nprofile = \"linux-2.6\"",
+    );
+    assert!(text.contains("a,\"b\""));
+    std::fs::write(&f, text).unwrap();
+    let out = d.join("res");
+    let o = gentle(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut r = csv::Reader::from_path(out.join("records.csv")).unwrap();
+    let header = r.headers().unwrap().clone();
+    assert_eq!(header.len(), 21, "{header:?}");
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    assert_eq!(rows.len(), 2 * 3);
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for row in &rows {
+        assert_eq!(row.len(), header.len(), "{row:?}");
+        assert!(row[col("trial")].parse::<u64>().is_ok(), "{row:?}");
+        assert!(
+            ["true", "false"].contains(&&row[col("complete")]),
+            "{row:?}"
+        );
+    }
+    assert_eq!(&rows[0][col("variant")], "a,\"b\"");
+    assert_eq!(&rows[0][col("workload")], &rows[5][col("workload")]);
+}
+
+/// `--pcap` files keep the simulator's nanosecond times: the nanosecond format
+/// (magic a1b23c4d), and times that are not whole microseconds (a 7 Mbit/s link
+/// sends a 1500-byte packet in 1714.285… µs).
+#[test]
+fn pcap_files_keep_nanosecond_times() {
+    use pcap_file::pcap::PcapReader;
+    let d = common::scratch("pcap-ns");
+    let f = d.join("s.toml");
+    let text = GOOD
+        .replace("trials = 50", "trials = 1")
+        .replace("5Mbit/s", "7Mbit/s");
+    std::fs::write(&f, text).unwrap();
+    let out = d.join("res");
+    let o = gentle(&[
+        "run",
+        f.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--pcap",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let file = std::fs::File::open(out.join("t-trial0-variant1.pcap")).unwrap();
+    let bytes = std::fs::read(out.join("t-trial0-variant1.pcap")).unwrap();
+    assert_eq!(bytes[..4], [0xa1, 0xb2, 0x3c, 0x4d]);
+    let mut r = PcapReader::new(file).unwrap();
+    assert_eq!(
+        r.header().ts_resolution,
+        pcap_file::TsResolution::NanoSecond
+    );
+    let mut times = Vec::new();
+    while let Some(p) = r.next_packet() {
+        times.push(p.unwrap().timestamp);
+    }
+    assert!(times.len() >= 8, "{times:?}");
+    assert!(
+        times.iter().any(|t| t.subsec_nanos() % 1000 != 0),
+        "every time is whole µs: {times:?}"
+    );
+}
+
 #[test]
 fn out_dir_holds_csv_json_and_plots() {
-    let d = tmp("out");
+    let d = common::scratch("out");
     let f = d.join("s.toml");
     std::fs::write(&f, GOOD).unwrap();
     let out = d.join("res");
@@ -269,7 +352,7 @@ fn out_dir_holds_csv_json_and_plots() {
 }
 
 fn trace_of(example: &str) -> Vec<serde_json::Value> {
-    let d = tmp(example);
+    let d = common::scratch(example);
     let t = d.join("trace.jsonl");
     let f = root().join("examples").join(format!("{example}.toml"));
     let o = gentle(&["run", f.to_str().unwrap(), "--trace", t.to_str().unwrap()]);

@@ -393,6 +393,81 @@ profile = "linux-6"
     assert!(stderr(&alone).contains("go together"));
 }
 
+/// Commands that leave children behind — a server and a client that each start a
+/// `sleep` in the background, which holds their output pipes open — end with the
+/// trial at its time limit, children and all: the run does not hang, and says the
+/// client did not exit 0.
+#[test]
+fn commands_whose_children_outlive_them_do_not_hang_the_run() {
+    if skip() {
+        return;
+    }
+    let d = tmp("leftovers");
+    std::fs::create_dir_all(&d).unwrap();
+    let scn = d.join("s.toml");
+    std::fs::write(
+        &scn,
+        r#"
+name = "leftovers"
+trials = 1
+time_limit = "3s"
+[[link]]
+a = "server"
+b = "client"
+rate = "10Mbit/s"
+delay = "20ms"
+[[workload]]
+client = "client"
+server = "server"
+request = "100B"
+response = "2KB"
+[[variant]]
+profile = "linux-6"
+"#,
+    )
+    .unwrap();
+    let server = format!(
+        "sleep 1717 & cd {} && exec python3 -m http.server 80 --bind 10.77.0.1",
+        d.display()
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gentle"))
+        .args(["emulate", scn.to_str().unwrap(), "--json"])
+        .args([
+            "--server-cmd",
+            &server,
+            "--client-cmd",
+            "sleep 1000 & sleep 1000",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("gentle emulate still runs a minute after a 3 s time limit");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let o = child.wait_with_output().unwrap();
+    // The client, killed at the deadline, did not exit 0: the run says so.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the client command did not exit 0"),
+        "{}",
+        stderr(&o)
+    );
+    // Nothing the commands started is left running.
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.starts_with("sleep 1717"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 // Router queues in the forwarder, with the host's kernel at both ends.
 
 /// Runs `gentle emulate` on `scenario` (written into `dir`), output in `dir/out`;

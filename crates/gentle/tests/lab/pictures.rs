@@ -3,18 +3,13 @@
 //! plot, ticks carry no ".0", and a time-sequence graph says when its trace holds
 //! several scenarios.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gentle-pic-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn gentle(dir: &Path, args: &[&str]) {
@@ -39,7 +34,7 @@ fn texts(svg: &str) -> Vec<String> {
 
 #[test]
 fn a_one_sample_cdf_shows_its_points_and_names_its_metric() {
-    let d = tmp("one");
+    let d = common::scratch("one");
     let ex = root().join("examples/fast-retransmit.toml");
     gentle(&d, &["run", ex.to_str().unwrap(), "--out", "o"]);
     let svg = std::fs::read_to_string(d.join("o/cdf.svg")).unwrap();
@@ -62,7 +57,7 @@ fn a_one_sample_cdf_shows_its_points_and_names_its_metric() {
 
 #[test]
 fn a_cut_tail_and_the_filter_are_stated_and_the_legend_is_outside() {
-    let d = tmp("tail");
+    let d = common::scratch("tail");
     gentle(&d, &["reproduce", "er-reordering", "--quick", "--out", "o"]);
     let svg = std::fs::read_to_string(d.join("o/cdf.svg")).unwrap();
     let t = texts(&svg);
@@ -94,7 +89,7 @@ fn a_cut_tail_and_the_filter_are_stated_and_the_legend_is_outside() {
 
 #[test]
 fn a_trace_of_several_scenarios_is_titled_as_such() {
-    let d = tmp("tsg");
+    let d = common::scratch("tsg");
     gentle(
         &d,
         &["reproduce", "prr-fig2", "prr-fig4", "--trace", "t.jsonl"],

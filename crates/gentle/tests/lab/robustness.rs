@@ -3,7 +3,9 @@
 //! names, one JSON document, program experiments and their flags, unfinished
 //! exchanges, reused output directories.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -13,13 +15,6 @@ fn gentle_in(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("gentle runs")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gentle-robust-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn stderr(o: &Output) -> String {
@@ -43,8 +38,8 @@ fn scenario(top: &str, workload_extra: &str, variants: &str) -> String {
 const ONE_VARIANT: &str = "[[variant]]\nprofile = \"linux-2.6\"\n";
 
 /// Writes `text` as s.toml in a fresh directory and runs `gentle run s.toml ARGS`.
-fn run(name: &str, text: &str, args: &[&str]) -> (PathBuf, Output) {
-    let d = tmp(name);
+fn run(name: &str, text: &str, args: &[&str]) -> (common::Scratch, Output) {
+    let d = common::scratch(name);
     std::fs::write(d.join("s.toml"), text).unwrap();
     let mut all = vec!["run", "s.toml"];
     all.extend_from_slice(args);
@@ -124,7 +119,7 @@ fn impossible_times_are_refused_with_their_location() {
 fn ctrl_c_removes_the_staging_area_and_exits_130() {
     // Fifty million trials would write gigabytes of CSV: the run says so first.
     let text = scenario("name = \"big\"\ntrials = 50000000", "", ONE_VARIANT);
-    let d = tmp("sigint");
+    let d = common::scratch("sigint");
     std::fs::write(d.join("s.toml"), &text).unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_gentle"))
         .current_dir(&d)
@@ -203,7 +198,7 @@ fn names_become_safe_file_names() {
 
 #[test]
 fn several_experiments_print_one_json_document() {
-    let d = tmp("json");
+    let d = common::scratch("json");
     let o = gentle_in(
         &d,
         &[
@@ -234,7 +229,7 @@ fn several_experiments_print_one_json_document() {
 
 #[test]
 fn program_experiments_refuse_flags_they_cannot_honour() {
-    let d = tmp("progflags");
+    let d = common::scratch("progflags");
     for flag in [
         &["--trials", "5"][..],
         &["--seed", "3"],
@@ -477,7 +472,7 @@ fn plot_adds_its_files_and_never_removes_others() {
 
 #[test]
 fn list_with_names_lists_those() {
-    let d = tmp("list");
+    let d = common::scratch("list");
     let o = gentle_in(&d, &["reproduce", "--list", "linux-eras"]);
     assert!(o.status.success());
     let out = String::from_utf8_lossy(&o.stdout);
@@ -496,7 +491,7 @@ fn a_billion_trials_start_at_once_in_little_memory() {
     // Trial blocks are made a wave at a time and results are counted by value:
     // resident memory stays small however many trials are asked for.
     let text = scenario("name = \"t\"\ntrials = 1000000000", "", ONE_VARIANT);
-    let d = tmp("billion");
+    let d = common::scratch("billion");
     std::fs::write(d.join("s.toml"), &text).unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_gentle"))
         .current_dir(&d)

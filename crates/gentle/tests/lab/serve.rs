@@ -7,6 +7,8 @@
 //! Real mode needs root and /dev/net/tun: without them every test says why and
 //! passes.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -31,13 +33,6 @@ fn gentle(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("gentle runs")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gentle-serve-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn example(name: &str) -> String {
@@ -93,7 +88,7 @@ fn curl_fetches_through_a_lossy_link() {
     if Command::new("curl").arg("--version").output().is_err() {
         panic!("curl is not installed (.ci/run installs it)");
     }
-    let d = tmp("curl");
+    let d = common::scratch("curl");
     let scn = d.join("lossy.toml");
     std::fs::write(&scn, LOSSY).unwrap();
     let body = d.join("body");
@@ -171,7 +166,7 @@ fn corrective_and_proactive_interoperate_as_plain_tcp() {
     if skip() {
         return;
     }
-    let d = tmp("interop");
+    let d = common::scratch("interop");
     let scn = d.join("interop.toml");
     std::fs::write(
         &scn,
@@ -235,7 +230,7 @@ fn refusals() {
     if skip() {
         return;
     }
-    let d = tmp("refuse");
+    let d = common::scratch("refuse");
     let scn = d.join("sessions.toml");
     let text = std::fs::read_to_string(example("fast-retransmit.toml"))
         .unwrap()

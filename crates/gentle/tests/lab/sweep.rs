@@ -3,6 +3,8 @@
 //! its coordinates alone, so a point run alone — or in a grid written in another
 //! order — gives what it gives in the whole sweep.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -370,9 +372,7 @@ fn json_lines(o: &Output) -> Vec<Value> {
 
 #[test]
 fn the_command_streams_points_and_runs_one_alone() {
-    let d = std::env::temp_dir().join(format!("gentle-sweep-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
+    let d = common::scratch("sweep");
     std::fs::write(
         d.join("s.toml"),
         file("[sweep.p]\nlink.loss.p = [0.01, 0.05]\n[sweep.size]\nworkload.response = [\"3000B\", \"20000B\"]\n"),

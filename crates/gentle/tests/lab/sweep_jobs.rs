@@ -3,6 +3,8 @@
 //! in order, with the work the Ray backend asks of each; the store writes files
 //! whole, resumes only the same job, and gathers the summaries.
 
+mod common;
+
 use gentle::sweeping::store::Store;
 use gentle::sweeping::{Job, JobError, JobSpec, SUMMARY_KEY, table};
 
@@ -99,8 +101,9 @@ fn tasks_cover_the_pending_points_once_in_order() {
 
 #[test]
 fn the_store_writes_whole_files_and_resumes_only_the_same_job() {
-    let dir = std::env::temp_dir().join(format!("gentle-sweep-jobs-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = common::scratch("sweep-jobs");
+    // The store makes its directory.
+    let dir = scratch.join("sweep");
     let j = job(None);
     let mut st = Store::open(&dir, &j, false, false).unwrap();
     for out in j.run_points(&[0, 1, 2], None).unwrap() {

@@ -3,6 +3,8 @@
 //! retransmission, for SACK and for NewReno. tshark is required: `.ci/run` installs
 //! it, and this test fails rather than skipping when it is missing.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -22,8 +24,8 @@ fn count(pcap: &Path, filter: &str) -> usize {
 
 #[test]
 fn tshark_sees_duplicate_acks_and_a_fast_retransmission() {
-    let out = std::env::temp_dir().join(format!("gentle-tshark-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
+    let scratch = common::scratch("tshark");
+    let out = scratch.join("out");
     let example = root().join("examples/fast-retransmit.toml");
     let o = Command::new(env!("CARGO_BIN_EXE_gentle"))
         .args(["run", example.to_str().unwrap(), "--pcap", "0", "--out"])

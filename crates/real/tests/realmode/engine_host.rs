@@ -116,6 +116,48 @@ fn handshake_and_an_http_response_with_valid_checksums() {
     assert_eq!((r.malformed, r.ignored, r.resets_sent), (0, 0, 0));
 }
 
+/// A request's body (here one that reads like a request) is not taken for the next
+/// request, and `Connection: close` is seen in any case: a POST is refused with
+/// its body dropped, the GET after it answered and the connection closed.
+#[test]
+fn a_request_body_is_not_read_as_a_request() {
+    let shared = HostShared::default();
+    let mut h = host(&shared);
+    let isn = 1000u32;
+    h.receive(1_000_000, &packet(&seg(40000, 80, isn, 0, Flags::SYN, b"")));
+    let sa = sent(&mut h, 1_000_000).remove(0);
+    let body = "GET /777 HTTP/1.1\r\n\r\n";
+    let req = format!(
+        "POST /1 HTTP/1.1\r\ncontent-length: {}\r\n\r\n{body}GET /3 HTTP/1.1\r\nCONNECTION: Close\r\n\r\n",
+        body.len()
+    );
+    let ack = seg(40000, 80, isn + 1, sa.seq + 1, Flags::ACK, req.as_bytes());
+    h.receive(2_000_000, &packet(&ack));
+    let first = sent(&mut h, 2_000_000);
+    let text: Vec<u8> = first.iter().flat_map(|s| s.payload.to_vec()).collect();
+    let text = String::from_utf8_lossy(&text).into_owned();
+    assert!(text.starts_with("HTTP/1.1 405 "), "{text}");
+    // The response acknowledged, the next request is answered.
+    let mut ack = seg(40000, 80, isn + 1 + req.len() as u32, 0, Flags::ACK, b"");
+    ack.ack = sa.seq + 1 + text.len() as u32;
+    h.receive(3_000_000, &packet(&ack));
+    let second = sent(&mut h, 3_000_000);
+    let bytes: Vec<u8> = second.iter().flat_map(|s| s.payload.to_vec()).collect();
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+    assert!(
+        text.contains("Content-Length: 3\r\nConnection: close\r\n"),
+        "{text}"
+    );
+    assert!(
+        second.iter().any(|s| s.flags.fin()),
+        "the connection closes"
+    );
+    let r = shared.report.lock().unwrap();
+    let requests: Vec<&str> = r.http.iter().map(|x| x.request.as_str()).collect();
+    assert_eq!(requests, ["POST /1 HTTP/1.1", "GET /3 HTTP/1.1"]);
+}
+
 #[test]
 fn segments_for_no_connection_get_a_reset() {
     let shared = HostShared::default();
