@@ -3,6 +3,7 @@
 
 mod analyze;
 mod cli;
+mod common;
 mod corrective_pages;
 mod corrective_table5;
 mod emulate;

@@ -3,7 +3,7 @@
 //! plot, ticks carry no ".0", and a time-sequence graph says when its trace holds
 //! several scenarios.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

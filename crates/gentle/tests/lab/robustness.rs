@@ -3,7 +3,7 @@
 //! names, one JSON document, program experiments and their flags, unfinished
 //! exchanges, reused output directories.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -607,7 +607,7 @@ fn absurd_thread_counts_are_refused_at_once() {
 #[test]
 fn output_files_are_checked_before_the_run() {
     let text = scenario("name = \"t\"\ntrials = 2", "", ONE_VARIANT);
-    let d = tmp("outputs");
+    let d = common::scratch("outputs");
     std::fs::write(d.join("s.toml"), &text).unwrap();
     std::fs::create_dir(d.join("adir")).unwrap();
     std::fs::write(d.join("old.jsonl"), "mine").unwrap();
@@ -673,7 +673,7 @@ fn output_files_are_checked_before_the_run() {
 #[test]
 fn a_dead_runs_staging_area_is_removed_and_named() {
     let text = scenario("name = \"t\"\ntrials = 2", "", ONE_VARIANT);
-    let d = tmp("stale");
+    let d = common::scratch("stale");
     std::fs::write(d.join("s.toml"), &text).unwrap();
     // A staging area whose process is gone (pid_max is below 2^22 + 1 on Linux
     // unless raised; no process has this number).
@@ -736,7 +736,7 @@ fn nonsense_in_a_scenario_is_refused_with_its_location() {
 
 #[test]
 fn every_experiment_says_it_starts_and_shares_out_with_a_prefix() {
-    let d = tmp("prefix");
+    let d = common::scratch("prefix");
     let o = gentle_in(
         &d,
         &[
@@ -773,11 +773,14 @@ fn every_experiment_says_it_starts_and_shares_out_with_a_prefix() {
 
 #[test]
 fn reproduce_without_names_leaves_the_kernel_experiments_out() {
-    let o = gentle_in(&tmp("nokernel"), &["reproduce", "--list"]);
+    let o = gentle_in(&common::scratch("nokernel"), &["reproduce", "--list"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("kernel-vs-sim"));
     // The note is printed before anything runs; the run itself is stopped at once
     // by an absurd --threads, which is checked after the experiments are chosen.
-    let o = gentle_in(&tmp("nokernel"), &["reproduce", "--threads", "5000"]);
+    let o = gentle_in(
+        &common::scratch("nokernel"),
+        &["reproduce", "--threads", "5000"],
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("kernel-vs-sim run only when named"),
@@ -803,7 +806,10 @@ fn pct_row(table: &str, label: &str, col: usize) -> f64 {
 
 #[test]
 fn every_loss_probe_is_in_exactly_one_row() {
-    let o = gentle_in(&tmp("probes"), &["reproduce", "reactive-web", "--quick"]);
+    let o = gentle_in(
+        &common::scratch("probes"),
+        &["reproduce", "reactive-web", "--quick"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let t = String::from_utf8_lossy(&o.stdout).into_owned();
     let kinds = pct_row(&t, "  new data", 1) + pct_row(&t, "  last segment again", 1);
@@ -828,7 +834,7 @@ fn every_loss_probe_is_in_exactly_one_row() {
 #[test]
 fn every_difference_has_its_confidence_interval() {
     let o = gentle_in(
-        &tmp("ci"),
+        &common::scratch("ci"),
         &["reproduce", "reactive-web", "--quick", "--json"],
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -853,7 +859,10 @@ fn every_difference_has_its_confidence_interval() {
     // Reactive's loss probe shortens the mean: the interval lies below 0.
     assert!(ci["delta_ms"]["mean"]["hi"].as_f64().unwrap() < 0.0, "{ci}");
     // The text table shows the intervals and marks those that hold 0.
-    let o = gentle_in(&tmp("ci"), &["reproduce", "reactive-web", "--quick"]);
+    let o = gentle_in(
+        &common::scratch("ci"),
+        &["reproduce", "reactive-web", "--quick"],
+    );
     let t = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(
         t.contains("95% confidence interval of the difference"),

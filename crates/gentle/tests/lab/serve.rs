@@ -7,7 +7,7 @@
 //! Real mode needs root and /dev/net/tun: without them every test says why and
 //! passes.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

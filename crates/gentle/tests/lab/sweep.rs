@@ -3,7 +3,7 @@
 //! its coordinates alone, so a point run alone — or in a grid written in another
 //! order — gives what it gives in the whole sweep.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,7 +3,7 @@
 //! in order, with the work the Ray backend asks of each; the store writes files
 //! whole, resumes only the same job, and gathers the summaries.
 
-mod common;
+use crate::common;
 
 use gentle::sweeping::store::Store;
 use gentle::sweeping::{Job, JobError, JobSpec, SUMMARY_KEY, table};

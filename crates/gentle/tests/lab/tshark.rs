@@ -3,7 +3,7 @@
 //! retransmission, for SACK and for NewReno. tshark is required: `.ci/run` installs
 //! it, and this test fails rather than skipping when it is missing.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
