@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
+use gentle_analyze::decode::linktype;
 use gentle_analyze::{Analysis, Cause, CauseCounts, Dir, Options, PacketTags};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
@@ -76,18 +77,76 @@ pub fn tag_row(out: &mut String, p: &PacketTags, t0: u64) {
     );
 }
 
+/// Opens `path` as a capture: its reader and its size in bytes.
+fn open_capture(path: &Path) -> Result<(gentle_analyze::CaptureReader<'static>, u64), Failure> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| bad(format!("error: cannot read {}: {e}", path.display())))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| bad(format!("error: cannot read {}: {e}", path.display())))?;
+    if meta.is_dir() {
+        return Err(bad(format!(
+            "error: {}: is a directory; expected a pcap or pcapng file",
+            path.display()
+        )));
+    }
+    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let r = gentle_analyze::CaptureReader::new(reader)
+        .map_err(|e| bad(format!("error: {}: {e}", path.display())))?;
+    Ok((r, meta.len()))
+}
+
+/// The link types of `t` gentle could not read, as `147 (USER0) in 3 records`.
+fn unsupported_links(t: &gentle_analyze::Totals) -> String {
+    t.unsupported_link_types
+        .iter()
+        .map(|&(lt, n)| format!("{} in {n} records", linktype::describe(lt)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Refuses a capture without TCP, naming why; warns of frames on link types gentle
+/// does not read.
+fn check_totals(path: &Path, t: &gentle_analyze::Totals) -> Result<(), Failure> {
+    let links = unsupported_links(t);
+    if t.tcp_packets == 0 && !links.is_empty() {
+        let known: Vec<String> = linktype::SUPPORTED
+            .iter()
+            .map(|&l| linktype::describe(l))
+            .collect();
+        return Err(bad(format!(
+            "error: {}: unsupported link type {links}; gentle reads link types {}",
+            path.display(),
+            known.join(", ")
+        )));
+    }
+    if t.tcp_packets == 0 {
+        return Err(bad(format!(
+            "error: {}: no TCP packets in {} records ({} not TCP over IPv4/IPv6, {} malformed); expected a capture of TCP traffic",
+            path.display(),
+            t.frames,
+            t.skipped,
+            t.malformed
+        )));
+    }
+    if !links.is_empty() {
+        eprintln!(
+            "warning: {}: skipped frames of unsupported link type {links}",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// Reads `path`, writing tag rows to `tags` if given; shows progress on a terminal.
+/// A capture cut short inside its last record is analysed up to there, with a
+/// warning on stderr.
 pub fn analyze_file(
     path: &Path,
     opts: Options,
     mut tags: Option<&mut dyn Write>,
 ) -> Result<Analysis, Failure> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| bad(format!("error: cannot read {}: {e}", path.display())))?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let mut r = gentle_analyze::CaptureReader::new(reader)
-        .map_err(|e| bad(format!("error: {}: {e}", path.display())))?;
+    let (mut r, size) = open_capture(path)?;
     let bar = if size > 64 << 20 && std::io::stderr().is_terminal() {
         let b = ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr());
         b.set_style(
@@ -145,16 +204,14 @@ pub fn analyze_file(
             message: format!("error: writing tags: {e}"),
         });
     }
-    let totals = a.totals();
-    if totals.tcp_packets == 0 {
-        return Err(bad(format!(
-            "error: {}: no TCP packets in {} records ({} not TCP over IPv4/IPv6, {} malformed); expected a capture of TCP traffic",
+    if let Some(cut) = r.cut_short() {
+        eprintln!(
+            "warning: {}: {cut}; analysed the {} complete records before it",
             path.display(),
-            totals.frames,
-            totals.skipped,
-            totals.malformed
-        )));
+            cut.record - 1
+        );
     }
+    check_totals(path, a.totals())?;
     Ok(a.finish())
 }
 

@@ -302,19 +302,38 @@ fn bad_input_is_refused_with_its_place_and_nothing_is_written() {
     let text = dir.join("notes.txt");
     std::fs::write(&text, "GET / HTTP/1.1\r\n\r\n").unwrap();
     check(run(&text), "not a capture");
-    // A real capture cut inside its 5th record.
+    // A directory given as the capture.
+    check(run(&dir), &format!("{}: is a directory", dir.display()));
+    // Ten bytes: too short to hold a capture's header.
+    let short = dir.join("short.pcap");
+    std::fs::write(&short, [0xa1, 0xb2, 0xc3, 0xd4, 0, 2, 0, 4, 0, 0]).unwrap();
+    check(
+        run(&short),
+        "short.pcap: byte 0: 10 bytes, too short to be a pcap or pcapng file",
+    );
     let cap = frontend_capture(&dir.join("cap"));
     let bytes = std::fs::read(&cap).unwrap();
     // gentle writes big-endian pcap (magic a1b2c3d4 as written).
     assert_eq!(bytes[..4], [0xa1, 0xb2, 0xc3, 0xd4]);
-    let mut off = 24usize;
-    for _ in 0..4 {
-        let caplen = u32::from_be_bytes(bytes[off + 8..off + 12].try_into().unwrap()) as usize;
-        off += 16 + caplen;
-    }
-    let cut = dir.join("cut.pcap");
-    std::fs::write(&cut, &bytes[..off + 20]).unwrap();
-    check(run(&cut), &format!("record 5 (byte {off})"));
+    let off = record_offset(&bytes, 4);
+    // The 5th record claims 2 GB.
+    let mut big = bytes.clone();
+    big[off + 8..off + 12].copy_from_slice(&0x8000_0000u32.to_be_bytes());
+    let p = dir.join("big.pcap");
+    std::fs::write(&p, &big).unwrap();
+    check(
+        run(&p),
+        &format!("big.pcap: record 5 (byte {off}): implausible record length of 2147483664 bytes"),
+    );
+    // The same TCP frames on a link type gentle does not read (USER0).
+    let mut user0 = bytes[..record_offset(&bytes, 3)].to_vec();
+    user0[20..24].copy_from_slice(&147u32.to_be_bytes());
+    let p = dir.join("user0.pcap");
+    std::fs::write(&p, &user0).unwrap();
+    check(
+        run(&p),
+        "user0.pcap: unsupported link type 147 (USER0) in 3 records",
+    );
     // A capture of something other than TCP.
     let mut udp = bytes[..24].to_vec();
     let frame = [
@@ -329,6 +348,62 @@ fn bad_input_is_refused_with_its_place_and_nothing_is_written() {
     std::fs::write(&u, &udp).unwrap();
     check(run(&u), "no TCP packets in 1 records");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The byte offset of record `n` (0-based) of a big-endian pcap file.
+fn record_offset(bytes: &[u8], n: usize) -> usize {
+    let mut off = 24usize;
+    for _ in 0..n {
+        let caplen = u32::from_be_bytes(bytes[off + 8..off + 12].try_into().unwrap()) as usize;
+        off += 16 + caplen;
+    }
+    off
+}
+
+#[test]
+fn a_capture_cut_inside_its_last_record_is_analysed_with_a_warning() {
+    let dir = tmp("cut");
+    let cap = frontend_capture(&dir);
+    let bytes = std::fs::read(&cap).unwrap();
+    // Cut 20 bytes into the 1001st record, as tcpdump leaves a file it is writing.
+    let off = record_offset(&bytes, 1000);
+    let cut = dir.join("cut.pcap");
+    std::fs::write(&cut, &bytes[..off + 20]).unwrap();
+    let out = dir.join("analysis");
+    let o = gentle(&[
+        "analyze",
+        cut.to_str().unwrap(),
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(&format!(
+            "warning: {}: record 1001 (byte {off}): the file ends inside a record (20 bytes of it present): the capture appears to have been cut short in the middle of a packet; analysed the 1000 complete records before it",
+            cut.display()
+        )),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(doc["totals"]["frames"], 1000);
+    assert!(out.join("cut.json").exists());
+    // The whole capture carries no warning.
+    let o = gentle(&["analyze", cap.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Analyses a capture in memory: its frames, and whether it was cut short.
+fn analyze_bytes(b: &[u8]) -> Result<(u64, bool), gentle_analyze::CaptureError> {
+    let mut r = gentle_analyze::CaptureReader::new(b)?;
+    let mut a = gentle_analyze::Analyzer::new(Default::default());
+    while let Some(f) = r.next()? {
+        a.frame(f.record, f.linktype, f.ts_ns, f.data, &mut |_| {});
+    }
+    Ok((a.finish().totals.frames, r.cut_short().is_some()))
 }
 
 #[test]
@@ -361,8 +436,10 @@ fn mutated_captures_never_panic() {
                 b[k..k + n].fill(0xff);
             }
         }
-        match gentle_analyze::analyze(&b[..], Default::default(), &mut |_| {}) {
-            Ok(a) => assert!(a.totals.frames > 0 || b.len() < 40),
+        match analyze_bytes(&b) {
+            // No frame only for a file header alone, or a file that ends inside its
+            // first record (said so).
+            Ok((frames, cut)) => assert!(frames > 0 || cut || b.len() == 24, "mutation {i}"),
             Err(e) => assert!(!e.message.is_empty(), "mutation {i}"),
         }
     }
