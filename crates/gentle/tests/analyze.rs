@@ -576,3 +576,197 @@ fn real_kernel_captures_from_tcpdump_and_dumpcap() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A raw-IP frame (link type 101) of a TCP segment between 10.0.0.2:40000 (the
+/// client) and 10.0.0.1:80; checksums are left zero (the analysis does not read them).
+fn raw_tcp(to_server: bool, seq: u32, ack: u32, flags: u8, len: usize) -> Vec<u8> {
+    let (src, dst, sport, dport) = if to_server {
+        ([10, 0, 0, 2], [10, 0, 0, 1], 40000u16, 80u16)
+    } else {
+        ([10, 0, 0, 1], [10, 0, 0, 2], 80, 40000)
+    };
+    let mut f = vec![0x45, 0];
+    f.extend_from_slice(&((40 + len) as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 0, 0x40, 0, 64, 6, 0, 0]);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&dst);
+    f.extend_from_slice(&sport.to_be_bytes());
+    f.extend_from_slice(&dport.to_be_bytes());
+    f.extend_from_slice(&seq.to_be_bytes());
+    f.extend_from_slice(&ack.to_be_bytes());
+    f.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    f.resize(40 + len, b'x');
+    f
+}
+
+/// A little-endian nanosecond pcap of raw-IP frames `(time ns, frame)`.
+fn raw_pcap(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
+    let mut v = Vec::new();
+    for x in [0xa1b2_3c4du32, 0x0004_0002, 0, 0, 65535, 101] {
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    for (t, f) in frames {
+        for x in [
+            (t / 1_000_000_000) as u32,
+            (t % 1_000_000_000) as u32,
+            f.len() as u32,
+            f.len() as u32,
+        ] {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        v.extend_from_slice(f);
+    }
+    v
+}
+
+#[test]
+fn sub_millisecond_rtts_print_with_their_digits_and_fill_the_lowest_bucket() {
+    // A loopback exchange seen at the server: the client's packets come 62 µs after
+    // the server's they answer.
+    const SYN: u8 = 0x02;
+    const ACK: u8 = 0x10;
+    let (c, s) = (1000u32, 5000u32);
+    let frames = vec![
+        (0, raw_tcp(true, c, 0, SYN, 0)),
+        (10_000, raw_tcp(false, s, c + 1, SYN | ACK, 0)),
+        (72_000, raw_tcp(true, c + 1, s + 1, ACK, 0)),
+        (100_000, raw_tcp(true, c + 1, s + 1, ACK, 100)),
+        (120_000, raw_tcp(false, s + 1, c + 101, ACK, 1000)),
+        (120_000, raw_tcp(false, s + 1001, c + 101, ACK, 1000)),
+        (182_000, raw_tcp(true, c + 101, s + 2001, ACK, 0)),
+    ];
+    let dir = tmp("loopback");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("lo.pcap");
+    std::fs::write(&p, raw_pcap(&frames)).unwrap();
+    let o = gentle(&["analyze", p.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The flow's minimum RTT and SRTT, and the response time (request in at 0.1 ms,
+    // its response acknowledged at 0.182 ms).
+    let row = text
+        .lines()
+        .find(|l| l.contains("10.0.0.1:80"))
+        .expect("a flow row");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[7..9], ["0.062", "0.062"], "{row}");
+    assert!(text.contains("response time mean 0.082 ms"), "{text}");
+    // Figure 1: the 0–1 ms bucket, its mean RTT 0.062 ms.
+    let fig1: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Figure 1"))
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(fig1.len(), 1, "{text}");
+    assert_eq!(
+        fig1[0].split_whitespace().collect::<Vec<_>>(),
+        ["0-1", "0.062", "0.082", "1", "-", "0"]
+    );
+    let a = gentle::analyze::analyze_file(&p, Default::default(), None).expect("analysed");
+    let pts = gentle::analyze::figure1_points(&a.figures, false);
+    assert_eq!(pts.len(), 1);
+    assert!((pts[0].0 - 0.062).abs() < 1e-9, "drawn at its RTT: {pts:?}");
+    assert_eq!(gentle::analyze::fmt_ms(12.34), "12.3");
+    assert_eq!(gentle::analyze::fmt_ms(0.5), "0.50");
+    assert_eq!(gentle::analyze::fmt_ms(0.0041), "0.0041");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Figure data with no latency or RTO points, and the given curves.
+fn figure_data(
+    by_position: &[(usize, &[u64])],
+    per_burst: &[(usize, f64, f64)],
+) -> gentle_analyze::FigureData {
+    use gentle_analyze::figures::{LossCount, PositionCurve};
+    gentle_analyze::FigureData {
+        latency_by_rtt: Vec::new(),
+        rto_over_rtt_cdf: Vec::new(),
+        rto_over_rtt_median: None,
+        rto_over_rtt_p99: None,
+        loss_by_position: by_position
+            .iter()
+            .map(|&(len, losses)| PositionCurve {
+                burst_len: len,
+                bursts: 100,
+                relative: losses
+                    .iter()
+                    .map(|&n| (losses[0] > 0).then(|| n as f64 / losses[0] as f64))
+                    .collect(),
+                losses: losses.to_vec(),
+            })
+            .collect(),
+        losses_per_burst: per_burst
+            .iter()
+            .map(|&(len, one, two)| LossCount {
+                burst_len: len,
+                lossy_bursts: 10,
+                one,
+                at_most_two: two,
+            })
+            .collect(),
+        long_bursts: 0,
+    }
+}
+
+#[test]
+fn figure_3_draws_every_length_it_can_and_says_which() {
+    use gentle::analyze::figure3_lengths;
+    let f = figure_data(
+        &[
+            (2, &[5, 1]),
+            (3, &[1, 0, 2]),
+            (4, &[0, 0, 0, 1]),
+            (5, &[1, 0, 0, 0, 0]),
+        ],
+        &[],
+    );
+    let (drawn, note) = figure3_lengths(&f);
+    assert_eq!(drawn, [2, 3, 5]);
+    assert_eq!(
+        note,
+        "burst lengths drawn: 2, 3, 5; not 4: their first position lost nothing"
+    );
+    // More lengths than colours: the six with the most losses, and it says so.
+    let many: Vec<(usize, Vec<u64>)> = (2..=9)
+        .map(|l| {
+            let mut v = vec![0u64; l];
+            v[0] = l as u64;
+            (l, v)
+        })
+        .collect();
+    let many: Vec<(usize, &[u64])> = many.iter().map(|(l, v)| (*l, &v[..])).collect();
+    let (drawn, note) = figure3_lengths(&figure_data(&many, &[]));
+    assert_eq!(drawn, [4, 5, 6, 7, 8, 9]);
+    assert_eq!(
+        note,
+        "burst lengths drawn: 4, 5, 6, 7, 8, 9 (the 6 with the most losses)"
+    );
+    // The text report says the same under its table.
+    let a = gentle_analyze::Analysis {
+        totals: Default::default(),
+        flows: Vec::new(),
+        figures: f,
+    };
+    let text = gentle::analyze::figures_text(&a);
+    assert!(
+        text.contains("  in the figure: burst lengths drawn: 2, 3, 5; not 4: their first position lost nothing\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn figure_4_lines_break_at_missing_burst_lengths() {
+    use gentle::analyze::figure4_points;
+    let f = figure_data(&[], &[(1, 1.0, 1.0), (2, 0.5, 1.0), (5, 0.25, 0.75)]);
+    let pts = figure4_points(&f, false);
+    assert_eq!(pts.len(), 4, "{pts:?}");
+    assert_eq!(&pts[..2], &[(1.0, 1.0), (2.0, 0.5)]);
+    assert!(pts[2].1.is_nan(), "a break between 2 and 5: {pts:?}");
+    assert_eq!(pts[3], (5.0, 0.25));
+    let two = figure4_points(&f, true);
+    assert_eq!(two[3], (5.0, 0.75));
+    // Adjacent lengths only: no break.
+    let f = figure_data(&[], &[(3, 1.0, 1.0), (4, 0.5, 1.0)]);
+    assert!(figure4_points(&f, false).iter().all(|p| !p.1.is_nan()));
+}
