@@ -148,6 +148,35 @@ pub fn analyze_file(
     opts: Options,
     mut tags: Option<&mut dyn Write>,
 ) -> Result<Analysis, Failure> {
+    let mut row = String::new();
+    let mut werr: Option<std::io::Error> = None;
+    let a = analyze_file_with(path, opts, &mut |p, t0| {
+        if let Some(w) = tags.as_deref_mut() {
+            row.clear();
+            tag_row(&mut row, p, t0);
+            if werr.is_none()
+                && let Err(e) = w.write_all(row.as_bytes())
+            {
+                werr = Some(e);
+            }
+        }
+    })?;
+    if let Some(e) = werr {
+        return Err(Failure {
+            code: 1,
+            message: format!("error: writing tags: {e}"),
+        });
+    }
+    Ok(a)
+}
+
+/// Reads `path` as [`analyze_file`] does, handing every TCP packet to `on_packet` with
+/// the capture's first time (ns).
+pub fn analyze_file_with(
+    path: &Path,
+    opts: Options,
+    on_packet: &mut dyn FnMut(&PacketTags, u64),
+) -> Result<Analysis, Failure> {
     let (mut r, size) = open_capture(path)?;
     let bar = if size > 64 << 20 && std::io::stderr().is_terminal() {
         let b = ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr());
@@ -163,9 +192,7 @@ pub fn analyze_file(
         ProgressBar::hidden()
     };
     let mut a = gentle_analyze::Analyzer::new(opts);
-    let mut row = String::new();
     let mut t0: Option<u64> = None;
-    let mut werr: Option<std::io::Error> = None;
     loop {
         let f = match r.next() {
             Ok(Some(f)) => f,
@@ -186,26 +213,11 @@ pub fn analyze_file(
             }
         }
         let t = *t0.get_or_insert(f.ts_ns);
-        match tags.as_deref_mut() {
-            Some(w) => a.frame(f.record, f.linktype, f.ts_ns, f.data, &mut |p| {
-                row.clear();
-                tag_row(&mut row, p, t);
-                if werr.is_none()
-                    && let Err(e) = w.write_all(row.as_bytes())
-                {
-                    werr = Some(e);
-                }
-            }),
-            None => a.frame(f.record, f.linktype, f.ts_ns, f.data, &mut |_| {}),
-        }
-    }
-    bar.finish_and_clear();
-    if let Some(e) = werr {
-        return Err(Failure {
-            code: 1,
-            message: format!("error: writing tags: {e}"),
+        a.frame(f.record, f.linktype, f.ts_ns, f.data, &mut |p| {
+            on_packet(p, t)
         });
     }
+    bar.finish_and_clear();
     if let Some(cut) = r.cut_short() {
         eprintln!(
             "warning: {}: {cut}; analysed the {} complete records before it",
