@@ -3,7 +3,11 @@
 //! at a time through `pcap-parser`, so memory does not grow with the file.
 //!
 //! A damaged file is an error naming the record and the byte offset where reading
-//! stopped; the records before it have been delivered.
+//! stopped; the records before it have been delivered. A file that ends inside its
+//! last record (tcpdump still writing, a copy cut short) is not damaged: its complete
+//! records are read, and [`CaptureReader::cut_short`] says where it stopped, as
+//! Wireshark warns that "the capture file appears to have been cut short in the
+//! middle of a packet".
 
 use std::fmt;
 use std::io::Read;
@@ -77,6 +81,10 @@ pub struct CaptureReader<'r> {
     pending: usize,
     /// The reader's buffer size now.
     capacity: usize,
+    /// The current section's (or pcap file's) byte order, to read record lengths.
+    big_endian: bool,
+    /// Where the file ended inside a record, if it did.
+    cut: Option<CaptureError>,
     done: bool,
 }
 
@@ -86,20 +94,65 @@ const BUFFER: usize = 1 << 18;
 /// The largest record accepted: pcapng allows any length, but no link carries frames
 /// near 16 MiB, so a larger length means a corrupt header.
 const MAX_BLOCK: usize = 1 << 24;
+/// A pcap file header's length; a pcapng section header block is at least 28 bytes.
+const PCAP_HEADER: usize = 24;
+/// The magic numbers of pcap (µs and ns, both byte orders; Kuznetzov's modified
+/// format) and pcapng's section header block type, as the file's first four bytes.
+const MAGICS: [[u8; 4]; 6] = [
+    [0xd4, 0xc3, 0xb2, 0xa1],
+    [0x34, 0xcd, 0xb2, 0xa1],
+    [0xa1, 0xb2, 0xc3, 0xd4],
+    [0x4d, 0x3c, 0xb2, 0xa1],
+    [0xa1, 0xb2, 0x3c, 0x4d],
+    [0x0a, 0x0d, 0x0d, 0x0a],
+];
 
 impl<'r> CaptureReader<'r> {
     /// Starts reading; fails if the file is neither pcap nor pcapng.
-    pub fn new<R: Read + Send + 'r>(reader: R) -> Result<Self, CaptureError> {
-        let inner = pcap_parser::create_reader(BUFFER, reader).map_err(|e| CaptureError {
+    pub fn new<R: Read + Send + 'r>(mut reader: R) -> Result<Self, CaptureError> {
+        let header_error = |message: String| CaptureError {
             record: 0,
             offset: 0,
-            message: match e {
-                PcapError::Eof => "empty file: expected a pcap or pcapng header".into(),
+            message,
+        };
+        // The file's head, read here to name what is wrong with a file too short to be
+        // a capture; `pcap-parser` reads it again from the front.
+        let mut head = Vec::new();
+        if let Err(e) = reader.by_ref().take(BUFFER as u64).read_to_end(&mut head) {
+            return Err(header_error(format!("read failed: {e}")));
+        }
+        if head.is_empty() {
+            return Err(header_error(
+                "empty file: expected a pcap or pcapng header".into(),
+            ));
+        }
+        let magic = head.len() >= 4 && MAGICS.iter().any(|m| head[..4] == m[..]);
+        if head.len() < PCAP_HEADER {
+            let short = format!(
+                "{} bytes, too short to be a pcap or pcapng file (a pcap file header takes \
+                 {PCAP_HEADER} bytes, a pcapng section header at least 28)",
+                head.len()
+            );
+            return Err(header_error(if magic {
+                short
+            } else {
+                format!("not a capture: {short}")
+            }));
+        }
+        if !magic {
+            return Err(header_error(
+                "not a capture: expected the magic number of pcap or pcapng".into(),
+            ));
+        }
+        let reader = std::io::Cursor::new(head).chain(reader);
+        let inner = pcap_parser::create_reader(BUFFER, reader).map_err(|e| {
+            header_error(match e {
                 PcapError::HeaderNotRecognized => {
-                    "not a capture: expected the magic number of pcap or pcapng".into()
+                    "not a capture: a damaged pcap or pcapng file header".into()
                 }
+                PcapError::Incomplete(_) => "the file ends inside its pcapng section header".into(),
                 e => format!("not a capture: {}", describe(&e)),
-            },
+            })
         })?;
         Ok(CaptureReader {
             inner,
@@ -109,8 +162,17 @@ impl<'r> CaptureReader<'r> {
             offset: 0,
             pending: 0,
             capacity: BUFFER,
+            big_endian: false,
+            cut: None,
             done: false,
         })
+    }
+
+    /// Where the file ended inside a record, once [`CaptureReader::next`] has returned
+    /// `Ok(None)` for it: the record cut short, its offset, and how much of it is there.
+    /// The records before it were read.
+    pub fn cut_short(&self) -> Option<&CaptureError> {
+        self.cut.as_ref()
     }
 
     fn error(&self, message: impl Into<String>) -> CaptureError {
@@ -138,7 +200,10 @@ impl<'r> CaptureReader<'r> {
             let step = match self.inner.next() {
                 Ok((len, block)) => Step::Block(len, meta(self.legacy, &self.ifaces, &block)),
                 Err(PcapError::Eof) => Step::End,
-                Err(PcapError::Incomplete(_)) => Step::Refill,
+                // The block is incomplete: more is to be read, or the buffer is too
+                // small for it, or the file ends inside it.
+                Err(PcapError::Incomplete(_) | PcapError::UnexpectedEof) => Step::Refill(false),
+                Err(PcapError::BufferTooSmall) => Step::Refill(true),
                 Err(e) => Step::Fail(describe(&e)),
             };
             match step {
@@ -146,41 +211,27 @@ impl<'r> CaptureReader<'r> {
                     self.done = true;
                     return Ok(None);
                 }
-                Step::Refill => {
-                    // The unread bytes fill the whole buffer and still hold no
-                    // complete block: the block is larger than the buffer.
-                    if self.inner.data().len() >= self.capacity && !self.grow() {
-                        return Err(self.error("a record longer than 16 MiB: corrupt length"));
-                    }
-                    if self.inner.reader_exhausted() {
-                        let left = self.inner.data().len();
-                        return Err(self.error(format!(
-                            "the file ends inside a record ({left} bytes of it present)"
-                        )));
-                    }
-                    if let Err(e) = self.inner.refill() {
-                        let msg = format!("read failed: {}", describe(&e));
-                        return Err(self.error(msg));
+                Step::Refill(too_small) => {
+                    if !self.refill(too_small)? {
+                        self.done = true;
+                        return Ok(None);
                     }
                 }
-                Step::Fail(msg) => {
-                    if msg == "buffer too small" && self.grow() {
-                        continue;
-                    }
-                    return Err(self.error(format!("corrupt record: {msg}")));
-                }
+                Step::Fail(msg) => return Err(self.error(format!("corrupt record: {msg}"))),
                 Step::Block(len, meta) => match meta {
                     Meta::Skip => {
                         self.inner.consume(len);
                         self.offset += len as u64;
                     }
-                    Meta::Legacy(lt, units) => {
+                    Meta::Legacy(lt, units, big_endian) => {
                         self.legacy = Some((lt, units));
+                        self.big_endian = big_endian;
                         self.inner.consume(len);
                         self.offset += len as u64;
                     }
-                    Meta::Section => {
+                    Meta::Section(big_endian) => {
                         self.ifaces.clear();
+                        self.big_endian = big_endian;
                         self.inner.consume(len);
                         self.offset += len as u64;
                     }
@@ -214,6 +265,57 @@ impl<'r> CaptureReader<'r> {
         }
     }
 
+    /// More bytes for an incomplete block, in a larger buffer if it is `too_small`:
+    /// `Ok(false)` when the file ends inside the block (the file was cut short), an
+    /// error when its length is implausible.
+    fn refill(&mut self, too_small: bool) -> Result<bool, CaptureError> {
+        if let Some(len) = self.claimed_len()
+            && len > MAX_BLOCK as u64
+        {
+            return Err(self.error(format!(
+                "implausible record length of {len} bytes (no link carries frames near \
+                 16 MiB): a corrupt record header"
+            )));
+        }
+        if self.inner.reader_exhausted() {
+            let left = self.inner.data().len();
+            self.cut = Some(self.error(format!(
+                "the file ends inside a record ({left} bytes of it present): the capture \
+                 appears to have been cut short in the middle of a packet"
+            )));
+            return Ok(false);
+        }
+        // The unread bytes fill the whole buffer and still hold no complete block:
+        // the block is larger than the buffer.
+        if (too_small || self.inner.data().len() >= self.capacity) && !self.grow() {
+            return Err(self.error("a record longer than 16 MiB: corrupt length"));
+        }
+        if let Err(e) = self.inner.refill() {
+            let msg = format!("read failed: {}", describe(&e));
+            return Err(self.error(msg));
+        }
+        Ok(true)
+    }
+
+    /// The length the next record's header claims, once its length field is read: a
+    /// pcap record's captured length plus its 16-byte header, or a pcapng block's
+    /// total length.
+    fn claimed_len(&self) -> Option<u64> {
+        let d = self.inner.data();
+        let (at, extra) = if self.legacy.is_some() {
+            (8, 16)
+        } else {
+            (4, 0)
+        };
+        let b: [u8; 4] = d.get(at..at + 4)?.try_into().ok()?;
+        let v = if self.big_endian {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        };
+        Some(v as u64 + extra)
+    }
+
     fn grow(&mut self) -> bool {
         let want = self.capacity * 2;
         if want > MAX_BLOCK || !self.inner.grow(want) {
@@ -233,7 +335,7 @@ fn meta(legacy: Option<(i32, u64)>, ifaces: &[Iface], block: &PcapBlockOwned<'_>
             } else {
                 1_000_000
             };
-            Meta::Legacy(h.network.0, units)
+            Meta::Legacy(h.network.0, units, h.is_bigendian())
         }
         PcapBlockOwned::Legacy(b) => {
             let Some((lt, units)) = legacy else {
@@ -250,7 +352,7 @@ fn meta(legacy: Option<(i32, u64)>, ifaces: &[Iface], block: &PcapBlockOwned<'_>
                 linktype: lt,
             }
         }
-        PcapBlockOwned::NG(Block::SectionHeader(_)) => Meta::Section,
+        PcapBlockOwned::NG(Block::SectionHeader(h)) => Meta::Section(h.big_endian()),
         PcapBlockOwned::NG(Block::InterfaceDescription(i)) => match ts_units(i.if_tsresol) {
             Some(units) if units > 0 => Meta::Iface(Iface {
                 linktype: i.linktype.0,
@@ -311,14 +413,15 @@ fn ts_units(r: u8) -> Option<u64> {
 enum Step {
     Block(usize, Meta),
     End,
-    Refill,
+    /// Read more; `true` when the buffer must grow first.
+    Refill(bool),
     Fail(String),
 }
 
 enum Meta {
     Skip,
-    Legacy(i32, u64),
-    Section,
+    Legacy(i32, u64, bool),
+    Section(bool),
     Iface(Iface),
     Packet { ts_ns: u64, linktype: i32 },
     Fail(String),

@@ -34,6 +34,64 @@ pub mod linktype {
     pub const IPV6: i32 = 229;
     /// Linux cooked capture v2.
     pub const LINUX_SLL2: i32 = 276;
+
+    /// The link types [`decode`](super::decode) reads.
+    pub const SUPPORTED: [i32; 8] = [
+        NULL,
+        ETHERNET,
+        RAW_OPENBSD,
+        RAW,
+        LINUX_SLL,
+        IPV4,
+        IPV6,
+        LINUX_SLL2,
+    ];
+
+    /// Whether [`decode`](super::decode) reads frames of link type `lt`.
+    pub fn supported(lt: i32) -> bool {
+        SUPPORTED.contains(&lt)
+    }
+
+    /// The tcpdump.org name of a link type (without `LINKTYPE_`), for the common ones.
+    pub fn name(lt: i32) -> Option<String> {
+        let n = match lt {
+            NULL => "NULL",
+            ETHERNET => "ETHERNET",
+            6 => "IEEE802_5",
+            8 => "SLIP",
+            9 => "PPP",
+            10 => "FDDI",
+            RAW_OPENBSD | RAW => "RAW",
+            50 => "PPP_HDLC",
+            51 => "PPP_ETHER",
+            104 => "C_HDLC",
+            105 => "IEEE802_11",
+            108 => "LOOP",
+            LINUX_SLL => "LINUX_SLL",
+            119 => "IEEE802_11_PRISM",
+            127 => "IEEE802_11_RADIOTAP",
+            147..=162 => return Some(format!("USER{}", lt - 147)),
+            187 => "BLUETOOTH_HCI_H4",
+            189 => "USB_LINUX",
+            195 => "IEEE802_15_4_WITHFCS",
+            201 => "BLUETOOTH_HCI_H4_WITH_PHDR",
+            220 => "USB_LINUX_MMAPPED",
+            IPV4 => "IPV4",
+            IPV6 => "IPV6",
+            253 => "NETLINK",
+            LINUX_SLL2 => "LINUX_SLL2",
+            _ => return None,
+        };
+        Some(n.to_string())
+    }
+
+    /// `147 (USER0)`, or the number alone for a link type without a known name.
+    pub fn describe(lt: i32) -> String {
+        match name(lt) {
+            Some(n) => format!("{lt} ({n})"),
+            None => lt.to_string(),
+        }
+    }
 }
 
 /// TCP header flag bits (RFC 9293 §3.1, RFC 3168 §6.1) and the two reserved bits

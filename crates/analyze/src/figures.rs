@@ -9,18 +9,40 @@
 
 use serde::Serialize;
 
-/// Figure 1's RTT buckets are this wide, ms ...
-pub const RTT_BUCKET_MS: f64 = 50.0;
-/// ... up to this many; longer RTTs fall in the last.
-pub const RTT_BUCKETS: usize = 20;
+/// Where Figure 1's RTT buckets start, ms: the paper's 50 ms steps, with the first
+/// split so that the RTTs of a data centre or a loopback (well under a millisecond)
+/// fall in a bucket of their own instead of among 49 ms ones. An RTT goes in the last
+/// bucket that starts at or below it; the last bucket is open.
+pub const RTT_EDGES_MS: [f64; RTT_BUCKETS] = [
+    0.0, 1.0, 5.0, 10.0, 25.0, 50.0, 100.0, 150.0, 200.0, 250.0, 300.0, 350.0, 400.0, 450.0, 500.0,
+    550.0, 600.0, 650.0, 700.0, 750.0, 800.0, 850.0, 900.0, 950.0,
+];
+/// Figure 1's RTT buckets.
+pub const RTT_BUCKETS: usize = 24;
+
+/// The index of the RTT bucket that holds `rtt_ms`.
+pub fn rtt_bucket(rtt_ms: f64) -> usize {
+    RTT_EDGES_MS
+        .partition_point(|&e| e <= rtt_ms)
+        .saturating_sub(1)
+}
+
+/// One cell of Figure 1: exchanges, the sum of their response times and of their
+/// flows' RTTs, ms.
+#[derive(Clone, Copy, Debug, Default)]
+struct LatencyCell {
+    n: u64,
+    ms: f64,
+    rtt_ms: f64,
+}
 /// Figures 3 and 4 cover bursts up to this long (the paper's axes end at 10 and 20).
 pub const MAX_BURST: usize = 20;
 
 /// Raw counts behind the figures; [`Figures::summary`] turns them into curves.
 #[derive(Clone, Debug)]
 pub struct Figures {
-    /// Per RTT bucket: (sum ms, count) without loss, then with loss.
-    latency: [[(f64, u64); 2]; RTT_BUCKETS],
+    /// Per RTT bucket: without loss, then with loss.
+    latency: [[LatencyCell; 2]; RTT_BUCKETS],
     /// Measured RTO / smoothed RTT, one per timeout.
     pub rto_over_rtt: Vec<f64>,
     /// `sent[len][pos]`, `lost[len][pos]` for bursts of `len` packets.
@@ -35,7 +57,7 @@ pub struct Figures {
 impl Default for Figures {
     fn default() -> Self {
         Figures {
-            latency: [[(0.0, 0); 2]; RTT_BUCKETS],
+            latency: [[LatencyCell::default(); 2]; RTT_BUCKETS],
             rto_over_rtt: Vec::new(),
             sent: vec![vec![0; MAX_BURST + 1]; MAX_BURST + 1],
             lost: vec![vec![0; MAX_BURST + 1]; MAX_BURST + 1],
@@ -52,6 +74,8 @@ pub struct LatencyBucket {
     pub rtt_from_ms: f64,
     /// Bucket end, ms (`None` for the last, open bucket).
     pub rtt_to_ms: Option<f64>,
+    /// The mean RTT of the bucket's exchanges, ms: where the figure draws them.
+    pub rtt_mean_ms: f64,
     /// Mean response time without loss, ms, and how many.
     pub no_loss_ms: Option<f64>,
     /// Exchanges without loss.
@@ -111,10 +135,10 @@ pub struct FigureData {
 impl Figures {
     /// An exchange of a flow with RTT `rtt_ms` took `ms`.
     pub fn latency(&mut self, rtt_ms: f64, ms: f64, lossy: bool) {
-        let b = ((rtt_ms / RTT_BUCKET_MS) as usize).min(RTT_BUCKETS - 1);
-        let cell = &mut self.latency[b][lossy as usize];
-        cell.0 += ms;
-        cell.1 += 1;
+        let cell = &mut self.latency[rtt_bucket(rtt_ms)][lossy as usize];
+        cell.n += 1;
+        cell.ms += ms;
+        cell.rtt_ms += rtt_ms;
     }
 
     /// A burst of `len` packets lost `lost` of them.
@@ -151,8 +175,9 @@ impl Figures {
     pub fn merge(&mut self, o: &Figures) {
         for (a, b) in self.latency.iter_mut().zip(&o.latency) {
             for k in 0..2 {
-                a[k].0 += b[k].0;
-                a[k].1 += b[k].1;
+                a[k].n += b[k].n;
+                a[k].ms += b[k].ms;
+                a[k].rtt_ms += b[k].rtt_ms;
             }
         }
         self.rto_over_rtt.extend_from_slice(&o.rto_over_rtt);
@@ -174,16 +199,17 @@ impl Figures {
             .latency
             .iter()
             .enumerate()
-            .filter(|(_, c)| c[0].1 + c[1].1 > 0)
+            .filter(|(_, c)| c[0].n + c[1].n > 0)
             .map(|(i, c)| {
-                let mean = |(s, n): (f64, u64)| (n > 0).then(|| s / n as f64);
+                let mean = |c: LatencyCell| (c.n > 0).then(|| c.ms / c.n as f64);
                 LatencyBucket {
-                    rtt_from_ms: i as f64 * RTT_BUCKET_MS,
-                    rtt_to_ms: (i + 1 < RTT_BUCKETS).then(|| (i + 1) as f64 * RTT_BUCKET_MS),
+                    rtt_from_ms: RTT_EDGES_MS[i],
+                    rtt_to_ms: RTT_EDGES_MS.get(i + 1).copied(),
+                    rtt_mean_ms: (c[0].rtt_ms + c[1].rtt_ms) / (c[0].n + c[1].n) as f64,
                     no_loss_ms: mean(c[0]),
-                    no_loss_n: c[0].1,
+                    no_loss_n: c[0].n,
                     loss_ms: mean(c[1]),
-                    loss_n: c[1].1,
+                    loss_n: c[1].n,
                 }
             })
             .collect();

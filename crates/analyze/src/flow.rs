@@ -623,7 +623,7 @@ impl Flow {
             server: self.server.to_string(),
             client: self.client.to_string(),
             start_ns: start,
-            duration_ms: ms(self.last_ns - start),
+            duration_ms: ms(self.last_ns.saturating_sub(start)),
             closed,
             handshake_rtt_ms: self.handshake_rtt.map(ms),
             rtt_min_ms: min.map(ms),

@@ -87,6 +87,9 @@ pub struct Totals {
     pub tcp_packets: u64,
     /// Frames that were not TCP over IPv4/IPv6.
     pub skipped: u64,
+    /// Of those, the frames on link types gentle does not read: (link type, frames),
+    /// in order of first appearance.
+    pub unsupported_link_types: Vec<(i32, u64)>,
     /// TCP frames with malformed or cut-off headers (dropped and counted).
     pub malformed: u64,
     /// Flows.
@@ -188,6 +191,15 @@ impl Analyzer {
         on_packet: &mut dyn FnMut(&PacketTags),
     ) {
         self.totals.frames += 1;
+        if !decode::linktype::supported(linktype) {
+            self.totals.skipped += 1;
+            let u = &mut self.totals.unsupported_link_types;
+            match u.iter_mut().find(|x| x.0 == linktype) {
+                Some(x) => x.1 += 1,
+                None => u.push((linktype, 1)),
+            }
+            return;
+        }
         let (seg, payload) = match decode::decode(linktype, ts_ns, data) {
             decode::Decoded::Tcp(s, p) => (s, p),
             decode::Decoded::Other => {
@@ -342,7 +354,9 @@ impl Analyzer {
     }
 }
 
-/// Reads a whole capture with `opts`, calling `on_packet` for every TCP packet.
+/// Reads a whole capture with `opts`, calling `on_packet` for every TCP packet. A
+/// capture cut short inside its last record is analysed up to there (see
+/// [`CaptureReader::cut_short`]).
 pub fn analyze<R: std::io::Read + Send>(
     reader: R,
     opts: Options,

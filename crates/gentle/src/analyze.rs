@@ -7,9 +7,12 @@ use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use gentle_analyze::{Analysis, Cause, CauseCounts, Dir, Options, PacketTags};
+use gentle_analyze::decode::linktype;
+use gentle_analyze::{Analysis, Cause, CauseCounts, Dir, FigureData, Options, PacketTags};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
+
+use plotters::prelude::SeriesLabelPosition;
 
 use crate::plot::{Line, LinePanel, lines};
 
@@ -76,18 +79,105 @@ pub fn tag_row(out: &mut String, p: &PacketTags, t0: u64) {
     );
 }
 
+/// Opens `path` as a capture: its reader and its size in bytes.
+fn open_capture(path: &Path) -> Result<(gentle_analyze::CaptureReader<'static>, u64), Failure> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| bad(format!("error: cannot read {}: {e}", path.display())))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| bad(format!("error: cannot read {}: {e}", path.display())))?;
+    if meta.is_dir() {
+        return Err(bad(format!(
+            "error: {}: is a directory; expected a pcap or pcapng file",
+            path.display()
+        )));
+    }
+    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let r = gentle_analyze::CaptureReader::new(reader)
+        .map_err(|e| bad(format!("error: {}: {e}", path.display())))?;
+    Ok((r, meta.len()))
+}
+
+/// The link types of `t` gentle could not read, as `147 (USER0) in 3 records`.
+fn unsupported_links(t: &gentle_analyze::Totals) -> String {
+    t.unsupported_link_types
+        .iter()
+        .map(|&(lt, n)| format!("{} in {n} records", linktype::describe(lt)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Refuses a capture without TCP, naming why; warns of frames on link types gentle
+/// does not read.
+fn check_totals(path: &Path, t: &gentle_analyze::Totals) -> Result<(), Failure> {
+    let links = unsupported_links(t);
+    if t.tcp_packets == 0 && !links.is_empty() {
+        let known: Vec<String> = linktype::SUPPORTED
+            .iter()
+            .map(|&l| linktype::describe(l))
+            .collect();
+        return Err(bad(format!(
+            "error: {}: unsupported link type {links}; gentle reads link types {}",
+            path.display(),
+            known.join(", ")
+        )));
+    }
+    if t.tcp_packets == 0 {
+        return Err(bad(format!(
+            "error: {}: no TCP packets in {} records ({} not TCP over IPv4/IPv6, {} malformed); expected a capture of TCP traffic",
+            path.display(),
+            t.frames,
+            t.skipped,
+            t.malformed
+        )));
+    }
+    if !links.is_empty() {
+        eprintln!(
+            "warning: {}: skipped frames of unsupported link type {links}",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// Reads `path`, writing tag rows to `tags` if given; shows progress on a terminal.
+/// A capture cut short inside its last record is analysed up to there, with a
+/// warning on stderr.
 pub fn analyze_file(
     path: &Path,
     opts: Options,
     mut tags: Option<&mut dyn Write>,
 ) -> Result<Analysis, Failure> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| bad(format!("error: cannot read {}: {e}", path.display())))?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let mut r = gentle_analyze::CaptureReader::new(reader)
-        .map_err(|e| bad(format!("error: {}: {e}", path.display())))?;
+    let mut row = String::new();
+    let mut werr: Option<std::io::Error> = None;
+    let a = analyze_file_with(path, opts, &mut |p, t0| {
+        if let Some(w) = tags.as_deref_mut() {
+            row.clear();
+            tag_row(&mut row, p, t0);
+            if werr.is_none()
+                && let Err(e) = w.write_all(row.as_bytes())
+            {
+                werr = Some(e);
+            }
+        }
+    })?;
+    if let Some(e) = werr {
+        return Err(Failure {
+            code: 1,
+            message: format!("error: writing tags: {e}"),
+        });
+    }
+    Ok(a)
+}
+
+/// Reads `path` as [`analyze_file`] does, handing every TCP packet to `on_packet` with
+/// the capture's first time (ns).
+pub fn analyze_file_with(
+    path: &Path,
+    opts: Options,
+    on_packet: &mut dyn FnMut(&PacketTags, u64),
+) -> Result<Analysis, Failure> {
+    let (mut r, size) = open_capture(path)?;
     let bar = if size > 64 << 20 && std::io::stderr().is_terminal() {
         let b = ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr());
         b.set_style(
@@ -102,9 +192,7 @@ pub fn analyze_file(
         ProgressBar::hidden()
     };
     let mut a = gentle_analyze::Analyzer::new(opts);
-    let mut row = String::new();
     let mut t0: Option<u64> = None;
-    let mut werr: Option<std::io::Error> = None;
     loop {
         let f = match r.next() {
             Ok(Some(f)) => f,
@@ -125,41 +213,34 @@ pub fn analyze_file(
             }
         }
         let t = *t0.get_or_insert(f.ts_ns);
-        match tags.as_deref_mut() {
-            Some(w) => a.frame(f.record, f.linktype, f.ts_ns, f.data, &mut |p| {
-                row.clear();
-                tag_row(&mut row, p, t);
-                if werr.is_none()
-                    && let Err(e) = w.write_all(row.as_bytes())
-                {
-                    werr = Some(e);
-                }
-            }),
-            None => a.frame(f.record, f.linktype, f.ts_ns, f.data, &mut |_| {}),
-        }
-    }
-    bar.finish_and_clear();
-    if let Some(e) = werr {
-        return Err(Failure {
-            code: 1,
-            message: format!("error: writing tags: {e}"),
+        a.frame(f.record, f.linktype, f.ts_ns, f.data, &mut |p| {
+            on_packet(p, t)
         });
     }
-    let totals = a.totals();
-    if totals.tcp_packets == 0 {
-        return Err(bad(format!(
-            "error: {}: no TCP packets in {} records ({} not TCP over IPv4/IPv6, {} malformed); expected a capture of TCP traffic",
+    bar.finish_and_clear();
+    if let Some(cut) = r.cut_short() {
+        eprintln!(
+            "warning: {}: {cut}; analysed the {} complete records before it",
             path.display(),
-            totals.frames,
-            totals.skipped,
-            totals.malformed
-        )));
+            cut.record - 1
+        );
     }
+    check_totals(path, a.totals())?;
     Ok(a.finish())
 }
 
+/// Milliseconds for the report: one decimal from 1 ms up, below that two significant
+/// digits (a loopback's RTT is `0.062`, not `0.0`).
+pub fn fmt_ms(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() || v.abs() >= 1.0 {
+        return format!("{v:.1}");
+    }
+    let decimals = ((-v.abs().log10()).ceil() as usize + 1).min(9);
+    format!("{v:.decimals$}")
+}
+
 fn ms(x: Option<f64>) -> String {
-    x.map_or("-".into(), |v| format!("{v:.1}"))
+    x.map_or("-".into(), fmt_ms)
 }
 
 fn causes_cell(c: &CauseCounts) -> String {
@@ -304,8 +385,8 @@ pub fn figures_text(a: &Analysis) -> String {
     let _ = writeln!(s, "\nFigure 1: mean response time (ms) by RTT");
     let _ = writeln!(
         s,
-        "  {:>13} {:>12} {:>6} {:>12} {:>6}",
-        "rtt ms", "no loss", "n", "loss", "n"
+        "  {:>13} {:>9} {:>12} {:>6} {:>12} {:>6}",
+        "rtt ms", "mean rtt", "no loss", "n", "loss", "n"
     );
     for b in &f.latency_by_rtt {
         let range = match b.rtt_to_ms {
@@ -314,8 +395,9 @@ pub fn figures_text(a: &Analysis) -> String {
         };
         let _ = writeln!(
             s,
-            "  {:>13} {:>12} {:>6} {:>12} {:>6}",
+            "  {:>13} {:>9} {:>12} {:>6} {:>12} {:>6}",
             range,
+            fmt_ms(b.rtt_mean_ms),
             ms(b.no_loss_ms),
             b.no_loss_n,
             ms(b.loss_ms),
@@ -355,6 +437,9 @@ pub fn figures_text(a: &Analysis) -> String {
             c.losses.iter().sum::<u64>(),
             cells.join(" ")
         );
+    }
+    if !f.loss_by_position.is_empty() {
+        let _ = writeln!(s, "  in the figure: {}", figure3_lengths(f).1);
     }
     let _ = writeln!(s, "\nFigure 4: losses in lossy bursts");
     let _ = writeln!(
@@ -427,34 +512,132 @@ pub fn records_csv(name: &str, a: &Analysis) -> String {
     String::from_utf8(w.finish().expect("in-memory write")).expect("UTF-8 fields")
 }
 
-/// Draws the four §2 figures into `png` and `svg`.
-pub fn plot_figures(png: &Path, svg: &Path, name: &str, a: &Analysis) -> Result<(), String> {
-    let f = &a.figures;
-    let fig1_pts = |lossy: bool| -> Vec<(f64, f64)> {
-        f.latency_by_rtt
-            .iter()
-            .filter_map(|b| {
-                let x = b.rtt_from_ms + 25.0;
-                if lossy { b.loss_ms } else { b.no_loss_ms }.map(|y| (x, y))
-            })
-            .collect()
+/// Figure 1's points of the exchanges with or without loss: each RTT bucket at the
+/// mean RTT of its exchanges (a loopback's 0.06 ms RTTs are drawn at 0.06 ms, not at
+/// the middle of a wide bucket).
+pub fn figure1_points(f: &FigureData, lossy: bool) -> Vec<(f64, f64)> {
+    f.latency_by_rtt
+        .iter()
+        .filter_map(|b| {
+            let y = if lossy { b.loss_ms } else { b.no_loss_ms };
+            y.map(|y| (b.rtt_mean_ms, y))
+        })
+        .collect()
+}
+
+/// Figure 3 draws at most this many burst lengths (one colour each).
+const FIG3_LINES: usize = 6;
+
+/// The burst lengths Figure 3 draws, and a sentence saying which and why: every
+/// length whose first position lost a packet (the curve is relative to it), the
+/// [`FIG3_LINES`] with the most losses if there are more.
+pub fn figure3_lengths(f: &FigureData) -> (Vec<usize>, String) {
+    let list = |v: &[usize]| {
+        v.iter()
+            .map(|l| l.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     };
-    let (l0, l1) = (fig1_pts(false), fig1_pts(true));
-    let xmax1 = l0.iter().chain(&l1).map(|p| p.0).fold(50.0, f64::max) + 25.0;
-    let ymax1 = l0.iter().chain(&l1).map(|p| p.1).fold(1.0, f64::max) * 1.15;
-    let ideal: Vec<(f64, f64)> = vec![(0.0, 0.0), (xmax1, xmax1)];
-    let cdf = &f.rto_over_rtt_cdf;
-    let xmax2 = cdf.iter().map(|p| p.0).fold(2.0, f64::max) * 1.2;
-    let mut cdf_pts: Vec<(f64, f64)> = cdf.iter().map(|&(x, y)| (x.max(1.0), y)).collect();
-    if let Some(&(x, _)) = cdf_pts.first() {
-        cdf_pts.insert(0, (x, 0.0));
-    }
-    let fig3: Vec<Line> = f
+    let (with, without): (Vec<_>, Vec<_>) = f
         .loss_by_position
         .iter()
-        // Lengths with enough losses to say something, the first position included.
-        .filter(|c| c.losses.first().is_some_and(|&n| n >= 2) && c.losses.iter().sum::<u64>() >= 8)
-        .take(6)
+        .partition(|c| c.relative.first().is_some_and(|r| r.is_some()));
+    let mut drawn: Vec<_> = with.iter().collect();
+    drawn.sort_by_key(|c| std::cmp::Reverse(c.losses.iter().sum::<u64>()));
+    drawn.truncate(FIG3_LINES);
+    let mut drawn: Vec<usize> = drawn.iter().map(|c| c.burst_len).collect();
+    drawn.sort_unstable();
+    let mut note = if drawn.is_empty() {
+        "no burst length drawn: none lost its first packet".to_string()
+    } else {
+        format!("burst lengths drawn: {}", list(&drawn))
+    };
+    if with.len() > drawn.len() {
+        let _ = write!(note, " (the {FIG3_LINES} with the most losses)");
+    }
+    let first_lost_nothing: Vec<usize> = without.iter().map(|c| c.burst_len).collect();
+    if !first_lost_nothing.is_empty() {
+        let _ = write!(
+            note,
+            "; not {}: their first position lost nothing",
+            list(&first_lost_nothing)
+        );
+    }
+    (drawn, note)
+}
+
+/// Figure 4's points: `at_most_two` or exactly one loss per burst length, with a
+/// break (a NaN) where a length is missing, so that no line joins lengths across it.
+pub fn figure4_points(f: &FigureData, at_most_two: bool) -> Vec<(f64, f64)> {
+    let mut pts = Vec::new();
+    let mut last: Option<usize> = None;
+    for c in &f.losses_per_burst {
+        if last.is_some_and(|l| c.burst_len > l + 1) {
+            pts.push((c.burst_len as f64 - 0.5, f64::NAN));
+        }
+        let y = if at_most_two { c.at_most_two } else { c.one };
+        pts.push((c.burst_len as f64, y));
+        last = Some(c.burst_len);
+    }
+    pts
+}
+
+fn figure1(f: &FigureData) -> LinePanel {
+    let (l0, l1) = (figure1_points(f, false), figure1_points(f, true));
+    let xmax = l0.iter().chain(&l1).map(|p| p.0).fold(1.0, f64::max) * 1.15;
+    let ymax = l0.iter().chain(&l1).map(|p| p.1).fold(1.0, f64::max) * 1.15;
+    let line = |label: &str, colour, points| Line {
+        label: label.into(),
+        colour,
+        points,
+    };
+    LinePanel {
+        caption: "Figure 1: mean response time by RTT".into(),
+        x_desc: "RTT (ms), the mean of each bucket's".into(),
+        y_desc: "response time (ms)".into(),
+        x: (0.0, xmax),
+        y: (0.0, ymax),
+        log_x: false,
+        note: None,
+        legend: SeriesLabelPosition::UpperLeft,
+        lines: vec![
+            line("without loss", 0, l0),
+            line("with loss", 1, l1),
+            line("ideal (1 RTT)", 2, vec![(0.0, 0.0), (xmax, xmax)]),
+        ],
+    }
+}
+
+fn figure2(f: &FigureData) -> LinePanel {
+    let cdf = &f.rto_over_rtt_cdf;
+    let xmax = cdf.iter().map(|p| p.0).fold(2.0, f64::max) * 1.2;
+    let mut pts: Vec<(f64, f64)> = cdf.iter().map(|&(x, y)| (x.max(1.0), y)).collect();
+    if let Some(&(x, _)) = pts.first() {
+        pts.insert(0, (x, 0.0));
+    }
+    LinePanel {
+        caption: "Figure 2: CDF of RTO / RTT".into(),
+        x_desc: "RTO / RTT".into(),
+        y_desc: "fraction of timeouts".into(),
+        x: (1.0, xmax.max(2.0)),
+        y: (0.0, 1.0),
+        log_x: true,
+        note: None,
+        legend: SeriesLabelPosition::UpperLeft,
+        lines: vec![Line {
+            label: "RTO/RTT".into(),
+            colour: 0,
+            points: pts,
+        }],
+    }
+}
+
+fn figure3(f: &FigureData) -> LinePanel {
+    let (drawn, note) = figure3_lengths(f);
+    let lines: Vec<Line> = f
+        .loss_by_position
+        .iter()
+        .filter(|c| drawn.contains(&c.burst_len))
         .enumerate()
         .map(|(i, c)| Line {
             label: format!("burst of {}", c.burst_len),
@@ -467,95 +650,53 @@ pub fn plot_figures(png: &Path, svg: &Path, name: &str, a: &Analysis) -> Result<
                 .collect(),
         })
         .collect();
-    let ymax3 = fig3
-        .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.1))
-        .fold(2.0, f64::max)
-        * 1.1;
-    let xmax3 = fig3
-        .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.0))
-        .fold(2.0, f64::max);
-    let fig4_one: Vec<(f64, f64)> = f
-        .losses_per_burst
-        .iter()
-        .map(|c| (c.burst_len as f64, c.one))
-        .collect();
-    let fig4_two: Vec<(f64, f64)> = f
-        .losses_per_burst
-        .iter()
-        .map(|c| (c.burst_len as f64, c.at_most_two))
-        .collect();
-    let xmax4 = fig4_one.iter().map(|p| p.0).fold(2.0, f64::max);
-    let panels = vec![
-        LinePanel {
-            caption: "Figure 1: mean response time by RTT".into(),
-            x_desc: "RTT (ms)".into(),
-            y_desc: "response time (ms)".into(),
-            x: (0.0, xmax1),
-            y: (0.0, ymax1),
-            log_x: false,
-            lines: vec![
-                Line {
-                    label: "without loss".into(),
-                    colour: 0,
-                    points: l0,
-                },
-                Line {
-                    label: "with loss".into(),
-                    colour: 1,
-                    points: l1,
-                },
-                Line {
-                    label: "ideal (1 RTT)".into(),
-                    colour: 2,
-                    points: ideal,
-                },
-            ],
-        },
-        LinePanel {
-            caption: "Figure 2: CDF of RTO / RTT".into(),
-            x_desc: "RTO / RTT".into(),
-            y_desc: "fraction of timeouts".into(),
-            x: (1.0, xmax2.max(2.0)),
-            y: (0.0, 1.0),
-            log_x: true,
-            lines: vec![Line {
-                label: "RTO/RTT".into(),
+    let pts = || lines.iter().flat_map(|l| l.points.iter());
+    let ymax = pts().map(|p| p.1).fold(2.0, f64::max) * 1.1;
+    let xmax = pts().map(|p| p.0).fold(2.0, f64::max);
+    LinePanel {
+        caption: "Figure 3: loss by position, relative to the first".into(),
+        x_desc: "position in burst".into(),
+        y_desc: "relative loss probability".into(),
+        x: (1.0, xmax),
+        y: (0.0, ymax),
+        log_x: false,
+        note: Some(note),
+        legend: SeriesLabelPosition::UpperLeft,
+        lines,
+    }
+}
+
+fn figure4(f: &FigureData) -> LinePanel {
+    let (one, two) = (figure4_points(f, false), figure4_points(f, true));
+    let xmax = one.iter().map(|p| p.0).fold(2.0, f64::max);
+    LinePanel {
+        caption: "Figure 4: losses in lossy bursts".into(),
+        x_desc: "burst length (packets)".into(),
+        y_desc: "probability".into(),
+        x: (0.5, xmax + 0.5),
+        y: (0.0, 1.05),
+        log_x: false,
+        note: Some("lines join adjacent burst lengths only".into()),
+        legend: SeriesLabelPosition::LowerLeft,
+        lines: vec![
+            Line {
+                label: "exactly one".into(),
                 colour: 0,
-                points: cdf_pts,
-            }],
-        },
-        LinePanel {
-            caption: "Figure 3: loss by position, relative to the first".into(),
-            x_desc: "position in burst".into(),
-            y_desc: "relative loss probability".into(),
-            x: (1.0, xmax3),
-            y: (0.0, ymax3),
-            log_x: false,
-            lines: fig3,
-        },
-        LinePanel {
-            caption: "Figure 4: losses in lossy bursts".into(),
-            x_desc: "burst length (packets)".into(),
-            y_desc: "probability".into(),
-            x: (1.0, xmax4),
-            y: (0.0, 1.05),
-            log_x: false,
-            lines: vec![
-                Line {
-                    label: "exactly one".into(),
-                    colour: 0,
-                    points: fig4_one,
-                },
-                Line {
-                    label: "at most two".into(),
-                    colour: 1,
-                    points: fig4_two,
-                },
-            ],
-        },
-    ];
+                points: one,
+            },
+            Line {
+                label: "at most two".into(),
+                colour: 1,
+                points: two,
+            },
+        ],
+    }
+}
+
+/// Draws the four §2 figures into `png` and `svg`.
+pub fn plot_figures(png: &Path, svg: &Path, name: &str, a: &Analysis) -> Result<(), String> {
+    let f = &a.figures;
+    let panels = [figure1(f), figure2(f), figure3(f), figure4(f)];
     lines(
         (png, svg),
         &format!("gentle analyze {name}"),

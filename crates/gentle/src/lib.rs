@@ -23,4 +23,5 @@ pub mod scenario;
 pub mod sinks;
 pub mod sweeping;
 pub mod tsg;
+pub mod tsg_command;
 pub mod units;

@@ -9,7 +9,7 @@ use gentle::catalogue::{self, CATALOGUE};
 use gentle::programs::{self, PROGRAMS};
 use gentle::runner::{self, RunOptions};
 use gentle::scenario::{Scenario, Sweep};
-use gentle::{bench, checks, interrupt, output, plot, report, sinks, tsg};
+use gentle::{bench, checks, interrupt, output, report, sinks};
 
 /// Trials build and drop many small objects; mimalloc serves them faster than the
 /// system allocator.
@@ -99,11 +99,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Draw a picture from a trace: `gentle plot tsg TRACE --out DIR`.
+    /// Draw a picture from a trace or a capture: `gentle plot tsg INPUT --out DIR`.
     Plot {
         /// What to draw: `tsg` (time-sequence graph).
         kind: String,
-        /// A JSON-lines trace written by `--trace`.
+        /// A JSON-lines trace written by `--trace`, or a pcap/pcapng capture (its
+        /// server's data is drawn).
         trace: PathBuf,
         /// Directory for tsg.png and tsg.svg (created if needed; other files there
         /// are left alone).
@@ -112,6 +113,19 @@ enum Cmd {
         /// Replace an existing tsg.png / tsg.svg.
         #[arg(long)]
         force: bool,
+        /// Draw this time window, ms since the first data segment.
+        #[arg(long, value_name = "A..B")]
+        time: Option<String>,
+        /// Draw this sequence range, bytes from the ISN.
+        #[arg(long, value_name = "A..B")]
+        seq: Option<String>,
+        /// Draw the whole flow instead of the window around its retransmissions.
+        #[arg(long)]
+        whole: bool,
+        /// The capture's flow to draw, numbered as `gentle analyze` numbers them
+        /// (default: the one whose server retransmitted most).
+        #[arg(long, value_name = "N")]
+        flow: Option<u32>,
     },
     /// Run a scenario file (every point of its [sweep], if it has one).
     Run {
@@ -489,7 +503,20 @@ fn main() -> ExitCode {
             trace,
             out,
             force,
-        } => plot_command(&kind, &trace, &out, force),
+            time,
+            seq,
+            whole,
+            flow,
+        } => ExitCode::from(gentle::tsg_command::command(&gentle::tsg_command::Args {
+            kind,
+            input: trace,
+            out,
+            force,
+            time,
+            seq,
+            whole,
+            flow,
+        })),
         Cmd::Analyze {
             capture,
             server,
@@ -806,80 +833,4 @@ fn open_staged(a: &RunArgs) -> Result<Option<output::Staged>, ExitCode> {
         eprintln!("error: {e}");
         ExitCode::from(2)
     })
-}
-
-fn plot_command(
-    kind: &str,
-    trace: &std::path::Path,
-    out: &std::path::Path,
-    force: bool,
-) -> ExitCode {
-    if kind != "tsg" {
-        eprintln!("error: unknown plot `{kind}`; expected `tsg`");
-        return ExitCode::from(2);
-    }
-    let text = match std::fs::read_to_string(trace) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: cannot read {}: {e}", trace.display());
-            return ExitCode::from(2);
-        }
-    };
-    let flows = match tsg::flows_from_file(trace, &text) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    if flows.iter().all(|f| f.sends.is_empty()) {
-        eprintln!(
-            "error: {}: the trace holds no data segments to draw",
-            trace.display()
-        );
-        return ExitCode::from(2);
-    }
-    let mut staged = match output::Staged::adding(out, force) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let p = staged.path("tsg.png");
-    staged.path("tsg.svg");
-    if !force && let Some(c) = staged.clashes().first() {
-        eprintln!(
-            "error: {} already exists; add --force to replace it",
-            c.display()
-        );
-        return ExitCode::from(2);
-    }
-    let mut scenarios: Vec<&str> = flows.iter().map(|f| f.scenario.as_str()).collect();
-    scenarios.dedup();
-    let title = if scenarios.len() > 1 {
-        format!(
-            "{} scenarios ({}) — time-sequence graphs",
-            scenarios.len(),
-            scenarios.join(", ")
-        )
-    } else {
-        format!("{} — time-sequence graph", flows[0].scenario)
-    };
-    if let Err(e) = plot::tsg(&p, &title, &flows) {
-        eprintln!("error: drawing: {e}");
-        return ExitCode::from(1);
-    }
-    match staged.commit() {
-        Ok(files) => {
-            for f in files {
-                eprintln!("wrote {}", f.display());
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: writing: {e}");
-            ExitCode::from(1)
-        }
-    }
 }

@@ -144,6 +144,10 @@ pub fn results(
             &p,
             &format!("{} — time-sequence graph, trial 0", scn.name),
             flows,
+            &crate::tsg::ViewRequest {
+                whole: true,
+                ..Default::default()
+            },
         )?;
     }
     Ok(())

@@ -507,3 +507,199 @@ pub fn later_write_ms(scn: &Scenario) -> f64 {
         })
         .unwrap_or(f64::INFINITY)
 }
+
+/// What part of the flows a graph shows: a time window (ms) and a sequence range
+/// (bytes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct View {
+    pub t_ms: (f64, f64),
+    pub seq: (u64, u64),
+}
+
+/// How `plot tsg` chooses its [`View`]: explicit ranges (`--time`, `--seq`) win;
+/// otherwise the window around the retransmissions, or the whole flow with `whole`
+/// (or when nothing was retransmitted).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ViewRequest {
+    pub time_ms: Option<(f64, f64)>,
+    pub seq: Option<(u64, u64)>,
+    pub whole: bool,
+}
+
+/// Parses a `--time` or `--seq` range `A..B` (A < B, both finite and not negative);
+/// the error names the flag.
+pub fn parse_range(flag: &str, text: &str, unit: &str) -> Result<(f64, f64), String> {
+    let bad = |why: &str| {
+        format!(
+            "error: {flag} {text}: {why}; expected A..B in {unit} with 0 <= A < B (as in {flag} 100..250)"
+        )
+    };
+    let (a, b) = text.split_once("..").ok_or_else(|| bad("no `..`"))?;
+    let num = |s: &str| {
+        s.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+    };
+    match (num(a), num(b)) {
+        (Some(a), Some(b)) if a < b => Ok((a, b)),
+        (Some(_), Some(_)) => Err(bad("the range is empty")),
+        _ => Err(bad("not two numbers")),
+    }
+}
+
+/// The times of the retransmissions of `flows` and their whole span, ms.
+fn spans(flows: &[&Flow]) -> ((f64, f64), Option<(f64, f64)>) {
+    let all = flows
+        .iter()
+        .flat_map(|f| f.sends.iter().map(|s| s.t_ms))
+        .chain(flows.iter().flat_map(|f| f.acks.iter().map(|a| a.t_ms)));
+    let whole = all.fold((0.0f64, 1.0f64), |(lo, hi), t| (lo.min(t), hi.max(t)));
+    let retx = flows
+        .iter()
+        .flat_map(|f| f.sends.iter().filter(|s| s.retransmission).map(|s| s.t_ms))
+        .fold(None, |acc: Option<(f64, f64)>, t| {
+            Some(acc.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))))
+        });
+    (whole, retx)
+}
+
+/// The view of `flows` (drawn on one time axis) that `req` asks for. The recoveries'
+/// window reaches before the first retransmission and after the last by a quarter of
+/// their span, and at least a twentieth of the whole flow, so that what led to them
+/// and how the flow went on show.
+pub fn view(flows: &[&Flow], req: &ViewRequest) -> View {
+    let (whole, retx) = spans(flows);
+    let t_ms = match (req.time_ms, retx) {
+        (Some(t), _) => t,
+        (None, Some((a, b))) if !req.whole => {
+            let ctx = ((b - a) / 4.0).max((whole.1 - whole.0) / 20.0).max(1.0);
+            ((a - ctx).max(whole.0), (b + ctx).min(whole.1 * 1.03))
+        }
+        _ => (whole.0, whole.1 * 1.03),
+    };
+    let seq = req.seq.unwrap_or_else(|| {
+        // What was sent or acknowledged in the window.
+        let inside = |t: f64| t >= t_ms.0 && t <= t_ms.1;
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
+        for f in flows {
+            for s in f.sends.iter().filter(|s| inside(s.t_ms)) {
+                (lo, hi) = (lo.min(s.start), hi.max(s.end));
+            }
+            for a in f.acks.iter().filter(|a| inside(a.t_ms)) {
+                (lo, hi) = (lo.min(a.una), hi.max(a.una));
+            }
+        }
+        if lo >= hi {
+            (
+                0,
+                flows.iter().map(|f| f.max_seq()).max().unwrap_or(1).max(1),
+            )
+        } else {
+            let pad = (hi - lo) / 20 + 1;
+            (lo.saturating_sub(pad), hi + pad)
+        }
+    });
+    View { t_ms, seq }
+}
+
+/// Whether `path` starts like a pcap or pcapng file.
+pub fn is_capture(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
+    read.is_ok()
+        && [
+            [0xd4, 0xc3, 0xb2, 0xa1],
+            [0xa1, 0xb2, 0xc3, 0xd4],
+            [0x4d, 0x3c, 0xb2, 0xa1],
+            [0xa1, 0xb2, 0x3c, 0x4d],
+            [0x34, 0xcd, 0xb2, 0xa1],
+            [0x0a, 0x0d, 0x0d, 0x0a],
+        ]
+        .contains(&head)
+}
+
+/// Reads flow `which` of a capture (the flow numbers of `gentle analyze`; by default
+/// the flow whose server retransmitted most, the first of equals) as its server sent
+/// it: the server's data segments and the client's ACKs with their SACK blocks,
+/// times from the server's first data segment, sequence numbers relative to each
+/// side's ISN. Bad input is an error naming the file.
+pub fn flow_from_capture(path: &Path, which: Option<u32>) -> Result<Flow, String> {
+    use gentle_analyze::{Dir, Tag};
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let mut by_flow: Vec<Flow> = Vec::new();
+    let mut on_packet = |p: &gentle_analyze::PacketTags, t0: u64| {
+        let i = p.flow as usize;
+        if by_flow.len() <= i {
+            by_flow.resize_with(i + 1, Flow::default);
+        }
+        let f = &mut by_flow[i];
+        let t = (p.ts_ns as i128 - t0 as i128) as f64 / 1e6;
+        match p.dir {
+            Dir::ToClient if p.seg.len > 0 => f.sends.push(Tx {
+                t_ms: t,
+                start: p.rel_seq,
+                end: p.rel_seq + p.seg.len as u64,
+                retransmission: p.tags.has(Tag::Retransmission),
+            }),
+            Dir::ToServer if p.seg.has(gentle_analyze::decode::flags::ACK) => {
+                // The ACK's wire and relative values give the server's ISN.
+                let isn = p.seg.ack.wrapping_sub(p.rel_ack as u32);
+                let rel = |x: u32| x.wrapping_sub(isn) as u64;
+                f.acks.push(AckIn {
+                    t_ms: t,
+                    una: p.rel_ack,
+                    sacks: p
+                        .seg
+                        .opts
+                        .sack_blocks()
+                        .iter()
+                        .map(|&(l, r)| (rel(l), rel(r)))
+                        .collect(),
+                });
+            }
+            _ => {}
+        }
+    };
+    let a = crate::analyze::analyze_file_with(path, Default::default(), &mut on_packet)
+        .map_err(|f| f.message)?;
+    let id = match which {
+        Some(n) => n,
+        None => a
+            .flows
+            .iter()
+            .filter(|r| r.data_packets > 0)
+            .max_by_key(|r| (r.retransmissions.total(), std::cmp::Reverse(r.id)))
+            .map(|r| r.id)
+            .ok_or_else(|| {
+                format!(
+                    "error: {}: no flow carries server data to draw",
+                    path.display()
+                )
+            })?,
+    };
+    let report = a.flows.iter().find(|r| r.id == id).ok_or_else(|| {
+        format!(
+            "error: --flow {id}: {} has flows 0 to {}",
+            path.display(),
+            a.flows.len().saturating_sub(1)
+        )
+    })?;
+    let mut f = by_flow.get(id as usize).cloned().unwrap_or_default();
+    if f.sends.is_empty() {
+        return Err(format!(
+            "error: {}: flow {id} carries no server data to draw",
+            path.display()
+        ));
+    }
+    let t0 = f.sends[0].t_ms;
+    f.sends.iter_mut().for_each(|s| s.t_ms -= t0);
+    f.acks.iter_mut().for_each(|a| a.t_ms -= t0);
+    f.scenario = name;
+    f.variant = format!("flow {id}: {} to {}", report.server, report.client);
+    Ok(f)
+}

@@ -239,6 +239,58 @@ fn non_tcp_frames_are_skipped_and_a_capture_without_tcp_says_so() {
         (a.totals.frames, a.totals.skipped, a.totals.tcp_packets),
         (2, 2, 0)
     );
+    assert!(a.totals.unsupported_link_types.is_empty());
+    // TCP on a link type gentle does not read (USER0, 147): skipped and named.
+    let ip = ipv4_tcp(10);
+    let file = pcap(147, false, 65535, &[(0, ip.clone(), 74), (1, ip, 74)]);
+    let a = analyze(&file[..], Options::default(), &mut |_| {}).expect("readable");
+    assert_eq!((a.totals.skipped, a.totals.tcp_packets), (2, 0));
+    assert_eq!(a.totals.unsupported_link_types, [(147, 2)]);
+    assert_eq!(linktype::describe(147), "147 (USER0)");
+    assert_eq!(linktype::describe(105), "105 (IEEE802_11)");
+    assert_eq!(linktype::describe(4242), "4242");
+}
+
+#[test]
+fn a_file_cut_inside_its_last_record_yields_the_records_before_it() {
+    let ip = ipv4_tcp(100);
+    let frames: Vec<(u64, Vec<u8>, u32)> =
+        (0..3).map(|i| (i, ip.clone(), ip.len() as u32)).collect();
+    let file = pcap(101, false, 65535, &frames);
+    let rec = 16 + ip.len();
+    // Cut inside the third record's data, and inside its 16-byte header.
+    for (cut, present) in [(24 + 2 * rec + 30, 30), (24 + 2 * rec + 10, 10)] {
+        let mut r = CaptureReader::new(&file[..cut]).expect("header fine");
+        assert!(r.cut_short().is_none());
+        assert_eq!(r.next().expect("first").map(|f| f.record), Some(1));
+        assert_eq!(r.next().expect("second").map(|f| f.record), Some(2));
+        assert!(r.next().expect("the cut is not an error").is_none());
+        assert!(r.next().expect("still the end").is_none());
+        let e = r.cut_short().expect("says where it was cut");
+        assert_eq!((e.record, e.offset), (3, (24 + 2 * rec) as u64));
+        assert!(
+            e.to_string().contains(&format!(
+                "record 3 (byte {}): the file ends inside a record ({present} bytes of it present)",
+                24 + 2 * rec
+            )),
+            "{e}"
+        );
+        assert!(
+            e.message.contains("cut short in the middle of a packet"),
+            "{e}"
+        );
+    }
+    // pcapng, cut inside its second packet block.
+    let ng = pcapng(&[(101, None)], &[(0, 1, ip.clone()), (0, 2, ip.clone())]);
+    let mut r = CaptureReader::new(&ng[..ng.len() - 7]).expect("header fine");
+    assert!(r.next().expect("first").is_some());
+    assert!(r.next().expect("the cut is not an error").is_none());
+    assert_eq!(r.cut_short().map(|e| e.record), Some(2));
+    // The whole file has no cut.
+    let a = analyze(&file[..], Options::default(), &mut |_| {}).expect("whole");
+    assert_eq!(a.totals.frames, 3);
+    let a = analyze(&file[..24 + 2 * rec + 30], Options::default(), &mut |_| {}).expect("cut");
+    assert_eq!(a.totals.frames, 2);
 }
 
 #[test]
@@ -246,17 +298,69 @@ fn damaged_files_name_the_record_and_the_byte_offset() {
     let ip = ipv4_tcp(100);
     let frames: Vec<(u64, Vec<u8>, u32)> =
         (0..3).map(|i| (i, ip.clone(), ip.len() as u32)).collect();
-    let file = pcap(101, false, 65535, &frames);
-    // Cut inside the third record.
     let rec = 16 + ip.len();
-    let cut = &file[..24 + 2 * rec + 10];
-    let mut r = CaptureReader::new(cut).expect("header fine");
+    // The third record claims 2 GB: a corrupt length, not a cut.
+    for big_endian in [false, true] {
+        let mut file = pcap(101, false, 65535, &frames);
+        let at = 24 + 2 * rec + 8;
+        if big_endian {
+            // The same file written big-endian: magic and the fields read here.
+            file[..4].copy_from_slice(&0xa1b2_c3d4u32.to_be_bytes());
+            for k in [24 + 8, 24 + 12, 24 + rec + 8, 24 + rec + 12, at + 4] {
+                file[k..k + 4].reverse();
+            }
+            file[20..24].copy_from_slice(&101u32.to_be_bytes());
+            file[16..20].copy_from_slice(&65535u32.to_be_bytes());
+        }
+        let two_gb = 2_000_000_000u32;
+        let bytes = if big_endian {
+            two_gb.to_be_bytes()
+        } else {
+            two_gb.to_le_bytes()
+        };
+        file[at..at + 4].copy_from_slice(&bytes);
+        let mut r = CaptureReader::new(&file[..]).expect("header fine");
+        assert!(r.next().expect("first").is_some());
+        assert!(r.next().expect("second").is_some());
+        let e = r.next().expect_err("third is implausible");
+        assert_eq!((e.record, e.offset), (3, (24 + 2 * rec) as u64));
+        assert!(
+            e.to_string().contains(&format!(
+                "record 3 (byte {}): implausible record length of 2000000016 bytes",
+                24 + 2 * rec
+            )),
+            "big-endian {big_endian}: {e}"
+        );
+        assert!(r.cut_short().is_none());
+    }
+    // A pcapng block claiming 2 GB.
+    let mut ng = pcapng(&[(101, None)], &[(0, 1, ip.clone()), (0, 2, ip.clone())]);
+    let second = ng.len() - (12 + 20 + ip.len().div_ceil(4) * 4);
+    ng[second + 4..second + 8].copy_from_slice(&0x8000_0000u32.to_le_bytes());
+    let mut r = CaptureReader::new(&ng[..]).expect("header fine");
     assert!(r.next().expect("first").is_some());
-    assert!(r.next().expect("second").is_some());
-    let e = r.next().expect_err("third is cut");
-    assert_eq!(e.record, 3);
-    assert_eq!(e.offset, (24 + 2 * rec) as u64);
-    assert!(e.to_string().contains("record 3 (byte"), "{e}");
+    let e = r.next().expect_err("implausible");
+    assert_eq!((e.record, e.offset), (2, second as u64));
+    assert!(
+        e.message
+            .contains("implausible record length of 2147483648 bytes"),
+        "{e}"
+    );
+    // Ten bytes: shorter than any capture's header, whatever they hold.
+    for (head, want) in [
+        (&[0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0][..], ""),
+        (b"0123456789", "not a capture: "),
+    ] {
+        let e = CaptureReader::new(head).err().expect("refused");
+        assert_eq!(e.offset, 0);
+        assert_eq!(
+            e.message,
+            format!(
+                "{want}10 bytes, too short to be a pcap or pcapng file (a pcap file header \
+                 takes 24 bytes, a pcapng section header at least 28)"
+            )
+        );
+    }
     // Not a capture at all.
     let e = CaptureReader::new(&b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"[..])
         .err()

@@ -291,3 +291,36 @@ fn corrective_and_proactive_packets_are_not_retransmissions() {
     assert_eq!(a.flows[0].retransmissions.total(), 0);
     assert_eq!((a.flows[0].proactive_copies, a.flows[0].corrective), (1, 1));
 }
+
+#[test]
+fn figure_1_puts_each_rtt_in_the_lowest_bucket_that_holds_it() {
+    use gentle_analyze::figures::{Figures, rtt_bucket};
+    let mut f = Figures::default();
+    f.latency(0.062, 0.5, false);
+    f.latency(0.09, 0.7, false);
+    f.latency(30.0, 100.0, true);
+    f.latency(5000.0, 9000.0, false);
+    let b = f.summary().latency_by_rtt;
+    let ranges: Vec<(f64, Option<f64>)> = b.iter().map(|b| (b.rtt_from_ms, b.rtt_to_ms)).collect();
+    assert_eq!(
+        ranges,
+        [(0.0, Some(1.0)), (25.0, Some(50.0)), (950.0, None)]
+    );
+    assert!((b[0].rtt_mean_ms - 0.076).abs() < 1e-12);
+    assert_eq!((b[0].no_loss_n, b[0].no_loss_ms), (2, Some(0.6)));
+    assert_eq!(
+        (b[1].loss_n, b[1].loss_ms, b[1].no_loss_ms),
+        (1, Some(100.0), None)
+    );
+    assert_eq!(b[2].rtt_mean_ms, 5000.0);
+    for (rtt, bucket) in [
+        (0.0, 0),
+        (0.999, 0),
+        (1.0, 1),
+        (49.9, 4),
+        (50.0, 5),
+        (999.0, 23),
+    ] {
+        assert_eq!(rtt_bucket(rtt), bucket, "{rtt} ms");
+    }
+}

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{PALETTE, register_font, tick};
 
@@ -24,6 +25,16 @@ pub struct LinePanel {
     pub y: (f64, f64),
     pub log_x: bool,
     pub lines: Vec<Line>,
+    /// A line of small print under the caption (what is drawn and why), if any.
+    pub note: Option<String>,
+    /// Where the legend goes (where the data leaves room).
+    pub legend: SeriesLabelPosition,
+}
+
+/// The runs of `points` between breaks: a point with a NaN y ends a run and is not
+/// drawn, so that a line does not join points across missing data.
+fn runs(points: &[(f64, f64)]) -> impl Iterator<Item = &[(f64, f64)]> {
+    points.split(|p| p.1.is_nan()).filter(|r| !r.is_empty())
 }
 
 fn panel<DB: DrawingBackend, X>(
@@ -36,8 +47,28 @@ where
     X: AsRangedCoord<Value = f64>,
     X::CoordDescType: ValueFormatter<f64>,
 {
-    let mut chart = ChartBuilder::on(area)
-        .caption(&p.caption, ("sans-serif", 15))
+    let titled = area
+        .titled(&p.caption, ("sans-serif", 15))
+        .map_err(|e| e.to_string())?;
+    let plot = match &p.note {
+        Some(note) => {
+            let (strip, rest) = titled.split_vertically(18);
+            let (w, _) = strip.dim_in_pixel();
+            strip
+                .draw(&Text::new(
+                    note.as_str(),
+                    (w as i32 / 2, 2),
+                    ("sans-serif", 11)
+                        .into_font()
+                        .color(&BLACK.mix(0.75))
+                        .pos(Pos::new(HPos::Center, VPos::Top)),
+                ))
+                .map_err(|e| e.to_string())?;
+            rest
+        }
+        None => titled,
+    };
+    let mut chart = ChartBuilder::on(&plot)
         .margin(10)
         .x_label_area_size(35)
         .y_label_area_size(50)
@@ -53,30 +84,38 @@ where
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(|e| e.to_string())?;
-    for l in &p.lines {
+    for (k, l) in p.lines.iter().enumerate() {
         let colour = PALETTE[l.colour % PALETTE.len()];
+        // The first line's markers are filled, the others' larger rings, so that a
+        // point on which two lines meet shows both.
+        let style = if k == 0 {
+            colour.filled()
+        } else {
+            colour.stroke_width(2)
+        };
+        let radius = if k == 0 { 3 } else { 5 };
+        for run in runs(&l.points) {
+            chart
+                .draw_series(LineSeries::new(run.iter().copied(), colour.stroke_width(2)))
+                .map_err(|e| e.to_string())?;
+        }
         chart
-            .draw_series(LineSeries::new(
-                l.points.iter().copied(),
-                colour.stroke_width(2),
-            ))
+            .draw_series(
+                l.points
+                    .iter()
+                    .filter(|pt| !pt.1.is_nan())
+                    .map(|&pt| Circle::new(pt, radius, style)),
+            )
             .map_err(|e| e.to_string())?
             .label(l.label.as_str())
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2))
             });
-        chart
-            .draw_series(
-                l.points
-                    .iter()
-                    .map(|&pt| Circle::new(pt, 2, colour.filled())),
-            )
-            .map_err(|e| e.to_string())?;
     }
     if p.lines.len() > 1 {
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(p.legend.clone())
             .label_font(("sans-serif", 11))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.3))

@@ -39,13 +39,16 @@ pub const PALETTE: [RGBColor; 6] = [
     RGBColor(230, 130, 0),
 ];
 
-/// Tick labels without a needless ".0": whole numbers print as integers.
+/// Tick labels without a needless ".0": whole numbers print as integers, fractions
+/// below 1 with up to three decimals (an axis of sub-millisecond RTTs reads `0.02`,
+/// `0.04`, not `0.0` twice).
 pub(crate) fn tick(v: &f64) -> String {
-    if (v - v.round()).abs() < 1e-9 {
+    if (v - v.round()).abs() < 1e-9 || v.abs() >= 10.0 {
         format!("{:.0}", v)
-    } else if v.abs() >= 10.0 {
-        format!("{:.0}", v)
-    } else {
+    } else if v.abs() >= 1.0 {
         format!("{:.1}", v)
+    } else {
+        let s = format!("{:.3}", v);
+        s.trim_end_matches('0').to_string()
     }
 }

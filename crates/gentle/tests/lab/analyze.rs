@@ -303,19 +303,38 @@ fn bad_input_is_refused_with_its_place_and_nothing_is_written() {
     let text = dir.join("notes.txt");
     std::fs::write(&text, "GET / HTTP/1.1\r\n\r\n").unwrap();
     check(run(&text), "not a capture");
-    // A real capture cut inside its 5th record.
+    // A directory given as the capture.
+    check(run(&dir), &format!("{}: is a directory", dir.display()));
+    // Ten bytes: too short to hold a capture's header.
+    let short = dir.join("short.pcap");
+    std::fs::write(&short, [0xa1, 0xb2, 0xc3, 0xd4, 0, 2, 0, 4, 0, 0]).unwrap();
+    check(
+        run(&short),
+        "short.pcap: byte 0: 10 bytes, too short to be a pcap or pcapng file",
+    );
     let cap = frontend_capture(&dir.join("cap"));
     let bytes = std::fs::read(&cap).unwrap();
     // gentle writes big-endian pcap with nanosecond times (magic a1b23c4d as written).
     assert_eq!(bytes[..4], [0xa1, 0xb2, 0x3c, 0x4d]);
-    let mut off = 24usize;
-    for _ in 0..4 {
-        let caplen = u32::from_be_bytes(bytes[off + 8..off + 12].try_into().unwrap()) as usize;
-        off += 16 + caplen;
-    }
-    let cut = dir.join("cut.pcap");
-    std::fs::write(&cut, &bytes[..off + 20]).unwrap();
-    check(run(&cut), &format!("record 5 (byte {off})"));
+    let off = record_offset(&bytes, 4);
+    // The 5th record claims 2 GB.
+    let mut big = bytes.clone();
+    big[off + 8..off + 12].copy_from_slice(&0x8000_0000u32.to_be_bytes());
+    let p = dir.join("big.pcap");
+    std::fs::write(&p, &big).unwrap();
+    check(
+        run(&p),
+        &format!("big.pcap: record 5 (byte {off}): implausible record length of 2147483664 bytes"),
+    );
+    // The same TCP frames on a link type gentle does not read (USER0).
+    let mut user0 = bytes[..record_offset(&bytes, 3)].to_vec();
+    user0[20..24].copy_from_slice(&147u32.to_be_bytes());
+    let p = dir.join("user0.pcap");
+    std::fs::write(&p, &user0).unwrap();
+    check(
+        run(&p),
+        "user0.pcap: unsupported link type 147 (USER0) in 3 records",
+    );
     // A capture of something other than TCP.
     let mut udp = bytes[..24].to_vec();
     let frame = [
@@ -330,6 +349,62 @@ fn bad_input_is_refused_with_its_place_and_nothing_is_written() {
     std::fs::write(&u, &udp).unwrap();
     check(run(&u), "no TCP packets in 1 records");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The byte offset of record `n` (0-based) of a big-endian pcap file.
+fn record_offset(bytes: &[u8], n: usize) -> usize {
+    let mut off = 24usize;
+    for _ in 0..n {
+        let caplen = u32::from_be_bytes(bytes[off + 8..off + 12].try_into().unwrap()) as usize;
+        off += 16 + caplen;
+    }
+    off
+}
+
+#[test]
+fn a_capture_cut_inside_its_last_record_is_analysed_with_a_warning() {
+    let dir = tmp("cut");
+    let cap = frontend_capture(&dir);
+    let bytes = std::fs::read(&cap).unwrap();
+    // Cut 20 bytes into the 1001st record, as tcpdump leaves a file it is writing.
+    let off = record_offset(&bytes, 1000);
+    let cut = dir.join("cut.pcap");
+    std::fs::write(&cut, &bytes[..off + 20]).unwrap();
+    let out = dir.join("analysis");
+    let o = gentle(&[
+        "analyze",
+        cut.to_str().unwrap(),
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(&format!(
+            "warning: {}: record 1001 (byte {off}): the file ends inside a record (20 bytes of it present): the capture appears to have been cut short in the middle of a packet; analysed the 1000 complete records before it",
+            cut.display()
+        )),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(doc["totals"]["frames"], 1000);
+    assert!(out.join("cut.json").exists());
+    // The whole capture carries no warning.
+    let o = gentle(&["analyze", cap.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Analyses a capture in memory: its frames, and whether it was cut short.
+fn analyze_bytes(b: &[u8]) -> Result<(u64, bool), gentle_analyze::CaptureError> {
+    let mut r = gentle_analyze::CaptureReader::new(b)?;
+    let mut a = gentle_analyze::Analyzer::new(Default::default());
+    while let Some(f) = r.next()? {
+        a.frame(f.record, f.linktype, f.ts_ns, f.data, &mut |_| {});
+    }
+    Ok((a.finish().totals.frames, r.cut_short().is_some()))
 }
 
 #[test]
@@ -362,8 +437,10 @@ fn mutated_captures_never_panic() {
                 b[k..k + n].fill(0xff);
             }
         }
-        match gentle_analyze::analyze(&b[..], Default::default(), &mut |_| {}) {
-            Ok(a) => assert!(a.totals.frames > 0 || b.len() < 40),
+        match analyze_bytes(&b) {
+            // No frame only for a file header alone, or a file that ends inside its
+            // first record (said so).
+            Ok((frames, cut)) => assert!(frames > 0 || cut || b.len() == 24, "mutation {i}"),
             Err(e) => assert!(!e.message.is_empty(), "mutation {i}"),
         }
     }
@@ -499,4 +576,198 @@ fn real_kernel_captures_from_tcpdump_and_dumpcap() {
         assert_eq!(t["retransmissions"]["timeout"], 0);
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A raw-IP frame (link type 101) of a TCP segment between 10.0.0.2:40000 (the
+/// client) and 10.0.0.1:80; checksums are left zero (the analysis does not read them).
+fn raw_tcp(to_server: bool, seq: u32, ack: u32, flags: u8, len: usize) -> Vec<u8> {
+    let (src, dst, sport, dport) = if to_server {
+        ([10, 0, 0, 2], [10, 0, 0, 1], 40000u16, 80u16)
+    } else {
+        ([10, 0, 0, 1], [10, 0, 0, 2], 80, 40000)
+    };
+    let mut f = vec![0x45, 0];
+    f.extend_from_slice(&((40 + len) as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 0, 0x40, 0, 64, 6, 0, 0]);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&dst);
+    f.extend_from_slice(&sport.to_be_bytes());
+    f.extend_from_slice(&dport.to_be_bytes());
+    f.extend_from_slice(&seq.to_be_bytes());
+    f.extend_from_slice(&ack.to_be_bytes());
+    f.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    f.resize(40 + len, b'x');
+    f
+}
+
+/// A little-endian nanosecond pcap of raw-IP frames `(time ns, frame)`.
+fn raw_pcap(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
+    let mut v = Vec::new();
+    for x in [0xa1b2_3c4du32, 0x0004_0002, 0, 0, 65535, 101] {
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    for (t, f) in frames {
+        for x in [
+            (t / 1_000_000_000) as u32,
+            (t % 1_000_000_000) as u32,
+            f.len() as u32,
+            f.len() as u32,
+        ] {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        v.extend_from_slice(f);
+    }
+    v
+}
+
+#[test]
+fn sub_millisecond_rtts_print_with_their_digits_and_fill_the_lowest_bucket() {
+    // A loopback exchange seen at the server: the client's packets come 62 µs after
+    // the server's they answer.
+    const SYN: u8 = 0x02;
+    const ACK: u8 = 0x10;
+    let (c, s) = (1000u32, 5000u32);
+    let frames = vec![
+        (0, raw_tcp(true, c, 0, SYN, 0)),
+        (10_000, raw_tcp(false, s, c + 1, SYN | ACK, 0)),
+        (72_000, raw_tcp(true, c + 1, s + 1, ACK, 0)),
+        (100_000, raw_tcp(true, c + 1, s + 1, ACK, 100)),
+        (120_000, raw_tcp(false, s + 1, c + 101, ACK, 1000)),
+        (120_000, raw_tcp(false, s + 1001, c + 101, ACK, 1000)),
+        (182_000, raw_tcp(true, c + 101, s + 2001, ACK, 0)),
+    ];
+    let dir = tmp("loopback");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("lo.pcap");
+    std::fs::write(&p, raw_pcap(&frames)).unwrap();
+    let o = gentle(&["analyze", p.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The flow's minimum RTT and SRTT, and the response time (request in at 0.1 ms,
+    // its response acknowledged at 0.182 ms).
+    let row = text
+        .lines()
+        .find(|l| l.contains("10.0.0.1:80"))
+        .expect("a flow row");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[7..9], ["0.062", "0.062"], "{row}");
+    assert!(text.contains("response time mean 0.082 ms"), "{text}");
+    // Figure 1: the 0–1 ms bucket, its mean RTT 0.062 ms.
+    let fig1: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Figure 1"))
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(fig1.len(), 1, "{text}");
+    assert_eq!(
+        fig1[0].split_whitespace().collect::<Vec<_>>(),
+        ["0-1", "0.062", "0.082", "1", "-", "0"]
+    );
+    let a = gentle::analyze::analyze_file(&p, Default::default(), None).expect("analysed");
+    let pts = gentle::analyze::figure1_points(&a.figures, false);
+    assert_eq!(pts.len(), 1);
+    assert!((pts[0].0 - 0.062).abs() < 1e-9, "drawn at its RTT: {pts:?}");
+    assert_eq!(gentle::analyze::fmt_ms(12.34), "12.3");
+    assert_eq!(gentle::analyze::fmt_ms(0.5), "0.50");
+    assert_eq!(gentle::analyze::fmt_ms(0.0041), "0.0041");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Figure data with no latency or RTO points, and the given curves.
+fn figure_data(
+    by_position: &[(usize, &[u64])],
+    per_burst: &[(usize, f64, f64)],
+) -> gentle_analyze::FigureData {
+    use gentle_analyze::figures::{LossCount, PositionCurve};
+    gentle_analyze::FigureData {
+        latency_by_rtt: Vec::new(),
+        rto_over_rtt_cdf: Vec::new(),
+        rto_over_rtt_median: None,
+        rto_over_rtt_p99: None,
+        loss_by_position: by_position
+            .iter()
+            .map(|&(len, losses)| PositionCurve {
+                burst_len: len,
+                bursts: 100,
+                relative: losses
+                    .iter()
+                    .map(|&n| (losses[0] > 0).then(|| n as f64 / losses[0] as f64))
+                    .collect(),
+                losses: losses.to_vec(),
+            })
+            .collect(),
+        losses_per_burst: per_burst
+            .iter()
+            .map(|&(len, one, two)| LossCount {
+                burst_len: len,
+                lossy_bursts: 10,
+                one,
+                at_most_two: two,
+            })
+            .collect(),
+        long_bursts: 0,
+    }
+}
+
+#[test]
+fn figure_3_draws_every_length_it_can_and_says_which() {
+    use gentle::analyze::figure3_lengths;
+    let f = figure_data(
+        &[
+            (2, &[5, 1]),
+            (3, &[1, 0, 2]),
+            (4, &[0, 0, 0, 1]),
+            (5, &[1, 0, 0, 0, 0]),
+        ],
+        &[],
+    );
+    let (drawn, note) = figure3_lengths(&f);
+    assert_eq!(drawn, [2, 3, 5]);
+    assert_eq!(
+        note,
+        "burst lengths drawn: 2, 3, 5; not 4: their first position lost nothing"
+    );
+    // More lengths than colours: the six with the most losses, and it says so.
+    let many: Vec<(usize, Vec<u64>)> = (2..=9)
+        .map(|l| {
+            let mut v = vec![0u64; l];
+            v[0] = l as u64;
+            (l, v)
+        })
+        .collect();
+    let many: Vec<(usize, &[u64])> = many.iter().map(|(l, v)| (*l, &v[..])).collect();
+    let (drawn, note) = figure3_lengths(&figure_data(&many, &[]));
+    assert_eq!(drawn, [4, 5, 6, 7, 8, 9]);
+    assert_eq!(
+        note,
+        "burst lengths drawn: 4, 5, 6, 7, 8, 9 (the 6 with the most losses)"
+    );
+    // The text report says the same under its table.
+    let a = gentle_analyze::Analysis {
+        totals: Default::default(),
+        flows: Vec::new(),
+        figures: f,
+    };
+    let text = gentle::analyze::figures_text(&a);
+    assert!(
+        text.contains("  in the figure: burst lengths drawn: 2, 3, 5; not 4: their first position lost nothing\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn figure_4_lines_break_at_missing_burst_lengths() {
+    use gentle::analyze::figure4_points;
+    let f = figure_data(&[], &[(1, 1.0, 1.0), (2, 0.5, 1.0), (5, 0.25, 0.75)]);
+    let pts = figure4_points(&f, false);
+    assert_eq!(pts.len(), 4, "{pts:?}");
+    assert_eq!(&pts[..2], &[(1.0, 1.0), (2.0, 0.5)]);
+    assert!(pts[2].1.is_nan(), "a break between 2 and 5: {pts:?}");
+    assert_eq!(pts[3], (5.0, 0.25));
+    let two = figure4_points(&f, true);
+    assert_eq!(two[3], (5.0, 0.75));
+    // Adjacent lengths only: no break.
+    let f = figure_data(&[], &[(3, 1.0, 1.0), (4, 0.5, 1.0)]);
+    assert!(figure4_points(&f, false).iter().all(|p| !p.1.is_nan()));
 }
