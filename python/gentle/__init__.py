@@ -176,6 +176,14 @@ class Result:
         """Each variant's latency quantiles and mean (ms), by variant name."""
         return {v["name"]: dict(v["latency_ms"]) for v in self.summary["variants"]}
 
+    @property
+    def ci95(self) -> Dict[str, Dict[str, Dict[str, Any]]]:
+        """Each non-baseline variant's 95% confidence intervals of its differences
+        from the baseline, by variant name: ``{"delta_ms": {"p50": {"lo": ..,
+        "hi": ..}, ...}, "delta_pct": {...}, "method": ..., "resamples": ...,
+        "trials": ...}`` (a paired bootstrap over trials; see the README)."""
+        return {v["name"]: v["ci95"] for v in self.summary["variants"] if v.get("ci95")}
+
     def plot_cdf(self, ax: Any = None) -> Any:
         """The CDF of every variant's ranked times as a matplotlib Figure."""
         from .plots import cdf

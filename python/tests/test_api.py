@@ -49,6 +49,23 @@ def test_run_returns_summary_records_and_counters():
         assert ranked["metric_ms"].min() <= v["latency_ms"]["p50"] <= ranked["metric_ms"].max()
 
 
+def test_every_difference_has_a_paired_confidence_interval():
+    r = gentle.run(DEMO, trials=300, seed=5)
+    names = [v["name"] for v in r.summary["variants"]]
+    assert list(r.ci95) == names[1:], "every variant but the baseline"
+    for name, ci in r.ci95.items():
+        assert ci["resamples"] == 1000 and ci["trials"] == 300
+        assert "paired bootstrap" in ci["method"]
+        delta = next(v for v in r.summary["variants"] if v["name"] == name)["delta_ms"]
+        for k in ["mean", "p25", "p50", "p90", "p99"]:
+            lo, hi = ci["delta_ms"][k]["lo"], ci["delta_ms"][k]["hi"]
+            assert lo <= delta[k] <= hi, (name, k, lo, delta[k], hi)
+    # The same intervals as the command line's --json, for the same seed.
+    out = cli(["run", str(DEMO), "--trials", "300", "--seed", "5", "--json"])
+    doc = json.loads(out.stdout)
+    assert [v["ci95"] for v in doc["variants"]] == [v["ci95"] for v in r.summary["variants"]]
+
+
 def test_records_can_be_left_out():
     a = gentle.run(DEMO, trials=100, records=False)
     b = gentle.run(DEMO, trials=100)

@@ -733,21 +733,16 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
         || a.capture.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
+    // Every output is checked before the capture is read.
+    if let Some(t) = &a.tags {
+        crate::checks::output_file("--tags", t, a.force).map_err(|e| bad(format!("error: {e}")))?;
+    }
     let mut staged = match &a.out {
         Some(d) => {
             Some(crate::output::Staged::new(d, a.force).map_err(|e| bad(format!("error: {e}")))?)
         }
         None => None,
     };
-    if let Some(t) = &a.tags
-        && t.exists()
-        && !a.force
-    {
-        return Err(bad(format!(
-            "error: {} exists; add --force to replace it",
-            t.display()
-        )));
-    }
     // Tags go to a temporary file beside their destination, renamed at the end.
     let tmp = a.tags.as_ref().map(|t| {
         let mut n = t.file_name().unwrap_or_default().to_os_string();

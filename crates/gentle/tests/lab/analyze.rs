@@ -771,3 +771,29 @@ fn figure_4_lines_break_at_missing_burst_lengths() {
     let f = figure_data(&[], &[(3, 1.0, 1.0), (4, 0.5, 1.0)]);
     assert!(figure4_points(&f, false).iter().all(|p| !p.1.is_nan()));
 }
+
+#[test]
+fn a_tags_path_that_cannot_be_written_is_refused_before_the_analysis() {
+    let dir = tmp("tags-paths");
+    let pcap = frontend_capture(&dir);
+    std::fs::create_dir_all(dir.join("adir")).unwrap();
+    for (tags, force, want) in [
+        (dir.join("adir"), true, "is a directory"),
+        (dir.join("missing/t.csv"), false, "does not exist"),
+    ] {
+        let mut args = vec![
+            "analyze",
+            pcap.to_str().unwrap(),
+            "--tags",
+            tags.to_str().unwrap(),
+        ];
+        if force {
+            args.push("--force");
+        }
+        let o = gentle(&args);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains(want), "{want}: {e}");
+        assert!(o.stdout.is_empty(), "analysed before refusing: {e}");
+    }
+}
