@@ -153,7 +153,7 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
         );
         let _ = writeln!(out, "{}", crate::units::wrap(&note, 100, 0));
     }
-    for v in run.variants.iter().filter(|v| v.latencies.len() == 0) {
+    for v in run.variants.iter().filter(|v| v.latencies.is_empty()) {
         let _ = writeln!(
             out,
             "{}: no finished exchange to rank ({} exchanges, {} unfinished)",
@@ -398,8 +398,11 @@ impl Which {
     }
 }
 
-/// The rows of the latency table: label, statistic, and its interval.
-const ROWS: [(&str, fn(&Stats) -> f64, Which); 5] = [
+/// One row of the latency table: label, statistic, and its interval.
+type Row = (&'static str, fn(&Stats) -> f64, Which);
+
+/// The rows of the latency table.
+const ROWS: [Row; 5] = [
     ("25", |s| s.p25, Which::Percentile(25)),
     ("50", |s| s.p50, Which::Percentile(50)),
     ("90", |s| s.p90, Which::Percentile(90)),

@@ -141,6 +141,9 @@ where
     root.present().map_err(|e| e.to_string())
 }
 
+/// A variant's index and its (percentile, Δ, lo, hi) points, in ms.
+type Curve = (usize, Vec<(f64, f64, f64, f64)>);
+
 /// Each variant's difference from the baseline at percentiles 1 to 99 (a line) and
 /// its 95% confidence band (shaded), with the zero line.
 fn draw_deltas<DB: DrawingBackend>(
@@ -153,8 +156,7 @@ where
     let (w, _) = area.dim_in_pixel();
     let (area, legend) = area.split_horizontally(w.saturating_sub(190));
     let base = &run.variants[0].latencies;
-    // (variant index, [(percentile, Δ, lo, hi)] in ms)
-    let curves: Vec<(usize, Vec<(f64, f64, f64, f64)>)> = run
+    let curves: Vec<Curve> = run
         .cis
         .iter()
         .enumerate()

@@ -465,8 +465,12 @@ fn real_kernel_captures_from_tcpdump_and_dumpcap() {
             .output()
             .is_ok_and(|o| o.status.success())
     };
-    if !root_user || !have("tcpdump") || !have("dumpcap") {
-        eprintln!("skipped: capturing on lo needs root, tcpdump and dumpcap");
+    let ready = if root_user && have("tcpdump") && have("dumpcap") {
+        Ok(())
+    } else {
+        Err("capturing on lo needs root, tcpdump and dumpcap".to_string())
+    };
+    if crate::common::skip_real(ready) {
         return;
     }
     let dir = tmp("kernel");

@@ -6,6 +6,7 @@
 //! sending pure ACKs ahead of queued data. Real mode needs
 //! root and /dev/net/tun: without them every test says why and passes.
 
+use crate::common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -17,13 +18,7 @@ fn root() -> PathBuf {
 }
 
 fn skip() -> bool {
-    match gentle_real::available() {
-        Ok(()) => false,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            true
-        }
-    }
+    common::skip_real_mode()
 }
 
 fn gentle(args: &[&str]) -> Output {

@@ -12,8 +12,7 @@ use serde_json::Value;
 
 #[test]
 fn the_linux_6_profile_matches_the_kernel() {
-    if let Err(why) = gentle_real::available() {
-        eprintln!("skipped: {why}");
+    if crate::common::skip_real_mode() {
         return;
     }
     let o = Command::new(env!("CARGO_BIN_EXE_gentle"))

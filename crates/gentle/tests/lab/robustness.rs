@@ -813,10 +813,11 @@ fn every_loss_probe_is_in_exactly_one_row() {
     assert!(o.status.success(), "{}", stderr(&o));
     let t = String::from_utf8_lossy(&o.stdout).into_owned();
     let kinds = pct_row(&t, "  new data", 1) + pct_row(&t, "  last segment again", 1);
-    let none = t
-        .contains("  none sent")
-        .then(|| pct_row(&t, "  none sent", 1))
-        .unwrap_or(0.0);
+    let none = if t.contains("  none sent") {
+        pct_row(&t, "  none sent", 1)
+    } else {
+        0.0
+    };
     assert!((kinds + none - 100.0).abs() < 0.02, "{t}");
     let judged = pct_row(&t, "    plugged the only hole", 1)
         + pct_row(&t, "    unnecessary", 1)

@@ -19,13 +19,7 @@ fn root() -> PathBuf {
 }
 
 fn skip() -> bool {
-    match gentle_real::available() {
-        Ok(()) => false,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            true
-        }
-    }
+    common::skip_real_mode()
 }
 
 fn gentle(args: &[&str]) -> Output {

@@ -28,3 +28,25 @@ impl AsRef<Path> for Scratch {
         self.0.path()
     }
 }
+
+/// Whether a test that needs this machine's kernel (root, network namespaces, TUN,
+/// tcpdump) must stand down: never silently. Where real mode is unavailable the
+/// test fails with the reason, unless `GENTLE_SKIP_REAL=1` asks to skip such tests
+/// knowingly (then it says so on stderr). CI runs as root and skips nothing.
+pub fn skip_real(why: Result<(), String>) -> bool {
+    match why {
+        Ok(()) => false,
+        Err(why) if std::env::var_os("GENTLE_SKIP_REAL").is_some() => {
+            eprintln!("skipped (GENTLE_SKIP_REAL): {why}");
+            true
+        }
+        Err(why) => panic!(
+            "real mode is unavailable: {why}; set GENTLE_SKIP_REAL=1 to skip the tests that need it"
+        ),
+    }
+}
+
+/// [`skip_real`] for gentle's real mode.
+pub fn skip_real_mode() -> bool {
+    skip_real(gentle_real::available())
+}
