@@ -73,6 +73,28 @@ macro_rules! named_enum {
 }
 
 named_enum! {
+    /// The congestion window a connection starts its transfer with after a lost SYN
+    /// or SYN-ACK.
+    pub enum SynLossWindow ("SYN-loss window", all = pairs) {
+        /// The initial window, whatever happened in the handshake.
+        Keep => "keep",
+        /// One segment after this end's SYN or SYN-ACK was retransmitted by its timer
+        /// (RFC 5681 §3.1: "the initial window used by a sender after a correctly
+        /// transmitted SYN MUST be one segment").
+        Rfc5681 => "rfc5681",
+        /// One segment after more than one SYN or SYN-ACK retransmission, a SYN-ACK
+        /// resent for a duplicate SYN counting too (Linux 3.1–5.1 `tcp_init_metrics`:
+        /// `total_retrans > 1`, relaxed from RFC 5681 for RFC 6298's 1 s initial RTO).
+        Linux => "linux",
+        /// As `linux`, but only after the timer fired, and not when the peer's
+        /// timestamp echo shows the first SYN or SYN-ACK arrived (Linux 5.2+
+        /// `tcp_init_transfer`: `total_retrans > 1 && undo_marker`, with
+        /// `tcp_try_undo_spurious_syn`).
+        Linux52 => "linux-5.2",
+    }
+}
+
+named_enum! {
     /// Congestion-avoidance algorithm.
     pub enum CcAlgorithm ("congestion control", all = pairs) {
         /// RFC 5681 slow start and congestion avoidance, halving on loss.
@@ -258,6 +280,11 @@ config! {
     mss: u16 = 1460 => SwitchKind::Int { min: 88, max: 65495 };
     /// Initial congestion window in segments (RFC 6928; Linux 3.x default 10).
     initial_window: u32 = 10 => SwitchKind::Int { min: 1, max: 1000 };
+    /// The window after a lost SYN or SYN-ACK: `keep`, `rfc5681` (1 segment after a
+    /// retransmission by the timer), `linux` (1 after more than one SYN/SYN-ACK
+    /// retransmission, Linux 3.1–5.1) or `linux-5.2` (as `linux`, unless the
+    /// timestamps show the first one arrived).
+    syn_loss_window: SynLossWindow = SynLossWindow::Linux => SynLossWindow::KIND;
     /// Congestion control: Reno (RFC 5681) or CUBIC (RFC 9438).
     cc: CcAlgorithm = CcAlgorithm::Cubic => CcAlgorithm::KIND;
     /// CUBIC's hybrid slow start (Linux `tcp_cubic` `hystart = 1`, ACK-train and
@@ -506,6 +533,7 @@ impl Profile {
         let mut c = Config::default();
         match self {
             Profile::Plain => {
+                c.syn_loss_window = SynLossWindow::Rfc5681;
                 c.sack = false;
                 c.dsack = false;
                 c.fack = false;
@@ -513,6 +541,7 @@ impl Profile {
                 c.recovery = RecoveryAlgorithm::Rfc6675;
             }
             Profile::Rfc => {
+                c.syn_loss_window = SynLossWindow::Rfc5681;
                 c.fack = false;
                 c.cc = CcAlgorithm::Reno;
                 c.recovery = RecoveryAlgorithm::Rfc6675;
@@ -526,6 +555,7 @@ impl Profile {
                 c.tlp_detection = TlpDetection::Dsack;
             }
             Profile::Linux6 => {
+                c.syn_loss_window = SynLossWindow::Linux52;
                 c.fack = false;
                 c.rack = true;
                 c.recovery = RecoveryAlgorithm::PrrRfc9937;

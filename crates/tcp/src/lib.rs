@@ -30,7 +30,7 @@ pub mod wire;
 
 pub use config::{
     CcAlgorithm, Config, CwndValidation, EarlyRetransmit, Profile, ReceiverPolicy,
-    RecoveryAlgorithm, SessionMode, TlpDetection, TlpFlavour,
+    RecoveryAlgorithm, SessionMode, SynLossWindow, TlpDetection, TlpFlavour,
 };
 pub use connection::{CloseReason, Connection, PathMetrics};
 pub use counters::Counters;

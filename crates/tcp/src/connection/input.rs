@@ -73,6 +73,7 @@ impl Connection {
         self.rtt.backoff = 0;
         self.update_window(seg, 0, 1, true);
         self.set_state(now, State::Established);
+        self.window_after_syn_loss(seg);
         self.rcv.ack_now = true;
         // Data or FIN on the SYN-ACK is processed like on any other segment.
         if !seg.payload.is_empty() || seg.flags.fin() {
@@ -97,6 +98,7 @@ impl Connection {
             if seg.seq == self.rcv.irs {
                 // The peer retransmitted its SYN: our SYN-ACK was lost; resend it.
                 self.ctl.syn_pending = true;
+                self.ctl.syn_resent += 1;
             }
             return;
         }
@@ -119,6 +121,7 @@ impl Connection {
         let seq = self.rcv_offset(seg.seq);
         self.update_window(seg, seq, 1, true);
         self.set_state(now, State::Established);
+        self.window_after_syn_loss(seg);
         if !seg.payload.is_empty() || seg.flags.fin() {
             self.process_data(now, seg);
         }

@@ -34,6 +34,7 @@ mod proactive;
 mod rack;
 mod reduction;
 mod session_member;
+mod syn_loss;
 mod timer_table;
 mod timers;
 mod undo;
@@ -213,6 +214,9 @@ pub(crate) struct Control {
     pub syn_sent_at: Instant,
     pub syn_retransmitted: bool,
     pub syn_retries: u32,
+    /// SYNs or SYN-ACKs sent again, by the timer or for a duplicate SYN (Linux
+    /// `total_retrans` of the handshake, `req->num_retrans` on the passive side).
+    pub syn_resent: u32,
     pub rst_pending: bool,
     pub close_reason: Option<CloseReason>,
 }
@@ -268,6 +272,7 @@ impl Connection {
                 syn_sent_at: now,
                 syn_retransmitted: false,
                 syn_retries: 0,
+                syn_resent: 0,
                 rst_pending: false,
                 close_reason: None,
             },

@@ -3,8 +3,9 @@
 //! and Corrective's R_SUCC, RFC 3168 §6.1.2), Recovery (`tcp_enter_recovery`, RFC 6675
 //! §5, RFC 5681 §3.2), Loss (`tcp_enter_loss`, RFC 5681 §3.1 and RFC 6298 §5.5), the
 //! one-step reduction after a loss probe repaired a tail (`tcp_process_tlp_ack`), the
-//! end of a reduction (`tcp_end_cwnd_reduction`), and the restart after idle (RFC
-//! 2861, `tcp_cwnd_restart`). The shape of the reduction while it lasts is the
+//! end of a reduction (`tcp_end_cwnd_reduction`), the restart after idle (RFC
+//! 2861, `tcp_cwnd_restart`), and the one-segment start after a lost SYN or SYN-ACK
+//! (RFC 5681 §3.1, `tcp_init_transfer`). The shape of the reduction while it lasts is the
 //! recovery algorithm's ([`crate::recovery`]: PRR, rate halving, RFC 6675, RFC 3517).
 //!
 //! Mechanisms that reduce cwnd — TLP, Corrective, and those to come (ECN, fast start,
@@ -295,6 +296,13 @@ impl Connection {
             self.cong.w.cwnd = cwnd;
             self.cong.w.cwnd_cnt = 0;
         }
+    }
+
+    /// The transfer starts with a window of one segment: the handshake lost a SYN or
+    /// SYN-ACK ([`super::syn_loss`]; RFC 5681 §3.1, Linux `tcp_init_transfer`).
+    pub(super) fn start_with_one_segment(&mut self) {
+        self.cong.w.cwnd = 1;
+        self.cong.w.cwnd_cnt = 0;
     }
 
     /// A failed fast start (`fast-start-and-sessions.txt` §3.4.4, §7.1): back to

@@ -79,6 +79,7 @@ impl Connection {
                     return;
                 }
                 self.ctl.syn_retries += 1;
+                self.ctl.syn_resent += 1;
                 self.ctl.syn_retransmitted = true;
                 self.counters.syn_retrans += 1;
                 self.ctl.syn_pending = true;

@@ -4,7 +4,7 @@
 
 use crate::script;
 
-use gentle_tcp::{CloseReason, Config, Flags, Profile, State};
+use gentle_tcp::{CloseReason, Config, Flags, Profile, State, SynLossWindow};
 use script::*;
 
 #[test]
@@ -350,4 +350,118 @@ fn accelerated_open_makes_both_ends_established_without_an_rtt_sample() {
     let seg = server.poll_transmit(now).expect("data");
     client.handle_segment(now, &seg);
     assert_eq!(client.read().as_deref(), Some(&b"hello"[..]));
+}
+
+/// The DUT accepts a connection whose SYN-ACK is lost: the timer resends it at
+/// 1 s and, with `dup_syn`, the peer's retransmitted SYN makes it resend again; the
+/// peer's ACK (echoing the first SYN-ACK's TSval with `echo_first`) arrives at
+/// 1.1 s. The window the transfer starts with.
+fn window_after_lost_synack(window: SynLossWindow, dup_syn: bool, echo_first: bool) -> u32 {
+    let cfg = Config {
+        syn_loss_window: window,
+        ..Config::default()
+    };
+    let mut s = Script::syn_received(cfg, PeerOpts::default());
+    let first = s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(0.0));
+    let first_tsval = first.options.timestamps.expect("timestamps").val;
+    s.at(1_000.0);
+    s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(1_000.0));
+    if dup_syn {
+        s.at(1_001.0);
+        s.send(script::Pkt {
+            flags: Flags::SYN,
+            seq: Some(0),
+            options: Some(gentle_tcp::Options {
+                mss: Some(1460),
+                sack_permitted: true,
+                window_scale: Some(7),
+                timestamps: Some(gentle_tcp::wire::Timestamps {
+                    val: 7_001_001,
+                    ecr: 0,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(1_001.0));
+    }
+    s.at(1_100.0);
+    let a = if echo_first {
+        ack(1).ecr(first_tsval)
+    } else {
+        ack(1)
+    };
+    s.send(a);
+    assert!(s.dut.is_established());
+    s.dut.cwnd()
+}
+
+#[test]
+fn a_lost_synack_starts_the_transfer_with_one_segment_as_linux_and_rfc_5681_say() {
+    use SynLossWindow::*;
+    // Linux 3.1–5.1: one segment after more than one SYN-ACK retransmission.
+    assert_eq!(window_after_lost_synack(Linux, false, false), 10);
+    assert_eq!(window_after_lost_synack(Linux, true, false), 1);
+    assert_eq!(window_after_lost_synack(Linux, true, true), 1);
+    // Linux 5.2+: not when the ACK's echo shows the first SYN-ACK arrived.
+    assert_eq!(window_after_lost_synack(Linux52, true, false), 1);
+    assert_eq!(window_after_lost_synack(Linux52, true, true), 10);
+    assert_eq!(window_after_lost_synack(Linux52, false, false), 10);
+    // RFC 5681 §3.1: one segment after any lost SYN-ACK.
+    assert_eq!(window_after_lost_synack(Rfc5681, false, false), 1);
+    assert_eq!(window_after_lost_synack(Keep, true, false), 10);
+    // The profiles: linux-6 as 5.2+, linux-3.10 as 3.x, rfc as RFC 5681.
+    assert_eq!(Profile::Linux6.config().syn_loss_window, Linux52);
+    assert_eq!(Profile::Linux310.config().syn_loss_window, Linux);
+    assert_eq!(Profile::Rfc.config().syn_loss_window, Rfc5681);
+}
+
+#[test]
+fn a_client_whose_syn_was_resent_twice_starts_with_one_segment() {
+    // The SYN is lost twice (resent at 1 s and 3 s); the SYN-ACK arrives at 3.1 s.
+    for (window, echo_first, want) in [
+        (SynLossWindow::Linux, false, 1),
+        (SynLossWindow::Linux52, false, 1),
+        (SynLossWindow::Linux52, true, 10),
+    ] {
+        let cfg = Config {
+            syn_loss_window: window,
+            ..Config::default()
+        };
+        let mut s = Script::connecting(cfg, PeerOpts::default());
+        let first = s.expect(Exp::default().flags(Flags::SYN).at(0.0));
+        let first_tsval = first.options.timestamps.expect("timestamps").val;
+        s.at(1_000.0);
+        s.expect(Exp::default().flags(Flags::SYN).at(1_000.0));
+        s.at(3_000.0);
+        let last = s.expect(Exp::default().flags(Flags::SYN).at(3_000.0));
+        let echo = if echo_first {
+            first_tsval
+        } else {
+            last.options.timestamps.unwrap().val
+        };
+        s.at(3_100.0);
+        s.send(script::Pkt {
+            flags: Flags::SYN | Flags::ACK,
+            seq: Some(0),
+            ack: 1,
+            options: Some(gentle_tcp::Options {
+                mss: Some(1460),
+                sack_permitted: true,
+                window_scale: Some(7),
+                timestamps: Some(gentle_tcp::wire::Timestamps {
+                    val: 7_003_100,
+                    ecr: echo,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        assert!(s.dut.is_established());
+        assert_eq!(
+            s.dut.cwnd(),
+            want,
+            "{window:?}, echo of the first SYN {echo_first}"
+        );
+    }
 }
