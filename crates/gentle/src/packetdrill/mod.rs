@@ -41,6 +41,10 @@ pub struct Args {
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Do not compare the PSH flag of outbound packets (packetdrill does; it is a
+    /// sender's heuristic the engine does not copy from Linux).
+    #[arg(long)]
+    pub ignore_psh: bool,
 }
 
 /// How one script ended.
@@ -82,21 +86,22 @@ pub fn apply_switch(cfg: &mut Config, kv: &str) -> Result<(), String> {
 }
 
 /// Runs one script with `cfg` as the starting switches.
-pub fn run_script(path: &Path, cfg: &Config) -> Outcome {
+pub fn run_script(path: &Path, cfg: &Config, ignore_psh: bool) -> Outcome {
     let src = match std::fs::read_to_string(path) {
         Ok(s) => s,
         Err(e) => return Outcome::Bad(0, 0, format!("cannot read: {e}")),
     };
-    run_source(path, &src, cfg)
+    run_source(path, &src, cfg, ignore_psh)
 }
 
 /// Runs a script's text (`path` names it and resolves its relative commands).
-pub fn run_source(path: &Path, src: &str, cfg: &Config) -> Outcome {
+pub fn run_source(path: &Path, src: &str, cfg: &Config, ignore_psh: bool) -> Outcome {
     let script = match parser::parse(src) {
         Ok(s) => s,
         Err(e) => return Outcome::Bad(e.line, e.col, e.msg),
     };
     let mut r = Runner::new(path, Sysctls::new(cfg.clone()));
+    r.ignore_psh = ignore_psh;
     match r.run(&script) {
         Ok(()) => Outcome::Pass,
         Err(Stop::Fail(f)) => Outcome::Fail(f),
@@ -155,7 +160,7 @@ pub fn command(a: &Args) -> u8 {
     let outcomes: Vec<(PathBuf, Outcome)> = a
         .scripts
         .iter()
-        .map(|p| (p.clone(), run_script(p, &cfg)))
+        .map(|p| (p.clone(), run_script(p, &cfg, a.ignore_psh)))
         .collect();
     let count = |f: fn(&Outcome) -> bool| outcomes.iter().filter(|(_, o)| f(o)).count();
     let (pass, fail) = (

@@ -338,7 +338,7 @@ impl Runner<'_> {
             format!("in time range {}~{} sec", secs(lo), secs(hi))
         };
         Err(format!(
-            "timing error: expected outbound packet {when} but happened at {} sec; tolerance {} sec",
+            "error handling packet: timing error: expected outbound packet {when} but happened at {} sec; tolerance {} sec",
             secs(actual),
             secs(tol)
         ))
@@ -351,15 +351,20 @@ impl Runner<'_> {
                 Ok(())
             } else {
                 Err(format!(
-                    "live packet field {name}: expected: {e} ({e:#x}) vs actual: {a} ({a:#x})"
+                    "error handling packet: live packet field {name}: expected: {e} ({e:#x}) vs actual: {a} ({a:#x})"
                 ))
             }
         };
-        let want = flags_of(&p.flags);
-        let got = Flags(seg.flags.0 & HEADER_FLAGS);
+        let mask = if self.ignore_psh {
+            HEADER_FLAGS & !Flags::PSH.0
+        } else {
+            HEADER_FLAGS
+        };
+        let want = Flags(flags_of(&p.flags).0 & mask);
+        let got = Flags(seg.flags.0 & mask);
         if want != got {
             return Err(format!(
-                "live packet field tcp_flags: expected: {} vs actual: {}",
+                "error handling packet: live packet field tcp_flags: expected: {} vs actual: {}",
                 flags_str(want),
                 flags_str(got)
             ));
@@ -372,7 +377,7 @@ impl Runner<'_> {
         let len = seg.payload.len() as i64;
         if p.len as i64 != len {
             return Err(format!(
-                "live packet payload: expected {} bytes vs actual {len} bytes",
+                "error handling packet: live packet payload: expected {} bytes vs actual {len} bytes",
                 p.len
             ));
         }
@@ -396,7 +401,7 @@ impl Runner<'_> {
             };
             if !ok {
                 return Err(format!(
-                    "live packet field ip_ecn: expected: {e:?} vs actual: {}",
+                    "error handling packet: live packet field ip_ecn: expected: {e:?} vs actual: {}",
                     ecn_name(seg.ecn)
                 ));
             }
@@ -411,12 +416,12 @@ impl Runner<'_> {
                 .zip(&got)
                 .any(|(w, g)| std::mem::discriminant(w) != std::mem::discriminant(g))
         {
-            return Err("bad outbound TCP options".into());
+            return Err("error handling packet: bad outbound TCP options".into());
         }
         for (w, g) in want.iter().zip(&got) {
             if !matches!(w, TcpOpt::Ts(..)) && w != g {
                 return Err(format!(
-                    "bad value in outbound TCP option: expected: {} actual: {}",
+                    "error handling packet: bad value in outbound TCP option: expected: {} actual: {}",
                     opts_str(std::slice::from_ref(w)),
                     opts_str(std::slice::from_ref(g))
                 ));

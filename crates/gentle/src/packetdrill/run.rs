@@ -103,6 +103,8 @@ pub struct Runner<'a> {
     pub(super) unread: Vec<u8>,
     pub(super) rd_shut: bool,
     pub(super) rng: ChaCha8Rng,
+    /// Leave the PSH flag of outbound packets unchecked.
+    pub ignore_psh: bool,
 }
 
 pub(super) fn us(i: Instant) -> i64 {
@@ -135,6 +137,7 @@ impl<'a> Runner<'a> {
             unread: Vec::new(),
             rd_shut: false,
             rng: ChaCha8Rng::seed_from_u64(1),
+            ignore_psh: false,
         }
     }
 

@@ -78,7 +78,7 @@ impl Runner<'_> {
         };
         if want_ret.is_some_and(|w| w != ret) || (ret == -1 && c.errno.as_deref() != errno) {
             let mut f = self.fail(format!(
-                "{}: expected result {} but got {}",
+                "runtime error in {} call: expected result {} but got {}",
                 c.name,
                 show(want_ret.unwrap_or(ret), c.errno.as_deref()),
                 show(ret, errno)

@@ -177,6 +177,18 @@ impl Sysctls {
                 .map_err(|e| format!("command `{line}`: cannot read {}: {e}", path.display()))?;
             return self.command(&text, &path);
         }
+        if first.ends_with("set_sysctls.py") {
+            for w in &words[1..] {
+                let (k, v) = w
+                    .split_once('=')
+                    .ok_or(format!("command `{line}` not modelled"))?;
+                let Some(name) = k.strip_prefix("/proc/sys/net/ipv4/") else {
+                    return Err(format!("sysctl {k}: not modelled"));
+                };
+                self.set(name, &arith(v))?;
+            }
+            return Ok(());
+        }
         match first {
             "sysctl" => {
                 for w in words.iter().skip(1).filter(|w| !w.starts_with('-')) {
