@@ -249,13 +249,16 @@ impl Runner<'_> {
     pub(super) fn inbound(&mut self, p: &PacketSpec) -> Step {
         let seg = self.inbound_segment(p)?;
         let now = self.now;
-        if let Some(c) = self.conn.as_mut() {
+        if let Some(c) = self.conn.as_mut()
+            && !c.is_closed()
+        {
             c.handle_segment(now, &seg);
             self.drain();
             return Ok(());
         }
-        let Some(l) = self.listener else {
-            return Err(self.skip("a packet to no socket (the kernel's RST) not modelled"));
+        let Some(l) = self.listener.filter(|_| self.conn.is_none()) else {
+            self.reset_reply(&seg);
+            return Ok(());
         };
         let mut cfg = self.socks[&l].cfg.clone();
         cfg.ecn = self.sys.ecn != EcnMode::Off;
@@ -268,6 +271,33 @@ impl Runner<'_> {
             }
             None => Err(self.skip("a non-SYN packet to a listener (its RST) not modelled")),
         }
+    }
+
+    /// The kernel's answer to a segment for no connection (RFC 9293 §3.10.7.1,
+    /// Linux `tcp_v4_send_reset`): RST at the segment's ACK, or RST-ACK of it.
+    fn reset_reply(&mut self, seg: &Segment) {
+        if seg.flags.rst() {
+            return;
+        }
+        let (seq, ack, flags) = if seg.flags.ack() {
+            (seg.ack, 0, Flags::RST)
+        } else {
+            let len = seg.seq_len();
+            (
+                0,
+                seg.seq.wrapping_add(len),
+                Flags(Flags::RST.0 | Flags::ACK.0),
+            )
+        };
+        let rst = Segment {
+            src_port: seg.dst_port,
+            dst_port: seg.src_port,
+            seq,
+            ack,
+            flags,
+            ..Segment::default()
+        };
+        self.out.push_back((self.now, rst));
     }
 
     /// Takes the engine's next segment, joined with the segments sent right after

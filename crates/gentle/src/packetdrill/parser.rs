@@ -490,7 +490,7 @@ impl Parser<'_> {
         while let Some(Tok::Punct(c @ ('|' | '='))) = self.peek() {
             let c = *c;
             // `= result` ends a syscall's argument list; inside `{}` it names a field.
-            if c == '=' && !matches!(e, Expr::Word(_)) {
+            if c == '=' && !matches!(e, Expr::Word(_) | Expr::Call(..)) {
                 break;
             }
             if c == '=' && self.peek_at(1) == Some(&Tok::Punct('=')) {

@@ -41,10 +41,10 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.msg)?;
         if let Some(e) = &self.expected {
-            write!(f, "\n  script packet: {e}")?;
+            write!(f, "\n  script: {e}")?;
         }
         if let Some(a) = &self.actual {
-            write!(f, "\n  actual packet: {a}")?;
+            write!(f, "\n  actual: {a}")?;
         }
         Ok(())
     }

@@ -99,8 +99,7 @@ impl Runner<'_> {
                 if !matches!(ty, Expr::Word(w) if w == "SOCK_STREAM") {
                     return Err(self.skip("only SOCK_STREAM sockets are modelled"));
                 }
-                let fd = self.next_fd;
-                self.next_fd += 1;
+                let fd = self.new_fd(c);
                 let cfg = self.sys.cfg.clone();
                 let s = Sock {
                     state: SockState::Fresh,
@@ -128,6 +127,17 @@ impl Runner<'_> {
             "shutdown" => self.shutdown(c),
             n => Err(self.skip(format!("syscall {n}() not modelled"))),
         }
+    }
+
+    /// A new descriptor: the one the script expects (packetdrill maps script
+    /// descriptors to live ones), else the lowest free one.
+    fn new_fd(&mut self, c: &SyscallSpec) -> i32 {
+        let fd = match c.result {
+            Expr::Int(n) if n >= 0 && !self.socks.contains_key(&(n as i32)) => n as i32,
+            _ => self.next_fd,
+        };
+        self.next_fd = self.next_fd.max(fd + 1);
+        fd
     }
 
     /// The connection behind fd, once accepted or connected.
@@ -164,8 +174,7 @@ impl Runner<'_> {
                 self.skip("a blocking accept() before the handshake completes not modelled")
             );
         }
-        let fd = self.next_fd;
-        self.next_fd += 1;
+        let fd = self.new_fd(c);
         let cfg = self.sys.cfg.clone();
         self.socks.insert(
             fd,
@@ -321,8 +330,12 @@ impl Runner<'_> {
             let unread = !self.unread.is_empty();
             let now = self.now;
             let conn = self.conn.as_mut().expect("connected fd has a connection");
-            // tcp_close(): unread data makes close() reset the connection.
-            if unread || conn.readable() > 0 {
+            // tcp_close(): in SYN-SENT the socket just goes away; unread data
+            // makes close() reset the connection.
+            if conn.state() == State::SynSent {
+                self.conn = None;
+                self.conn_fd = None;
+            } else if unread || conn.readable() > 0 {
                 conn.abort(now);
             } else {
                 conn.close();

@@ -222,6 +222,7 @@ fn shell_words(line: &str) -> Vec<String> {
             (Some(_), c) => cur.push(c),
             (None, '"' | '\'') => quote = Some(c),
             (None, '>' | '|' | ';') => break,
+            (None, '#') if cur.is_empty() => break,
             (None, c) if c.is_whitespace() => {
                 if !cur.is_empty() {
                     out.push(std::mem::take(&mut cur));

@@ -32,6 +32,7 @@ fn field(c: &Connection, name: &str) -> Option<i128> {
         "tcpi_rto" => us(c.rto()),
         "tcpi_rtt" => us(c.srtt()?),
         "tcpi_snd_mss" => c.smss() as i128,
+        "tcpi_advmss" => c.config().mss as i128,
         "tcpi_backoff" => c.backoff() as i128,
         "tcpi_state" => match c.state() {
             State::Established => 1,
