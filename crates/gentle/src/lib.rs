@@ -14,6 +14,7 @@ pub mod emulate;
 pub mod episodes;
 pub mod interrupt;
 pub mod output;
+pub mod packetdrill;
 pub mod plot;
 pub mod programs;
 pub mod report;

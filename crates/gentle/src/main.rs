@@ -261,6 +261,10 @@ enum Cmd {
     /// in DIR/records/), then a table of every point's summary (DIR/points.parquet);
     /// an interrupted sweep goes on with --resume.
     Sweep(gentle::sweeping::command::SweepArgs),
+    /// Run packetdrill scripts against the engine in virtual time: exit 0 when all
+    /// pass (or are SKIPPED for what the engine does not model), 1 on a failure, 2
+    /// on a bad script.
+    Packetdrill(gentle::packetdrill::Args),
     /// Measure the simulator's speed.
     Bench {
         /// Print JSON.
@@ -590,6 +594,7 @@ fn main() -> ExitCode {
             run.args(gentle::emulate::EngineEnd::Client, None),
         )),
         Cmd::Sweep(args) => ExitCode::from(gentle::sweeping::command::command(args)),
+        Cmd::Packetdrill(args) => ExitCode::from(gentle::packetdrill::command(&args)),
         Cmd::Bench { json, full } => {
             let r = bench::run(full);
             if json {

@@ -12,6 +12,7 @@ mod fast_start;
 mod golden;
 mod kernel_vs_sim;
 mod linux_eras;
+mod packetdrill;
 mod pictures;
 mod proactive;
 mod prr_figures;

@@ -439,6 +439,27 @@ impl Connection {
     pub fn pipe(&self) -> u32 {
         self.sb.pipe()
     }
+    /// Segments sent and not yet cumulatively acknowledged (Linux `packets_out`,
+    /// `tcpi_unacked`).
+    pub fn packets_out(&self) -> u32 {
+        self.sb.packets_out()
+    }
+    /// Consecutive timeouts without progress (Linux `icsk_backoff`, `tcpi_backoff`).
+    pub fn backoff(&self) -> u32 {
+        self.rtt.backoff
+    }
+    /// Segments SACKed above `snd_una` (Linux `sacked_out`, `tcpi_sacked`).
+    pub fn sacked_out(&self) -> u32 {
+        self.sb.sacked_out
+    }
+    /// Segments marked lost (Linux `lost_out`, `tcpi_lost`).
+    pub fn lost_out(&self) -> u32 {
+        self.sb.lost_out
+    }
+    /// Retransmissions in flight (Linux `retrans_out`, `tcpi_retrans`).
+    pub fn retrans_out(&self) -> u32 {
+        self.sb.retrans_out
+    }
     /// Payload bytes per full-sized segment sent (after options).
     pub fn smss(&self) -> u32 {
         self.opts.smss

@@ -1,0 +1,189 @@
+//! `gentle packetdrill`: the project's own scripts (tests/packetdrill/) pass on
+//! `linux-6`; a wrong expectation fails with its line and both packets; what the
+//! engine does not model is SKIPPED with the reason; a bad script exits 2 with
+//! file:line:column.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gentle::packetdrill::{Outcome, run_script, run_source};
+use gentle_tcp::Profile;
+
+fn scripts_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/packetdrill")
+}
+
+fn linux6(src: &str) -> Outcome {
+    run_source(Path::new("t.pkt"), src, &Profile::Linux6.config(), true)
+}
+
+/// A server connection after its handshake: the prologue of the tests below.
+const SERVER: &str = "`sysctl -q net.ipv4.tcp_timestamps=0`
+    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+   +0 bind(3, ..., ...) = 0
+   +0 listen(3, 1) = 0
+   +0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>
+   +0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 7>
+  +.1 < . 1:1(0) ack 1 win 512
+   +0 accept(3, ..., ...) = 4
+";
+
+#[test]
+fn own_scripts_pass_on_linux_6() {
+    let mut n = 0;
+    for e in std::fs::read_dir(scripts_dir()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "pkt") {
+            let o = run_script(&p, &Profile::Linux6.config(), true);
+            assert_eq!(o, Outcome::Pass, "{}", p.display());
+            n += 1;
+        }
+    }
+    assert!(n >= 6, "only {n} scripts");
+}
+
+#[test]
+fn a_wrong_sequence_number_fails_with_line_and_both_packets() {
+    let src = format!(
+        "{SERVER}   +0 write(4, ..., 3000) = 3000\n   +0 > P. 1:1001(1000) ack 1\n   +0 > P. 2001:3001(1000) ack 1\n"
+    );
+    let Outcome::Fail(f) = linux6(&src) else {
+        panic!("{:?}", linux6(&src))
+    };
+    assert_eq!(f.line, 11);
+    assert!(f.msg.contains("tcp_seq: expected: 2001"), "{}", f.msg);
+    assert!(f.msg.contains("actual: 1001"), "{}", f.msg);
+    assert_eq!(
+        f.expected.as_deref(),
+        Some("0.100000 P. 2001:3001(1000) ack 1")
+    );
+    let actual = f.actual.unwrap();
+    assert!(
+        actual.starts_with("0.100000 . 1001:2001(1000) ack 1 win "),
+        "{actual}"
+    );
+    assert_eq!(f.time_us, 100_000);
+}
+
+#[test]
+fn a_late_packet_fails_on_its_time() {
+    // The first RTO is 300 ms after the send, not 200.
+    let src = format!(
+        "{SERVER}`sysctl -q net.ipv4.tcp_early_retrans=0`\n   +0 write(4, ..., 1000) = 1000\n   +0 > P. 1:1001(1000) ack 1\n  +.2 > P. 1:1001(1000) ack 1\n"
+    );
+    let Outcome::Fail(f) = linux6(&src) else {
+        panic!("{:?}", linux6(&src))
+    };
+    assert_eq!(f.line, 12);
+    assert!(
+        f.msg
+            .contains("expected outbound packet at 0.300000 sec but happened at 0.400000"),
+        "{}",
+        f.msg
+    );
+}
+
+#[test]
+fn a_wrong_return_value_and_a_failed_assert_fail() {
+    let src = format!("{SERVER}   +0 write(4, ..., 1000) = 999\n");
+    let Outcome::Fail(f) = linux6(&src) else {
+        panic!()
+    };
+    assert!(
+        f.msg.contains("expected result 999 but got 1000"),
+        "{}",
+        f.msg
+    );
+    let src = format!("{SERVER}   +0 %{{ assert tcpi_snd_cwnd == 3, tcpi_snd_cwnd }}%\n");
+    let Outcome::Fail(f) = linux6(&src) else {
+        panic!()
+    };
+    assert!(f.msg.contains("tcpi_snd_cwnd = 10"), "{}", f.msg);
+}
+
+#[test]
+fn what_the_engine_does_not_model_is_skipped_with_the_reason() {
+    let o = linux6(
+        "`sysctl -q net.ipv4.tcp_congestion_control=bbr`\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n",
+    );
+    assert_eq!(
+        o,
+        Outcome::Skip(
+            1,
+            "sysctl tcp_congestion_control=bbr: only reno and cubic are modelled".into()
+        )
+    );
+    let o = linux6(&format!("{SERVER}   +0 sendfile(4, 5, ..., 1000) = 1000\n"));
+    assert_eq!(
+        o,
+        Outcome::Skip(9, "syscall sendfile() not modelled".into())
+    );
+    let o = linux6(&format!(
+        "{SERVER}   +0 setsockopt(4, SOL_TCP, TCP_CORK, [1], 4) = 0\n"
+    ));
+    assert!(
+        matches!(&o, Outcome::Skip(9, r) if r.contains("TCP_CORK")),
+        "{o:?}"
+    );
+    let o = linux6(&format!(
+        "{SERVER}   +0 %{{ assert tcpi_delivered == 1 }}%\n"
+    ));
+    assert!(
+        matches!(&o, Outcome::Skip(9, r) if r.contains("tcpi_delivered")),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn cli_exit_codes_and_bad_script_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.pkt");
+    std::fs::write(
+        &bad,
+        "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 > S. 0:5(0) ack 1\n",
+    )
+    .unwrap();
+    let run = |args: &[&Path]| {
+        Command::new(env!("CARGO_BIN_EXE_gentle"))
+            .arg("packetdrill")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[&bad]);
+    assert_eq!(o.status.code(), Some(2));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("bad.pkt:2:9: inconsistent TCP sequence numbers"),
+        "{out}"
+    );
+
+    let fail = dir.path().join("fail.pkt");
+    std::fs::write(
+        &fail,
+        format!("{SERVER}   +0 write(4, ..., 10) = 10\n   +0 > P. 1:2(1) ack 1\n"),
+    )
+    .unwrap();
+    let o = run(&[&fail]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("fail.pkt:10: error handling packet: live packet payload"),
+        "{out}"
+    );
+
+    let good = scripts_dir().join("slow-start.pkt");
+    let o = Command::new(env!("CARGO_BIN_EXE_gentle"))
+        .args(["packetdrill", "--ignore-psh", "--json"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["passed"], 1);
+}
