@@ -501,8 +501,7 @@ impl Forwarder {
     fn depart(&mut self, from: usize, b: u32, len: usize, log: u32, depart: u64) {
         let to = 1 - from;
         let payload = self.report.log[log as usize].payload;
-        let (delay, _held_back, dup) = self.channels[from].propagation(payload);
-        let due = depart + delay.as_nanos() as u64;
+        let (due, _held_back, dup) = self.channels[from].propagation(payload, depart);
         self.report.log[log as usize].due_ns = due;
         self.push(log, to, b, len);
         if dup {

@@ -12,8 +12,8 @@
 use std::time::Duration;
 
 use gentle_sim::link::{
-    ChannelSpec, Draws, LinkSpec, QueueDiscipline, QueueLimit, RedParams, Reorder, ReservedBits,
-    Scheduling,
+    ChannelSpec, Draws, Jitter, JitterDist, LinkSpec, QueueDiscipline, QueueLimit, RedParams,
+    Reorder, ReservedBits, Scheduling,
 };
 use gentle_sim::loss::{AppliesTo, DropCount, LossModel};
 use rand::Rng;
@@ -32,6 +32,7 @@ const LINK_KEYS: &[&str] = &[
     "queue",
     "loss",
     "reorder",
+    "jitter",
     "duplicate",
     "draws",
     "strip_option",
@@ -49,6 +50,7 @@ const DIR_KEYS: &[&str] = &[
     "queue",
     "loss",
     "reorder",
+    "jitter",
     "duplicate",
     "draws",
     "strip_option",
@@ -59,7 +61,9 @@ const DIR_KEYS: &[&str] = &[
 ];
 const RED_KEYS: &[&str] = &["w_q", "min_th", "max_th", "max_p", "gentle", "ecn"];
 const RED_EXPECTED: &str = "true, false, or a table like { w_q = 0.02, min_th = 7.5, max_th = 30, max_p = 0.1, gentle = false, ecn = true }";
-const DIR_EXPECTED: &str = "a table of rate, delay, queue, loss, reorder, duplicate, draws, strip_option, reserved_bits, red, priority_drop, scheduling";
+const DIR_EXPECTED: &str = "a table of rate, delay, queue, loss, reorder, jitter, duplicate, draws, strip_option, reserved_bits, red, priority_drop, scheduling";
+const JITTER_KEYS: &[&str] = &["mean", "dist", "shape", "correlation", "reorder"];
+const JITTER_EXPECTED: &str = "a table like { mean = \"5ms\", dist = \"exponential\", correlation = 0.9, reorder = false } (dist \"exponential\" or \"pareto\" with a shape above 1)";
 const LOSS_KEYS: &[&str] = &[
     "model",
     "p",
@@ -324,6 +328,9 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
         }
         c.spec.reorder = Some(Reorder { p, extra, packets });
     }
+    if let Some(j) = t.sub("jitter", JITTER_EXPECTED)? {
+        c.spec.jitter = Some(parse_jitter(&j)?);
+    }
     if let Some(p) = t.prob("duplicate")? {
         c.spec.duplicate = p;
     }
@@ -567,4 +574,52 @@ fn parse_loss(l: &Table<'_>) -> Result<(LossModel, AppliesTo)> {
             }
         };
     Ok((m, applies))
+}
+
+/// A link direction's delay variation ([`gentle_sim::link::jitter`]).
+fn parse_jitter(j: &Table<'_>) -> Result<Jitter> {
+    j.check_keys(JITTER_KEYS)?;
+    let mean = j
+        .duration("mean")?
+        .ok_or_else(|| j.missing("mean", "a duration like \"5ms\""))?;
+    let dist = match j.str("dist", "\"exponential\" or \"pareto\"")? {
+        None | Some("exponential") => JitterDist::Exponential,
+        Some("pareto") => {
+            let shape = j
+                .float("shape", "a number above 1")?
+                .ok_or_else(|| j.missing("shape", "a number above 1 (1.5 is heavy-tailed)"))?;
+            if !(shape > 1.0 && shape.is_finite()) {
+                return Err(j.bad(
+                    "shape",
+                    format!("{shape} leaves the mean infinite"),
+                    "a number above 1",
+                ));
+            }
+            JitterDist::Pareto { shape }
+        }
+        Some(d) => {
+            return Err(j.bad(
+                "dist",
+                format!("unknown distribution `{d}`"),
+                "\"exponential\" or \"pareto\"",
+            ));
+        }
+    };
+    let correlation = j
+        .float("correlation", "a number from 0 to below 1")?
+        .unwrap_or(0.0);
+    if !(0.0..1.0).contains(&correlation) {
+        return Err(j.bad(
+            "correlation",
+            format!("{correlation} is outside [0, 1)"),
+            "a number from 0 to below 1",
+        ));
+    }
+    let reorder = j.bool("reorder")?.unwrap_or(false);
+    Ok(Jitter {
+        mean,
+        dist,
+        correlation,
+        reorder,
+    })
 }

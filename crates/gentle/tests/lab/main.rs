@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod corrective_pages;
 mod corrective_table5;
+mod delay_variation;
 mod emulate;
 mod er_reordering;
 mod fast_start;

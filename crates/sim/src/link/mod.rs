@@ -17,6 +17,7 @@
 //! transmitter, which takes the next packet when the current one is serialised.
 
 pub mod draws;
+pub mod jitter;
 pub mod queue;
 pub mod red;
 
@@ -31,6 +32,8 @@ use serde::{Deserialize, Serialize};
 use crate::loss::{AppliesTo, Loss, LossModel};
 pub use draws::Draws;
 use draws::PositionKeys;
+use jitter::JitterState;
+pub use jitter::{Jitter, JitterDist};
 use queue::TxQueue;
 pub use red::{Red, RedParams, RedVerdict};
 
@@ -113,6 +116,9 @@ pub struct ChannelSpec {
     pub loss: LossModel,
     pub loss_applies: AppliesTo,
     pub reorder: Option<Reorder>,
+    /// Per-packet delay variation ([`jitter`]).
+    #[serde(default)]
+    pub jitter: Option<Jitter>,
     /// Probability that a packet is delivered twice.
     pub duplicate: f64,
     /// Where loss, reordering and duplication draws come from ([`draws`]).
@@ -158,6 +164,7 @@ impl Default for ChannelSpec {
             loss: LossModel::None,
             loss_applies: AppliesTo::All,
             reorder: None,
+            jitter: None,
             duplicate: 0.0,
             draws: Draws::Arrival,
             strip_option: 0.0,
@@ -180,6 +187,8 @@ pub struct ChannelStats {
     pub dropped_loss: u64,
     pub dropped_queue: u64,
     pub delivered: u64,
+    /// Packets held back (`reorder`) or that overtook an earlier one (`jitter`
+    /// with `reorder`).
     pub reordered: u64,
     pub duplicated: u64,
     pub bytes_delivered: u64,
@@ -308,6 +317,8 @@ pub struct Channel {
     /// (its loss draws, then its reordering and duplication draws).
     keys: Option<Box<PositionKeys>>,
     packet_rng: Option<ChaCha8Rng>,
+    /// The delay-variation process, when the spec has one.
+    jitter: JitterState,
 }
 
 impl Channel {
@@ -331,6 +342,7 @@ impl Channel {
             evicted: Vec::new(),
             keys,
             packet_rng: None,
+            jitter: JitterState::default(),
             spec,
             from,
             to,
@@ -651,10 +663,11 @@ impl Channel {
         })
     }
 
-    /// Propagation delay for one packet, whether it was held back (reordered), and
+    /// When a packet that leaves at `depart_ns` arrives, whether it may arrive out
+    /// of order (held back, or delay variation that lets packets overtake), and
     /// whether a duplicate follows.
     #[inline(always)]
-    pub fn propagation(&mut self, payload: u32) -> (Duration, bool, bool) {
+    pub fn propagation(&mut self, payload: u32, depart_ns: u64) -> (u64, bool, bool) {
         let mut d = self.spec.delay;
         let mut held_back = false;
         if payload > 0 {
@@ -672,11 +685,18 @@ impl Channel {
                 held_back = true;
             }
         }
+        let mut due = depart_ns + d.as_nanos() as u64;
+        if let Some(j) = &self.spec.jitter {
+            let overtakes;
+            (due, overtakes) = self.jitter.apply(j, due, rng);
+            held_back |= j.reorder;
+            self.stats.reordered += overtakes as u64;
+        }
         let dup = self.spec.duplicate > 0.0 && rng.gen_bool(self.spec.duplicate);
         if dup {
             self.stats.duplicated += 1;
         }
-        (d, held_back, dup)
+        (due, held_back, dup)
     }
 }
 

@@ -482,11 +482,10 @@ impl<'o> Sim<'o> {
     fn propagate(&mut self, chan: usize, slot: u32, bytes: usize, depart_ns: u64) {
         let payload = self.slab.get(slot).meta.payload;
         let c = &mut self.chans[chan];
-        let (d, held_back, dup) = c.propagation(payload);
+        let (t, held_back, dup) = c.propagation(payload, depart_ns);
         c.stats.delivered += 1;
         c.stats.bytes_delivered += bytes as u64;
         let to = c.to;
-        let t = depart_ns + d.as_nanos() as u64;
         let copy = dup.then(|| {
             let mut copy = self.slab.get(slot).clone();
             copy.meta.duplicate = true;

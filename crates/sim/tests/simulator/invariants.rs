@@ -4,7 +4,7 @@
 //! idle periods that start fast starts), and TCP sessions (several connections
 //! between the same hosts sharing one window and loss recovery, with and without
 //! fast start): under random seeded
-//! loss, reordering, duplication and ACK loss — and, for Corrective, middleboxes that
+//! loss, reordering, delay variation, duplication and ACK loss — and, for Corrective, middleboxes that
 //! strip its option or translate sequence numbers; for Proactive, middleboxes that
 //! clear or refuse the reserved header bits — every exchange completes and every byte
 //! arrives once, in order and intact (so no rebuilt byte is ever wrong). Failing seeds are printed for replay.
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use common::*;
 use gentle_sim::Sim;
-use gentle_sim::link::{Reorder, ReservedBits};
+use gentle_sim::link::{Jitter, JitterDist, Reorder, ReservedBits};
 use gentle_sim::loss::LossModel;
 use gentle_sim::workload::ConnectionMode;
 use gentle_tcp::{
@@ -177,6 +177,24 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
                 LossModel::None
             };
             let mut up = chan(rate, down.delay.as_millis() as u64, up_loss);
+            // Delay variation on either direction: heavy-tailed or not, packets
+            // overtaking or not.
+            for c in [&mut down, &mut up] {
+                if r.gen_bool(0.3) {
+                    c.jitter = Some(Jitter {
+                        mean: Duration::from_millis(r.gen_range(1..40)),
+                        dist: if r.gen_bool(0.5) {
+                            JitterDist::Exponential
+                        } else {
+                            JitterDist::Pareto {
+                                shape: r.gen_range(1.2..3.0),
+                            }
+                        },
+                        correlation: r.gen_range(0.0..0.95),
+                        reorder: r.gen_bool(0.5),
+                    });
+                }
+            }
             if config.proactive {
                 // Middleboxes (§7): one that clears the reserved bits, one that drops
                 // packets that have them set, in either direction or both.

@@ -299,7 +299,7 @@ fn position_draws_do_not_depend_on_arrival_order() {
         let mut out = vec![false; order.len()];
         for (t, &i) in order.iter().enumerate() {
             let a = c.admit(t as u64 * gap, 1040, &pkts[i]);
-            c.propagation(pkts[i].payload);
+            c.propagation(pkts[i].payload, t as u64 * gap);
             out[i] = a == Admit::DroppedLoss;
         }
         out

@@ -1,0 +1,106 @@
+//! Per-packet delay variation on a link (`jitter`): RTT samples vary, so timeouts and
+//! spurious retransmissions happen as on real paths; without `reorder` packets keep their
+//! order; bad parameters are refused with their place.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common;
+
+const PATH: &str = r#"trials = 3000
+seed = 3
+[[link]]
+a = "server"
+b = "client"
+rate = "10Mbit/s"
+delay = "50ms"
+loss = { model = "bernoulli", p = 0.01 }
+"#;
+
+const REST: &str = r#"
+[[workload]]
+client = "client"
+server = "server"
+request = "40B"
+response = { dist = "lognormal", median = "7.5KB", sigma = 1.0 }
+[[variant]]
+profile = "linux-3.10"
+"#;
+
+/// Runs the path with `jitter` (a TOML value, or nothing) and returns the variant's
+/// JSON summary, or the command's stderr and exit status when it fails.
+fn run(jitter: Option<&str>) -> Result<Value, (i32, String)> {
+    let d = common::scratch("jitter");
+    let j = jitter.map_or(String::new(), |j| format!("jitter = {j}\n"));
+    let text = format!("name = \"j\"\n{PATH}{j}{REST}");
+    std::fs::write(d.join("s.toml"), text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_gentle"))
+        .current_dir(&*d)
+        .args(["run", "s.toml", "--json"])
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        return Err((
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        ));
+    }
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    Ok(doc["variants"][0].clone())
+}
+
+#[test]
+fn delay_variation_brings_timeouts_and_spurious_retransmissions_a_fixed_delay_has_not() {
+    let flat = run(None).unwrap();
+    let var = run(Some(
+        r#"{ mean = "30ms", dist = "pareto", shape = 1.3, correlation = 0.8 }"#,
+    ))
+    .unwrap();
+    let c = |v: &Value, k: &str| v["counters"][k].as_u64().unwrap();
+    assert!(
+        c(&var, "TCPTimeouts") > c(&flat, "TCPTimeouts") + 5,
+        "timeouts: fixed {} varying {}",
+        c(&flat, "TCPTimeouts"),
+        c(&var, "TCPTimeouts")
+    );
+    // Retransmissions the receiver already had (DSACKs): late ACKs fired timers.
+    assert!(
+        c(&var, "TCPDSACKRecv") > 2 * c(&flat, "TCPDSACKRecv"),
+        "spurious retransmissions: fixed {} varying {}",
+        c(&flat, "TCPDSACKRecv"),
+        c(&var, "TCPDSACKRecv")
+    );
+    // Without `reorder`, no packet overtakes another: nothing is reordered by the
+    // link, and the receiver never sees a hole the network did not make.
+    assert_eq!(var["links"]["reordered"], 0);
+    let free = run(Some(
+        r#"{ mean = "20ms", correlation = 0.0, reorder = true }"#,
+    ))
+    .unwrap();
+    assert!(
+        free["links"]["reordered"].as_u64().unwrap() > 100,
+        "{}",
+        free["links"]
+    );
+    assert!(c(&free, "TCPDSACKRecv") > c(&var, "TCPDSACKRecv"));
+}
+
+#[test]
+fn bad_delay_variation_is_refused_with_its_place() {
+    for (j, needle) in [
+        (r#"{ mean = "5ms", dist = "pareto", shape = 1 }"#, "shape"),
+        (r#"{ mean = "5ms", correlation = 1.0 }"#, "correlation"),
+        (
+            r#"{ mean = "5ms", dist = "gamma" }"#,
+            "unknown distribution",
+        ),
+        (r#"{ dist = "exponential" }"#, "mean"),
+        (r#"{ mean = "5ms", wobble = 2 }"#, "wobble"),
+    ] {
+        let (code, err) = run(Some(j)).unwrap_err();
+        assert_eq!(code, 2, "{j}: {err}");
+        assert!(err.contains("s.toml:10:"), "{j}: {err}");
+        assert!(err.contains(needle), "{j}: {err}");
+    }
+}
