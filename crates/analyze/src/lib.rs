@@ -19,6 +19,7 @@ pub mod decode;
 pub mod exchange;
 pub mod figures;
 pub mod flow;
+pub mod legacy;
 pub mod rtt;
 pub mod sack;
 pub mod sender;
