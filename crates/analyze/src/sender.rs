@@ -590,19 +590,7 @@ impl Sender {
                 (Cause::Timeout, false)
             }
             State::Recovery { .. } => (Cause::Fast, false),
-            State::Open if ack_clocked => {
-                let (plain, fack) = self.dup_evidence_fack();
-                if plain >= 3 {
-                    (Cause::Fast, false)
-                } else if fack >= 3 && !habits.no_fack {
-                    // FACK's entry (Linux before 4.15): fast recovery, unless the host
-                    // turns out not to use FACK.
-                    self.fack_entry = true;
-                    (Cause::Fast, false)
-                } else {
-                    (Cause::Early, false)
-                }
-            }
+            State::Open if ack_clocked => (self.ack_clocked_cause(habits), false),
             State::Open => {
                 let evidence = self.dup_evidence();
                 let several = self.segs.len() > 1;
@@ -660,6 +648,22 @@ impl Sender {
                 self.last_timer = Some(timer(false));
                 (Cause::Timeout, false)
             }
+        }
+    }
+
+    /// The first retransmission of a recovery, right after an ACK: fast with three
+    /// duplicates behind the hole (RFC 5681 §3.2, RFC 6675 §5), or on FACK's count
+    /// (Linux before 4.15) unless the host is known not to use FACK; early with
+    /// fewer (RFC 5827, RFC 8985 §6.2).
+    fn ack_clocked_cause(&mut self, habits: &HostHabits) -> Cause {
+        let (plain, fack) = self.dup_evidence_fack();
+        if plain >= 3 {
+            Cause::Fast
+        } else if fack >= 3 && !habits.no_fack {
+            self.fack_entry = true;
+            Cause::Fast
+        } else {
+            Cause::Early
         }
     }
 

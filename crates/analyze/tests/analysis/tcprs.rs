@@ -246,3 +246,37 @@ fn agreement_with_tcprs_on_real_captures() {
     assert!(all >= 93.0, "agreement {all:.1}% (floor 93%)");
     assert!(resp >= 96.0, "responder agreement {resp:.1}% (floor 96%)");
 }
+
+/// Labels the packets show wrong: (capture, time in µs, sequence number, gentle's
+/// class, why).
+const TCPRS_WRONG: [(&str, u64, u32, Class, &str); 2] = [
+    (
+        "composite/comp007",
+        1_285_863_043_653_556,
+        2_114_253_567,
+        Class::None,
+        "a SYN-ACK 74 µs after the client's repeated SYN answers it (Linux \
+         tcp_check_req), no timer: TCPRS calls it an RTO",
+    ),
+    (
+        "rto/rto007",
+        1_285_864_277_439_357,
+        4_283_342_860,
+        Class::None,
+        "a SYN-ACK 93 µs after the client's repeated SYN answers it, no timer: TCPRS \
+         calls it an RTO",
+    ),
+];
+
+#[test]
+fn where_tcprs_is_wrong_the_packets_say_so() {
+    let rows = compare();
+    for (trace, ts, seq, want, why) in TCPRS_WRONG {
+        let (l, got) = rows
+            .iter()
+            .find(|(l, _)| l.trace == trace && l.key.3 == ts && l.key.2 == seq)
+            .unwrap_or_else(|| panic!("{trace} {ts}: no such label"));
+        assert_ne!(l.class, Some(want), "{trace} {ts}: TCPRS agrees after all");
+        assert_eq!(*got, want, "{trace} {ts}: {why}");
+    }
+}
