@@ -144,7 +144,12 @@ impl<'r> CaptureReader<'r> {
                 "not a capture: expected the magic number of pcap or pcapng".into(),
             ));
         }
+        let swapped = crate::legacy::swapped_lengths(&head);
         let reader = std::io::Cursor::new(head).chain(reader);
+        let reader: Box<dyn Read + Send + 'r> = match swapped {
+            Some(big_endian) => Box::new(crate::legacy::SwapLengths::new(reader, big_endian)),
+            None => Box::new(reader),
+        };
         let inner = pcap_parser::create_reader(BUFFER, reader).map_err(|e| {
             header_error(match e {
                 PcapError::HeaderNotRecognized => {

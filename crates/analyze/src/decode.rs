@@ -34,11 +34,17 @@ pub mod linktype {
     pub const IPV6: i32 = 229;
     /// Linux cooked capture v2.
     pub const LINUX_SLL2: i32 = 276;
+    /// PPP (RFC 1661 §2), with or without the HDLC address and control bytes.
+    pub const PPP: i32 = 9;
+    /// FDDI (ANSI X3.139), with an 802.2 LLC/SNAP header.
+    pub const FDDI: i32 = 10;
 
     /// The link types [`decode`](super::decode) reads.
-    pub const SUPPORTED: [i32; 8] = [
+    pub const SUPPORTED: [i32; 10] = [
         NULL,
         ETHERNET,
+        PPP,
+        FDDI,
         RAW_OPENBSD,
         RAW,
         LINUX_SLL,
@@ -59,8 +65,8 @@ pub mod linktype {
             ETHERNET => "ETHERNET",
             6 => "IEEE802_5",
             8 => "SLIP",
-            9 => "PPP",
-            10 => "FDDI",
+            PPP => "PPP",
+            FDDI => "FDDI",
             RAW_OPENBSD | RAW => "RAW",
             50 => "PPP_HDLC",
             51 => "PPP_ETHER",
@@ -141,6 +147,8 @@ pub struct Options {
     pub corrective: bool,
     /// ... and carried ENCODED: the payload is redundancy, not new data.
     pub corrective_encoded: bool,
+    /// An option ran past the header: those before it were read.
+    pub truncated: bool,
 }
 
 impl Options {
@@ -236,6 +244,21 @@ pub fn decode(linktype: i32, ts_ns: u64, data: &[u8]) -> Decoded<'_> {
             let et = u16::from_be_bytes([data[0], data[1]]);
             Some(LaxSlicedPacket::from_ether_type(EtherType(et), &data[20..]))
         }
+        linktype::PPP => {
+            let Some(ip) = ppp_ip(data) else {
+                return Decoded::Other;
+            };
+            LaxSlicedPacket::from_ip(ip).ok()
+        }
+        linktype::FDDI => {
+            // 13 bytes of frame control and addresses, then LLC/SNAP (RFC 1042):
+            // AA AA 03, a zero OUI, the EtherType.
+            if data.len() < 21 || data[13..19] != [0xaa, 0xaa, 0x03, 0, 0, 0] {
+                return Decoded::Other;
+            }
+            let et = u16::from_be_bytes([data[19], data[20]]);
+            Some(LaxSlicedPacket::from_ether_type(EtherType(et), &data[21..]))
+        }
         _ => return Decoded::Other,
     };
     let Some(p) = sliced else {
@@ -288,6 +311,18 @@ pub fn decode(linktype: i32, ts_ns: u64, data: &[u8]) -> Decoded<'_> {
     parse_tcp(ts_ns, src, dst, ecn, tcp, tcp_len)
 }
 
+/// The IP packet in a PPP frame (RFC 1661 §2, RFC 1662 §3.1 for the optional FF 03
+/// address and control bytes): protocol 0x0021 is IPv4, 0x0057 IPv6.
+fn ppp_ip(data: &[u8]) -> Option<&[u8]> {
+    let d = data.strip_prefix(&[0xff, 0x03]).unwrap_or(data);
+    match d {
+        [0x00, 0x21, ip @ ..] | [0x00, 0x57, ip @ ..] => Some(ip),
+        // A compressed one-byte protocol field (RFC 1661 §6.5).
+        [0x21, ip @ ..] | [0x57, ip @ ..] => Some(ip),
+        _ => None,
+    }
+}
+
 /// Reads a TCP header from `tcp` (the captured bytes) whose full length, header and
 /// payload, is `tcp_len`.
 fn parse_tcp<'a>(
@@ -313,9 +348,7 @@ fn parse_tcp<'a>(
     }
     let be16 = |i: usize| u16::from_be_bytes([tcp[i], tcp[i + 1]]);
     let be32 = |i: usize| u32::from_be_bytes([tcp[i], tcp[i + 1], tcp[i + 2], tcp[i + 3]]);
-    let Some(opts) = parse_options(&tcp[20..doff]) else {
-        return Decoded::Malformed("TCP option runs past the header");
-    };
+    let opts = parse_options(&tcp[20..doff]);
     let payload = &tcp[doff..];
     let len = (tcp_len - doff) as u32;
     let seg = Segment {
@@ -338,7 +371,7 @@ fn parse_tcp<'a>(
 
 /// RFC 9293 §3.1 option list: kind, length, data; kinds 0 (end) and 1 (no-op) are a
 /// single byte. Unknown options are skipped by their length.
-fn parse_options(mut b: &[u8]) -> Option<Options> {
+fn parse_options(mut b: &[u8]) -> Options {
     let mut o = Options::default();
     while let Some(&kind) = b.first() {
         match kind {
@@ -349,9 +382,15 @@ fn parse_options(mut b: &[u8]) -> Option<Options> {
             }
             _ => {}
         }
-        let len = *b.get(1)? as usize;
+        // An option whose length runs past the header (or is below 2) ends what
+        // can be read: the options before it stand, as Wireshark keeps them.
+        let Some(&len) = b.get(1) else {
+            break;
+        };
+        let len = len as usize;
         if len < 2 || len > b.len() {
-            return None;
+            o.truncated = true;
+            break;
         }
         let d = &b[2..len];
         match (kind, d.len()) {
@@ -380,5 +419,5 @@ fn parse_options(mut b: &[u8]) -> Option<Options> {
         }
         b = &b[len..];
     }
-    Some(o)
+    o
 }

@@ -170,13 +170,22 @@ pub struct Unsettled {
     pub episode: Option<usize>,
     /// The guess.
     pub guess: Cause,
+    /// A fast retransmission on FACK's count alone (else a probe-or-timeout).
+    pub fack: bool,
 }
 
 impl FlowReport {
-    /// Settles the guesses: lone-segment timer retransmissions were probes or not.
-    pub fn settle(&mut self, probes: bool) {
-        let to = if probes { Cause::Probe } else { Cause::Timeout };
+    /// Settles the guesses by the host's habits: lone-segment timer retransmissions
+    /// were probes or not (`probes`, if known); recoveries begun on FACK's count
+    /// alone were early if the host does not use FACK.
+    pub fn settle(&mut self, probes: Option<bool>, no_fack: bool) {
         for u in std::mem::take(&mut self.unsettled) {
+            let to = match (u.fack, probes) {
+                (true, _) if no_fack => Cause::Early,
+                (false, Some(true)) => Cause::Probe,
+                (false, Some(false)) => Cause::Timeout,
+                _ => continue,
+            };
             if u.guess == to {
                 continue;
             }
@@ -190,6 +199,7 @@ impl FlowReport {
             if let Some(r) = self.retransmission_log.get_mut(u.log) {
                 r.cause = to;
                 r.ambiguous = false;
+                r.fack_only = false;
             }
         }
     }
@@ -229,6 +239,9 @@ pub struct Flow {
     data_packets: u64,
     syn_retrans: u32,
     syn_seen: [bool; 2],
+    /// A side's SYN came again and the other side has not sent its SYN since: the
+    /// next SYN-ACK answers it.
+    syn_repeated: [bool; 2],
     synack_ns: Option<u64>,
     syn_ns: Option<u64>,
     handshake_rtt: Option<u64>,
@@ -276,12 +289,13 @@ impl Flow {
             client,
             start_ns: t,
             last_ns: t,
-            srv: Sender::default(),
-            cli: Sender::default(),
+            srv: Sender::far_from_capture(point == CapturePoint::Client),
+            cli: Sender::far_from_capture(point == CapturePoint::Server),
             packets: 0,
             data_packets: 0,
             syn_retrans: 0,
             syn_seen: [false; 2],
+            syn_repeated: [false; 2],
             synack_ns: None,
             syn_ns: None,
             handshake_rtt: None,
@@ -303,6 +317,14 @@ impl Flow {
             rate: Welford::default(),
             rate_from: None,
             point,
+        }
+    }
+
+    /// The direction the near end (where the capture was taken) sends in.
+    fn near_dir(&self) -> Dir {
+        match self.point {
+            CapturePoint::Server => Dir::ToClient,
+            CapturePoint::Client => Dir::ToServer,
         }
     }
 
@@ -354,11 +376,19 @@ impl Flow {
             self.rst = true;
             tags.add(Tag::Rst);
         }
-        // The client-side capture sees the client's packets a minimum RTT before the
-        // server does (one way there, and the server's answer one way back).
-        let rx_shift = match self.point {
-            CapturePoint::Server => 0,
-            CapturePoint::Client => self.srv.rtt.min_or(self.handshake_rtt.unwrap_or(0)),
+        // The capture sees the near end's packets as it sends them, and the far
+        // end's as they arrive: an ACK from the near end reaches the far sender, and
+        // what it triggers comes back, about a minimum RTT after the capture saw it.
+        let near = self.near_dir();
+        let to_far = dir == near;
+        let rx_shift = if to_far {
+            let far = match dir {
+                Dir::ToClient => &self.cli,
+                Dir::ToServer => &self.srv,
+            };
+            far.rtt.min_or(self.handshake_rtt.unwrap_or(0))
+        } else {
+            0
         };
         let (me, peer) = match dir {
             Dir::ToClient => (&mut self.srv, &mut self.cli),
@@ -370,15 +400,33 @@ impl Flow {
             if self.syn_seen[side] {
                 self.syn_retrans += 1;
                 tags.add(Tag::SynRetransmission);
+                // A SYN is resent on its timer (RFC 6298 §5.7, RFC 9293 §3.8.1),
+                // unless it answers the peer's repeated SYN (Linux `tcp_check_req`
+                // resends the SYN-ACK when the SYN comes again).
+                if !(seg.has(flags::ACK) && self.syn_repeated[1 - side]) {
+                    cause = Some(Cause::Timeout);
+                }
+                self.syn_repeated[side] = !seg.has(flags::ACK);
             }
+            self.syn_repeated[1 - side] = false;
             self.syn_seen[side] = true;
             me.on_syn(seg.seq);
+            if let Some(m) = seg.opts.mss {
+                me.on_mss_option(m);
+                peer.on_mss_option(m);
+            }
             if seg.has(flags::ACK) {
-                self.synack_ns.get_or_insert(t);
+                self.synack_ns = Some(t);
                 if self.point == CapturePoint::Client
+                    && self.handshake_rtt.is_none()
                     && let Some(s) = self.syn_ns
                 {
-                    self.handshake_rtt.get_or_insert(t.saturating_sub(s));
+                    // SYN out, SYN-ACK back: the path's RTT, both senders' first
+                    // sample.
+                    let r = t.saturating_sub(s);
+                    self.handshake_rtt = Some(r);
+                    me.rtt.sample(r);
+                    peer.rtt.sample(r);
                 }
                 // SACK is in use when the SYN-ACK permits it (RFC 2018 §2: only
                 // in answer to a SYN that did).
@@ -387,7 +435,7 @@ impl Flow {
                     peer.sack_ok = true;
                 }
             } else {
-                self.syn_ns.get_or_insert(t);
+                self.syn_ns = Some(t);
             }
         }
         // The ACK side: what this packet says of the other direction's data.
@@ -401,18 +449,26 @@ impl Flow {
                 let r = t.saturating_sub(sa);
                 self.handshake_rtt = Some(r);
                 // The server's first RTT sample is its SYN-ACK's (Linux
-                // `tcp_synack_rtt_meas`; RFC 6298 §2.2 allows it).
+                // `tcp_synack_rtt_meas`; RFC 6298 §2.2 allows it), and the path's
+                // RTT is the client's too.
                 peer.rtt.sample(r);
+                me.rtt.sample(r);
             }
-            let shift = if dir == Dir::ToServer { rx_shift } else { 0 };
             let k: AckKind = peer.on_ack(
-                t + shift,
+                t + rx_shift,
                 seg.ack,
                 seg.window,
                 seg.len > 0,
                 seg.opts.sack_blocks(),
                 seg.opts.ts.map(|t| t.1),
             );
+            // The far end's ACK of the near end's data: a sample of the path's RTT,
+            // the far sender's as much as the near one's.
+            if let Some(r) = k.rtt_sample
+                && !to_far
+            {
+                me.rtt.sample(r);
+            }
             if k.duplicate {
                 tags.add(Tag::DupAck);
             }
@@ -600,7 +656,7 @@ impl Flow {
             .retrans
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.ambiguous)
+            .filter(|(_, r)| r.ambiguous || r.fack_only)
             .map(|(i, r)| Unsettled {
                 log: i,
                 exchange: exchanges
@@ -608,6 +664,7 @@ impl Flow {
                     .checked_sub(1),
                 episode: srv.episodes.iter().position(|e| e.start_ns == r.t_ns),
                 guess: r.cause,
+                fack: r.fack_only && !r.ambiguous,
             })
             .collect();
         let closed = if self.rst {

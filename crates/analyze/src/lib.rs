@@ -19,7 +19,9 @@ pub mod decode;
 pub mod exchange;
 pub mod figures;
 pub mod flow;
+pub mod legacy;
 pub mod rtt;
+pub mod sack;
 pub mod sender;
 pub mod tags;
 
@@ -330,14 +332,13 @@ impl Analyzer {
         self.reports.sort_by_key(|r| r.id);
         for r in &mut self.reports {
             if !r.unsettled.is_empty()
-                && let Some(p) = r
+                && let Some(h) = r
                     .server
                     .parse::<SocketAddr>()
                     .ok()
                     .and_then(|s| self.habits.get(&s.ip()))
-                    .and_then(|h| h.probes())
             {
-                r.settle(p);
+                r.settle(h.probes(), h.no_fack);
             }
             Self::count(&mut self.totals, r);
         }

@@ -23,6 +23,7 @@ use std::collections::VecDeque;
 
 use crate::cause::{Cause, CauseCounts, Spurious};
 use crate::rtt::RttEstimate;
+use crate::sack::{self, SackedBytes};
 
 /// An ACK this close after the peer's last packet triggered the transmission (the
 /// sender's processing time; a server-side capture sees microseconds).
@@ -93,6 +94,10 @@ pub struct Retransmission {
     pub gap_ns: u64,
     /// A lone segment's probe-or-timeout not yet settled by the host's habits.
     pub ambiguous: bool,
+    /// Called fast on FACK's count alone: early if the host turns out not to use
+    /// FACK.
+    #[serde(skip)]
+    pub fack_only: bool,
 }
 
 /// A loss-recovery episode: from its first retransmission until the ACK that
@@ -127,6 +132,10 @@ pub struct HostHabits {
     /// sample yet, new data it could have sent), so this counts only without proof
     /// of probes.
     pub no_probes: bool,
+    /// Sent new data where FACK would have begun a recovery (`fackets_out` above
+    /// three, fewer than three segments SACKed): the host does not use FACK (Linux
+    /// 4.15+, RFC 6675 alone, RACK).
+    pub no_fack: bool,
 }
 
 impl HostHabits {
@@ -192,6 +201,8 @@ pub struct AckKind {
     pub undid: bool,
     /// Data was acknowledged that had been SACKed past without being retransmitted.
     pub reordering: Option<u32>,
+    /// A Karn RTT sample of a sender next to the capture (RFC 6298 §3).
+    pub rtt_sample: Option<u64>,
 }
 
 /// The sender side of one direction.
@@ -205,7 +216,23 @@ pub struct Sender {
     pub una: u64,
     segs: VecDeque<Seg>,
     dupacks: u32,
+    /// Whole captured segments SACKed.
     sacked: u32,
+    /// SACKed bytes above `una`.
+    sack_bytes: SackedBytes,
+    /// Data segments carry timestamps.
+    timestamps: bool,
+    /// The retransmission being classified was called fast on FACK's count alone.
+    fack_entry: bool,
+    /// The last ACK gave FACK, and FACK alone, the evidence to recover: new data next
+    /// shows a host without FACK.
+    fack_watch: bool,
+    /// The capture was taken at the receiver: this sender's packets are seen as
+    /// they arrive, a one-way delay after they left.
+    far: bool,
+    /// The smaller MSS option of the two SYNs (RFC 9293 §3.7.1: the sender's SMSS is
+    /// at most the peer's).
+    mss_option: Option<u32>,
     last_ack: Option<(u64, u16)>,
     /// The peer's last packet, ns, shifted by the capture point's delay.
     pub last_rx_ns: u64,
@@ -261,6 +288,12 @@ impl Default for Sender {
             segs: VecDeque::new(),
             dupacks: 0,
             sacked: 0,
+            sack_bytes: SackedBytes::default(),
+            mss_option: None,
+            timestamps: false,
+            fack_entry: false,
+            fack_watch: false,
+            far: false,
             last_ack: None,
             last_rx_ns: 0,
             last_trigger_ns: None,
@@ -288,6 +321,14 @@ impl Default for Sender {
 }
 
 impl Sender {
+    /// A sender; `far`: the capture was taken at its receiver.
+    pub fn far_from_capture(far: bool) -> Self {
+        Sender {
+            far,
+            ..Sender::default()
+        }
+    }
+
     /// The sender's SYN: data starts at `isn + 1`.
     pub fn on_syn(&mut self, isn: u32) {
         if self.base.is_none() {
@@ -313,11 +354,36 @@ impl Sender {
         self.ext(v, self.nxt)
     }
 
+    /// An MSS option seen on either SYN.
+    pub fn on_mss_option(&mut self, mss: u16) {
+        if mss > 0 {
+            let m = u32::from(mss);
+            self.mss_option = Some(self.mss_option.map_or(m, |o| o.min(m)));
+        }
+    }
+
+    /// The sender's SMSS: the largest segment seen, at most the MSS options allow
+    /// less the timestamp option every segment carries (RFC 6691 §3, RFC 7323 §3.2:
+    /// 12 bytes with its padding).
+    fn smss(&self) -> u32 {
+        let seen = self.mss.max(1);
+        let ts = if self.timestamps { 12 } else { 0 };
+        self.mss_option
+            .map_or(seen, |o| o.saturating_sub(ts).max(1).min(seen))
+    }
+
+    /// Duplicate ACKs, or with SACK the segments SACKed behind the hole, counted by
+    /// bytes as well as by captured segments ([`sack::evidence`]).
     fn dup_evidence(&self) -> u32 {
+        self.dup_evidence_fack().0
+    }
+
+    /// [`Sender::dup_evidence`], and the same with FACK's count.
+    fn dup_evidence_fack(&self) -> (u32, u32) {
         if self.sack_ok {
-            self.sacked
+            sack::evidence(&self.sack_bytes, self.sacked, self.una, self.smss())
         } else {
-            self.dupacks
+            (self.dupacks, self.dupacks)
         }
     }
 
@@ -380,6 +446,7 @@ impl Sender {
         let start = self.offset(seq);
         let end = start + len as u64;
         self.mss = self.mss.max(len);
+        self.timestamps |= tsval.is_some();
         if start >= self.nxt {
             if start > self.nxt && !self.segs.is_empty() {
                 self.capture_gaps += 1;
@@ -388,6 +455,9 @@ impl Sender {
                 self.rto_ref_ns = t;
             }
             self.judge_after(t);
+            if std::mem::take(&mut self.fack_watch) {
+                habits.no_fack = true;
+            }
             self.segs
                 .push_back(Seg::first(start, end, t, tsval, burst, pos));
             self.nxt = end;
@@ -419,7 +489,9 @@ impl Sender {
             dups: self.dup_evidence(),
             gap_ns: gap,
             ambiguous,
+            fack_only: std::mem::take(&mut self.fack_entry),
         });
+        self.fack_watch = false;
         self.counts.add(cause);
         let i0 = self.segs.partition_point(|s| s.end <= start);
         for s in self.segs.iter_mut().skip(i0) {
@@ -518,13 +590,7 @@ impl Sender {
                 (Cause::Timeout, false)
             }
             State::Recovery { .. } => (Cause::Fast, false),
-            State::Open if ack_clocked => {
-                if self.dup_evidence() >= 3 {
-                    (Cause::Fast, false)
-                } else {
-                    (Cause::Early, false)
-                }
-            }
+            State::Open if ack_clocked => (self.ack_clocked_cause(habits), false),
             State::Open => {
                 let evidence = self.dup_evidence();
                 let several = self.segs.len() > 1;
@@ -582,6 +648,22 @@ impl Sender {
                 self.last_timer = Some(timer(false));
                 (Cause::Timeout, false)
             }
+        }
+    }
+
+    /// The first retransmission of a recovery, right after an ACK: fast with three
+    /// duplicates behind the hole (RFC 5681 §3.2, RFC 6675 §5), or on FACK's count
+    /// (Linux before 4.15) unless the host is known not to use FACK; early with
+    /// fewer (RFC 5827, RFC 8985 §6.2).
+    fn ack_clocked_cause(&mut self, habits: &HostHabits) -> Cause {
+        let (plain, fack) = self.dup_evidence_fack();
+        if plain >= 3 {
+            Cause::Fast
+        } else if fack >= 3 && !habits.no_fack {
+            self.fack_entry = true;
+            Cause::Fast
+        } else {
+            Cause::Early
         }
     }
 
@@ -675,6 +757,11 @@ impl Sender {
 
     /// Settles a lone segment's probe-or-timeout by what the host is known to do.
     pub fn settle(&mut self, habits: HostHabits) {
+        for i in 0..self.retrans.len() {
+            if habits.no_fack && std::mem::take(&mut self.retrans[i].fack_only) {
+                self.revise(i as u32, Cause::Early, false);
+            }
+        }
         let Some(probes) = habits.probes() else {
             return;
         };
@@ -728,12 +815,13 @@ impl Sender {
                 }
                 continue;
             }
+            self.sack_bytes.add(l.max(a), r.min(self.nxt));
             let i0 = self.segs.partition_point(|s| s.end <= l);
             for s in self.segs.iter_mut().skip(i0) {
                 if s.start >= r {
                     break;
                 }
-                if s.start >= l && s.end <= r && !s.sacked {
+                if !s.sacked && self.sack_bytes.covers(s.start, s.end) {
                     s.sacked = true;
                     self.sacked += 1;
                 }
@@ -776,8 +864,14 @@ impl Sender {
                     }
                 }
             }
-            if let Some(r) = sample {
+            // Far from the capture, data is seen as it arrives and the ACK as it
+            // leaves: the gap is the receiver's delay, not an RTT; the flow feeds
+            // this sender the near end's samples instead.
+            if let Some(r) = sample
+                && !self.far
+            {
                 self.rtt.sample(r);
+                k.rtt_sample = Some(r);
             }
             if let Some(n) = reorder {
                 k.reordering = Some(n);
@@ -785,6 +879,7 @@ impl Sender {
                 self.reorder_max = self.reorder_max.max(n);
             }
             self.una = a;
+            self.sack_bytes.advance(a);
             self.rto_ref_ns = t;
             if let Some(c) = &mut self.after
                 && a >= c.end
@@ -816,6 +911,12 @@ impl Sender {
             k.window_update = true;
         }
         self.last_ack = Some((a, window));
+        let (plain, fack) = self.dup_evidence_fack();
+        self.fack_watch = !self.far
+            && self.state == State::Open
+            && self.reorder_events == 0
+            && plain < 3
+            && fack >= 3;
         if k.advanced || k.duplicate || (k.sack && !k.dsack) {
             self.last_trigger_ns = Some(t);
         }

@@ -403,3 +403,101 @@ fn long_files_and_records_larger_than_the_buffer_are_read_whole() {
     assert_eq!(n, 14_002);
     assert_eq!(last, Some((14_002, ip.len())));
 }
+
+/// A pcap file of format 2.2: each record's original length before its captured one.
+fn pcap_2_2(frames: &[(u64, Vec<u8>, u32)]) -> Vec<u8> {
+    let mut v = pcap(linktype::RAW as u32, false, 65535, frames);
+    v[6..8].copy_from_slice(&2u16.to_le_bytes());
+    let mut at = 24;
+    for (_, f, _) in frames {
+        let (a, b) = v[at + 8..at + 16].split_at_mut(4);
+        a.swap_with_slice(b);
+        at += 16 + f.len();
+    }
+    v
+}
+
+#[test]
+fn pcap_format_2_2_is_read_with_its_lengths_swapped_back() {
+    let ip = ipv4_tcp(300);
+    // Cut by the snap length, so that the two lengths differ.
+    let cut = ip[..20 + 32 + 10].to_vec();
+    let frames = vec![
+        (1_000_000_000, cut.clone(), ip.len() as u32),
+        (2_000_000_000, ip.clone(), ip.len() as u32),
+        (3_000_000_000, cut, ip.len() as u32),
+    ];
+    let got = read_all(&pcap_2_2(&frames));
+    assert_eq!(got.len(), 3);
+    for g in &got {
+        assert_eq!((g.3, g.4), (1000, 300));
+    }
+    assert_eq!(got[2].1, 3_000_000_000);
+}
+
+#[test]
+fn ppp_and_fddi_frames_are_read() {
+    let ip = ipv4_tcp(300);
+    let ppp_hdlc = [&[0xff, 0x03, 0x00, 0x21][..], &ip].concat();
+    let ppp_bare = [&[0x00, 0x21][..], &ip].concat();
+    let mut fddi = vec![0x50];
+    fddi.extend_from_slice(&[1; 12]);
+    fddi.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0, 0x08, 0x00]);
+    fddi.extend_from_slice(&ip);
+    for (lt, frame) in [
+        (linktype::PPP, ppp_hdlc),
+        (linktype::PPP, ppp_bare),
+        (linktype::FDDI, fddi),
+    ] {
+        let file = pcap(
+            lt as u32,
+            false,
+            65535,
+            &[(1_000, frame.clone(), frame.len() as u32)],
+        );
+        let got = read_all(&file);
+        assert_eq!((got[0].3, got[0].4), (1000, 300), "link type {lt}");
+    }
+    // PPP carrying something else (LCP, 0xc021) is skipped, not malformed.
+    let lcp = [&[0xff, 0x03, 0xc0, 0x21][..], &ip].concat();
+    assert!(matches!(
+        decode::decode(linktype::PPP, 0, &lcp),
+        Decoded::Other
+    ));
+}
+
+#[test]
+fn an_option_running_past_the_header_keeps_the_options_before_it() {
+    // NOP, NOP, then a timestamp option claiming 14 bytes where 10 remain.
+    let mut ip = ipv4_tcp(0);
+    assert_eq!(ip[20 + 22], 8, "the timestamp option's kind");
+    ip[20 + 23] = 14;
+    match decode::decode(linktype::RAW, 0, &ip) {
+        Decoded::Tcp(s, _) => {
+            assert!(s.opts.truncated);
+            assert_eq!(s.opts.ts, None);
+            assert_eq!(s.seq, 1000);
+        }
+        other => panic!("{other:?}"),
+    }
+    // An MSS option before the broken one is kept.
+    let mut syn = Vec::new();
+    PacketBuilder::ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+        .tcp(80, 40000, 1000, 500)
+        .syn()
+        .ack(77)
+        .options(&[
+            etherparse::TcpOptionElement::MaximumSegmentSize(1430),
+            etherparse::TcpOptionElement::Noop,
+            etherparse::TcpOptionElement::Noop,
+            etherparse::TcpOptionElement::Timestamp(5, 6),
+        ])
+        .expect("options fit")
+        .write(&mut syn, &[])
+        .expect("written");
+    syn[20 + 27] = 40;
+    match decode::decode(linktype::RAW, 0, &syn) {
+        Decoded::Tcp(s, _) => assert_eq!(s.opts.mss, Some(1430)),
+        other => panic!("{other:?}"),
+    }
+}

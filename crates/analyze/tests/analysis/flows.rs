@@ -122,3 +122,38 @@ fn a_client_side_capture_moves_acks_by_the_rtt_before_judging() {
         assert_eq!(s.data(700.2, 3).1, Some(want[1]), "{point:?}");
     }
 }
+
+#[test]
+fn time_going_backwards_never_underflows() {
+    // A merged capture out of order: records earlier than the flow's first, an ACK
+    // before the data it acknowledges, a resend before the original.
+    let mut s = Script::new(true);
+    s.handshake(50.0);
+    s.data(100.0, 0);
+    s.data(100.0, 1);
+    s.ack(20.0, 1, &[]);
+    s.data(10.0, 1);
+    s.ack(5.0, 2, &[]);
+    s.data(1.0, 2);
+    s.ack(0.5, 3, &[]);
+    let a = s.finish();
+    let f = &a.flows[0];
+    let big = 1e6;
+    assert!(f.duration_ms < big, "{}", f.duration_ms);
+    for v in [f.handshake_rtt_ms, f.rtt_min_ms, f.srtt_ms, f.rtt_p95_ms]
+        .into_iter()
+        .flatten()
+    {
+        assert!(v < big, "{v}");
+    }
+    for e in &f.recoveries {
+        assert!(e.start_ms < big && e.duration_ms.is_none_or(|d| d < big));
+    }
+    for e in &f.exchanges {
+        assert!(e.response_ms.is_none_or(|d| d < big));
+        assert!(e.first_byte_ms.is_none_or(|d| d < big));
+    }
+    for r in &f.retransmission_log {
+        assert!(r.gap_ns < 1_000_000_000_000, "{}", r.gap_ns);
+    }
+}

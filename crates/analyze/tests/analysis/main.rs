@@ -5,3 +5,4 @@ mod capture;
 mod common;
 mod flows;
 mod signatures;
+mod tcprs;

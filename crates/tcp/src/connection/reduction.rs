@@ -158,8 +158,11 @@ impl Connection {
         self.cong.w.cwnd_cnt = 0;
         self.ca.start_pipe = self.sb.pipe();
         // RFC 5681 §3.2's threshold of three duplicates; `sacked_out` counts SACKed
-        // segments, or duplicate ACKs without SACK (Linux `tcp_add_reno_sack`).
-        self.ca.early_entry = self.sb.sacked_out < 3;
+        // segments, or duplicate ACKs without SACK (Linux `tcp_add_reno_sack`). FACK's
+        // entry on the forward-most SACK (`fackets_out` above the reordering degree,
+        // Linux `tcp_dupack_heuristics`) is Linux's fast recovery all the same.
+        let fack_entry = self.loss.fack() && self.sb.fackets_out() > self.loss.reordering;
+        self.ca.early_entry = self.sb.sacked_out < 3 && !fack_entry;
         let start = RecoveryStart {
             prior_cwnd: self.undo.prior_cwnd,
             pipe: self.sb.pipe(),
