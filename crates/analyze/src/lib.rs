@@ -55,6 +55,10 @@ pub struct Options {
     pub point: CapturePoint,
     /// List every server retransmission in the flow reports.
     pub keep_retransmissions: bool,
+    /// The servers are known not to use FACK (Linux 4.15 and later, RACK, RFC 6675
+    /// alone): a recovery begun on FACK's count alone is early from the start
+    /// instead of settled by the host's habits seen in the capture.
+    pub no_fack: bool,
 }
 
 /// A packet and its tags, as handed to the `--tags` writer.
@@ -250,7 +254,14 @@ impl Analyzer {
         } else {
             Dir::ToServer
         };
-        let habits = self.habits.entry(server.ip()).or_default();
+        let no_fack = self.opts.no_fack;
+        let habits = self
+            .habits
+            .entry(server.ip())
+            .or_insert_with(|| HostHabits {
+                no_fack,
+                ..HostHabits::default()
+            });
         let (tags, cause) = f.packet(seg, payload, dir, habits);
         // A SYN carries the ISN itself: relative 0.
         let rel_seq = if seg.has(decode::flags::SYN) {

@@ -542,6 +542,7 @@ fn main() -> ExitCode {
                     gentle_analyze::CapturePoint::Server
                 },
                 keep_retransmissions: false,
+                no_fack: false,
             };
             ExitCode::from(gentle::analyze::command(gentle::analyze::Args {
                 capture,

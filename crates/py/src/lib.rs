@@ -276,6 +276,7 @@ fn analyze(
             gentle_analyze::CapturePoint::Server
         },
         keep_retransmissions: false,
+        no_fack: false,
     };
     let doc = interruptible(py, || gentle::api::analyze(&path, opts))?.map_err(|e| to_py(py, e))?;
     Ok(doc.to_string())

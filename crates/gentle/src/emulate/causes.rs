@@ -45,6 +45,8 @@ pub fn charge(
             server_port: None,
             point: CapturePoint::Server,
             keep_retransmissions: false,
+            // The host's kernel: Linux 6 has no FACK (removed in 4.15).
+            no_fack: true,
         });
         for (i, (ts, data)) in frames.iter().enumerate() {
             a.frame(i as u64, LINKTYPE_RAW, *ts, data, &mut |p| {

@@ -150,6 +150,7 @@ const WAVE: u64 = 64;
 fn evaluate(scn: &Scenario, v: &Variant, trials: u64) -> Matrix {
     let mut a = Analyzer::new(Options {
         keep_retransmissions: true,
+        no_fack: false,
         ..Options::default()
     });
     // The capture node's address: the one every frame of the first trial shares.

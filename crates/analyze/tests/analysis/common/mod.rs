@@ -33,6 +33,7 @@ impl Script {
         Script {
             a: Analyzer::new(Options {
                 keep_retransmissions: true,
+                no_fack: false,
                 point,
                 ..Options::default()
             }),
