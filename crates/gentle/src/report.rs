@@ -419,19 +419,50 @@ fn delta_cells(x: f64, b: f64, n: usize, base_n: usize, ci: Option<DeltaCi>) -> 
     if base_n == 0 {
         return (fmt_ms(x), String::new());
     }
-    // No negative zero in the table ("−0.0%").
-    let zero = |v: f64, eps: f64| if v.abs() < eps { 0.0 } else { v };
-    let d = zero(x - b, 5e3);
-    let pct = zero(if b > 0.0 { 100.0 * d / b } else { 0.0 }, 0.05);
+    let d = x - b;
+    let pct = if b > 0.0 { 100.0 * d / b } else { 0.0 };
+    let cell = format!("{} ({}%)", signed_ms(d), signed(pct, 1));
     let Some(ci) = ci.filter(|c| c.ms.lo.is_finite() && c.ms.hi.is_finite()) else {
-        return (format!("{:+} ({:+.1}%)", fmt_ms(d), pct), String::new());
+        return (cell, String::new());
     };
     let mark = if ci.ms.contains_zero() { "~" } else { "" };
-    let ms = |v: f64| format!("{:+}", fmt_ms(zero(v * 1e6, 5e3)));
     (
-        format!("{mark}{:+} ({:+.1}%)", fmt_ms(d), pct),
-        format!("[{}, {}]", ms(ci.ms.lo), ms(ci.ms.hi)),
+        format!("{mark}{cell}"),
+        format!(
+            "[{}, {}]",
+            signed_ms(ci.ms.lo * 1e6),
+            signed_ms(ci.ms.hi * 1e6)
+        ),
     )
+}
+
+/// A difference of `ns` in ms with its sign (`+` too), as `fmt_ms` rounds it;
+/// one too small for two decimals keeps two significant digits, so a real
+/// difference never reads as 0.
+fn signed_ms(ns: f64) -> String {
+    if ns == 0.0 {
+        return "0.00".into();
+    }
+    let ms = ns / 1e6;
+    if ms.abs() < 0.005 {
+        return signed(ms, 2);
+    }
+    format!("{}{}", if ms < 0.0 { "-" } else { "+" }, fmt_ms(ns.abs()))
+}
+
+/// `x` with its sign and `decimals` decimals, or two significant digits when it
+/// would round to 0; exactly 0 prints as 0 with no sign.
+fn signed(x: f64, decimals: usize) -> String {
+    if x == 0.0 {
+        return format!("{:+.*}", decimals, 0.0);
+    }
+    let limit = 0.5 * 10f64.powi(-(decimals as i32));
+    let d = if x.abs() < limit {
+        (1 - x.abs().log10().floor() as i32).max(decimals as i32) as usize
+    } else {
+        decimals
+    };
+    format!("{x:+.d$}")
 }
 
 /// The intervals of one variant for the JSON summary: `delta_ms` and `delta_pct`,
@@ -776,5 +807,22 @@ fn record_field(
             .unfinished
             .map_or(String::new(), |u| format!("{u:?}").to_lowercase()),
         _ => unreachable!("records.csv has no column {col}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn differences_keep_their_sign_and_never_read_as_zero_when_they_are_not() {
+        assert_eq!(signed_ms(0.0), "0.00");
+        assert_eq!(signed_ms(4_200_000.0), "+4.20");
+        assert_eq!(signed_ms(-193_000_000.0), "-193");
+        // −0.0009 ms: two significant digits, not "0.00".
+        assert_eq!(signed_ms(-900.0), "-0.00090");
+        assert_eq!(signed(0.0, 1), "+0.0");
+        assert_eq!(signed(-0.0004, 1), "-0.00040");
+        assert_eq!(signed(12.34, 1), "+12.3");
     }
 }

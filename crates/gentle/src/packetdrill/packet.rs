@@ -161,7 +161,7 @@ impl Runner<'_> {
     }
 
     /// The engine's segment as packetdrill prints a live packet, in script space.
-    fn seg_str(&self, at: Instant, seg: &Segment) -> String {
+    pub(super) fn seg_str(&self, at: Instant, seg: &Segment) -> String {
         let mut s = secs(us(at));
         if seg.ecn != Ecn::NotEct {
             s += &format!(" [{}]", ecn_name(seg.ecn));

@@ -178,7 +178,27 @@ impl<'a> Runner<'a> {
             self.line = ev.line;
             self.event(ev)?;
         }
-        Ok(())
+        // What the engine sent by the script's last event was all expected.
+        let end = us(self.now);
+        self.no_unexpected(end, true)
+    }
+
+    /// Fails on a packet the engine sent before `t_us` (or at it, `inclusive`) that
+    /// no `>` line took: as packetdrill, every outbound packet must be expected.
+    fn no_unexpected(&mut self, t_us: i64, inclusive: bool) -> Step {
+        match self.out.front() {
+            Some((at, seg)) if us(*at) < t_us || (inclusive && us(*at) == t_us) => {
+                let (at, seg) = (*at, seg.clone());
+                Err(Stop::Fail(Failure {
+                    line: self.line,
+                    msg: "unexpected outbound packet: no script line expects it".into(),
+                    expected: None,
+                    actual: Some(self.seg_str(at, &seg)),
+                    time_us: us(at),
+                }))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The event's nominal time and its window `[lo, hi]` (µs, tolerance not added).
@@ -201,7 +221,9 @@ impl<'a> Runner<'a> {
         {
             return self.outbound(p, ev.time, lo, hi);
         }
+        self.no_unexpected(lo, false)?;
         self.advance(Instant::from_nanos(lo.max(0) as u64 * 1000));
+        self.no_unexpected(lo, false)?;
         match &ev.action {
             Action::Packet(p) => self.inbound(p),
             Action::Syscall(c) => self.syscall(c),

@@ -187,3 +187,22 @@ fn cli_exit_codes_and_bad_script_position() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["passed"], 1);
 }
+
+#[test]
+fn an_outbound_packet_no_line_expects_fails_as_unexpected() {
+    // The engine sends 3000 bytes; the script expects 2000 and then an ACK of all.
+    let src = format!(
+        "{SERVER}   +0 write(4, ..., 3000) = 3000\n   +0 > P. 1:2001(2000) ack 1\n  +.1 < . 1:1(0) ack 3001 win 512\n"
+    );
+    let Outcome::Fail(f) = linux6(&src) else {
+        panic!("{:?}", linux6(&src))
+    };
+    assert!(f.msg.contains("unexpected outbound packet"), "{}", f.msg);
+    assert!(f.actual.unwrap().contains("2001:3001(1000)"));
+    // The same at the end of a script.
+    let src = format!("{SERVER}   +0 write(4, ..., 3000) = 3000\n   +0 > P. 1:2001(2000) ack 1\n");
+    assert!(matches!(linux6(&src), Outcome::Fail(f) if f.msg.contains("unexpected")));
+    // Expecting all of it passes.
+    let src = format!("{SERVER}   +0 write(4, ..., 3000) = 3000\n   +0 > P. 1:3001(3000) ack 1\n");
+    assert_eq!(linux6(&src), Outcome::Pass);
+}
