@@ -693,7 +693,12 @@ fn run_scenarios(
         let seed = a.seed.unwrap_or(scn.seed);
         says.line(
             &scn.name,
-            &format!("{trials} trials × {} variants", scn.variants.len()),
+            &format!(
+                "{trials} trial{} × {} variant{}",
+                if trials == 1 { "" } else { "s" },
+                scn.variants.len(),
+                if scn.variants.len() == 1 { "" } else { "s" }
+            ),
         );
         let trace_trial = a.trace.is_some().then(|| a.trial.unwrap_or(0));
         let opts = RunOptions {

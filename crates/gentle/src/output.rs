@@ -44,7 +44,7 @@ impl Staged {
                 .count();
             if entries > 0 && !force {
                 return Err(format!(
-                    "{} is not empty; choose a new directory, or add --force to replace the results gentle wrote there",
+                    "--out {}: is not empty; choose a new directory, or add --force to replace the results gentle wrote there",
                     dir.display()
                 ));
             }
@@ -66,7 +66,8 @@ impl Staged {
                 dir.display()
             ));
         }
-        fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        fs::create_dir_all(dir)
+            .map_err(|e| format!("--out {}: cannot create the directory: {e}", dir.display()))?;
         remove_stale_stages(dir);
         let stage = dir.join(format!(".gentle-staging-{}", std::process::id()));
         let _ = fs::remove_dir_all(&stage);

@@ -152,6 +152,11 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
             crate::ci::RESAMPLES
         );
         let _ = writeln!(out, "{}", crate::units::wrap(&note, 100, 0));
+    } else if run.variants.len() > 1 && trials < 2 {
+        let _ = writeln!(
+            out,
+            "no confidence intervals: one trial, nothing to resample (run more trials for them)"
+        );
     }
     for v in run.variants.iter().filter(|v| v.latencies.is_empty()) {
         let _ = writeln!(

@@ -89,6 +89,9 @@ pub fn apply_switch(cfg: &mut Config, kv: &str) -> Result<(), String> {
 pub fn run_script(path: &Path, cfg: &Config, ignore_psh: bool) -> Outcome {
     let src = match std::fs::read_to_string(path) {
         Ok(s) => s,
+        Err(_) if path.is_dir() => {
+            return Outcome::Bad(0, 0, "is a directory; expected a .pkt script".into());
+        }
         Err(e) => return Outcome::Bad(0, 0, format!("cannot read: {e}")),
     };
     run_source(path, &src, cfg, ignore_psh)
@@ -118,6 +121,8 @@ fn text(path: &Path, o: &Outcome) -> String {
             format!("FAIL    {p}:{}: {f}\n  (at {when} sec)", f.line)
         }
         Outcome::Skip(line, why) => format!("SKIPPED {p}:{line}: {why}"),
+        // Line 0: the file itself (unreadable), no place in it.
+        Outcome::Bad(0, _, m) => format!("BAD     {p}: {m}"),
         Outcome::Bad(l, c, m) => format!("BAD     {p}:{l}:{c}: {m}"),
     }
 }

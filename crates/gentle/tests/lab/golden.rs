@@ -5,7 +5,7 @@
 //! moved and why.
 //!
 //! ```sh
-//! GENTLE_BLESS=1 cargo test --release -p gentle --test golden
+//! GENTLE_BLESS=1 cargo test --profile ci -p gentle --test lab golden
 //! ```
 
 use std::path::PathBuf;

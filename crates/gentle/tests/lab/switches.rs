@@ -3,7 +3,7 @@
 //! itself, and every bad value is refused at its place with what was expected.
 //!
 //! To refresh the README after changing the table:
-//! `GENTLE_UPDATE_README=1 cargo test -p gentle --test switches`.
+//! `GENTLE_UPDATE_README=1 cargo test --profile ci -p gentle --test lab switches`.
 
 use std::path::PathBuf;
 
@@ -31,7 +31,7 @@ fn the_readme_switch_table_is_the_engine_table() {
             return;
         }
         panic!(
-            "the README's switch table is stale; run\n  GENTLE_UPDATE_README=1 cargo test -p gentle --test switches\nor paste:\n{want}"
+            "the README's switch table is stale; run\n  GENTLE_UPDATE_README=1 cargo test --profile ci -p gentle --test lab switches\nor paste:\n{want}"
         );
     }
 }
