@@ -2,6 +2,24 @@
 
 from typing import List, Optional, Tuple
 
+from typing_extensions import Self, final
+
+__all__ = [
+    "GentleError",
+    "ScenarioError",
+    "InputError",
+    "RunError",
+    "SweepJob",
+    "run",
+    "reproduce",
+    "experiments",
+    "builtin_scenario",
+    "analyze",
+    "dict_to_toml",
+    "run_points",
+    "__version__",
+]
+
 __version__: str
 
 class GentleError(Exception):
@@ -68,21 +86,22 @@ def run_points(
 ) -> List[Tuple[int, bytes, float]]:
     """Runs points of a sweep (a worker's task): (index, Parquet bytes, seconds)."""
 
+@final
 class SweepJob:
     """A sweep: its points, where its results go, and how they run."""
 
     name: str
     axes: List[str]
     selected: List[int]
-    def __init__(
-        self,
+    def __new__(
+        cls,
         text: str,
         file: str,
         point: Optional[str] = None,
         seed: Optional[int] = None,
         trials: Optional[int] = None,
         quick: bool = False,
-    ) -> None: ...
+    ) -> Self: ...
     def spec(self) -> str: ...
     def coords(self, i: int) -> List[Tuple[str, str]]: ...
     def work(self, i: int) -> int: ...

@@ -19,3 +19,13 @@ def test_the_package_type_checks_strictly():
         capture_output=True, text=True, timeout=600,
     )
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_native_modules_stub_matches_the_built_module():
+    # mypy.stubtest imports gentle._gentle and compares every name, signature and
+    # class with python/gentle/_gentle.pyi.
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", "gentle._gentle"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -880,3 +880,17 @@ fn every_difference_has_its_confidence_interval() {
         "{t}"
     );
 }
+
+#[test]
+fn an_empty_kernel_list_is_refused_before_anything_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/fast-retransmit.toml");
+    for k in ["", "cubic,,reno"] {
+        let o = gentle_in(
+            &common::scratch("kernel"),
+            &["emulate", root.to_str().unwrap(), "--kernel", k],
+        );
+        assert_eq!(o.status.code(), Some(2), "{k:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--kernel"), "{}", stderr(&o));
+        assert!(o.stdout.is_empty());
+    }
+}
