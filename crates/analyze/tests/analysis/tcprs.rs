@@ -1,6 +1,9 @@
-//! Agreement with TCPRS on real captures (`/work/shared/captures/zeek-tcprs`, read in
-//! place from `../../../shared/captures`): every retransmission TCPRS labelled, its
-//! cause against the one `gentle analyze` infers. The test fails if the captures are
+//! Agreement with TCPRS on real captures (Zeek's TCPRS-labelled test corpus, read
+//! in place from the directory `$GENTLE_CAPTURES`, which holds `zeek-tcprs/`): every retransmission TCPRS labelled, its cause
+//! against the one `gentle analyze` infers. The corpus is not in the repository, so
+//! these tests are ignored by default (shown as such, never passed):
+//! `cargo test --profile ci -p gentle-analyze --test analysis tcprs -- --ignored`
+//! runs them, and CI does where the corpus is. Run, they fail if the captures are
 //! missing and if the agreement falls below its floor.
 //!
 //! TCPRS's `rtype` (its README): 1, 14, 15 are timeouts; 2, 3, 13, 16 fast
@@ -19,9 +22,11 @@ use std::path::{Path, PathBuf};
 
 use gentle_analyze::{Cause, Options, PacketTags, Tag, analyze};
 
-/// The corpus, relative to this crate.
+/// The corpus: `$GENTLE_CAPTURES/zeek-tcprs`.
 pub fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures/zeek-tcprs")
+    let dir = std::env::var_os("GENTLE_CAPTURES")
+        .expect("GENTLE_CAPTURES names the directory that holds zeek-tcprs/");
+    PathBuf::from(dir).join("zeek-tcprs")
 }
 
 /// A retransmission's class, as both sides can name it.
@@ -139,7 +144,7 @@ pub fn compare() -> Vec<(Label, Class)> {
     let traces = root.join("traces");
     assert!(
         traces.is_dir(),
-        "the TCPRS corpus is missing at {} (see /work/shared/captures/README.md)",
+        "the TCPRS corpus is missing at {} (set GENTLE_CAPTURES to the directory holding zeek-tcprs/)",
         traces.display()
     );
     let mut out = Vec::new();
@@ -238,6 +243,7 @@ pub fn report(rows: &[(Label, Class)]) -> f64 {
 }
 
 #[test]
+#[ignore = "needs the TCPRS capture corpus: GENTLE_CAPTURES=DIR, then -- --ignored"]
 fn agreement_with_tcprs_on_real_captures() {
     let rows = compare();
     assert!(rows.len() > 1200, "only {} labels read", rows.len());
@@ -269,6 +275,7 @@ const TCPRS_WRONG: [(&str, u64, u32, Class, &str); 2] = [
 ];
 
 #[test]
+#[ignore = "needs the TCPRS capture corpus: GENTLE_CAPTURES=DIR, then -- --ignored"]
 fn where_tcprs_is_wrong_the_packets_say_so() {
     let rows = compare();
     for (trace, ts, seq, want, why) in TCPRS_WRONG {
