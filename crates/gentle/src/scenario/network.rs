@@ -12,8 +12,8 @@
 use std::time::Duration;
 
 use gentle_sim::link::{
-    ChannelSpec, Draws, Jitter, JitterDist, LinkSpec, QueueDiscipline, QueueLimit, RedParams,
-    Reorder, ReservedBits, Scheduling,
+    ChannelSpec, Draws, Jitter, JitterDist, LinkSpec, LinkTrace, QueueDiscipline, QueueLimit,
+    RedParams, Reorder, ReservedBits, Scheduling,
 };
 use gentle_sim::loss::{AppliesTo, DropCount, LossModel};
 use rand::Rng;
@@ -41,6 +41,7 @@ const LINK_KEYS: &[&str] = &[
     "red",
     "priority_drop",
     "scheduling",
+    "trace",
     "a_to_b",
     "b_to_a",
 ];
@@ -58,10 +59,11 @@ const DIR_KEYS: &[&str] = &[
     "red",
     "priority_drop",
     "scheduling",
+    "trace",
 ];
 const RED_KEYS: &[&str] = &["w_q", "min_th", "max_th", "max_p", "gentle", "ecn"];
 const RED_EXPECTED: &str = "true, false, or a table like { w_q = 0.02, min_th = 7.5, max_th = 30, max_p = 0.1, gentle = false, ecn = true }";
-const DIR_EXPECTED: &str = "a table of rate, delay, queue, loss, reorder, jitter, duplicate, draws, strip_option, reserved_bits, red, priority_drop, scheduling";
+const DIR_EXPECTED: &str = "a table of rate, delay, queue, loss, reorder, jitter, duplicate, draws, strip_option, reserved_bits, red, priority_drop, scheduling, trace";
 const JITTER_KEYS: &[&str] = &["mean", "dist", "shape", "correlation", "reorder"];
 const JITTER_EXPECTED: &str = "a table like { mean = \"5ms\", dist = \"exponential\", correlation = 0.9, reorder = false } (dist \"exponential\" or \"pareto\" with a shape above 1)";
 const LOSS_KEYS: &[&str] = &[
@@ -327,6 +329,28 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
             }
         }
         c.spec.reorder = Some(Reorder { p, extra, packets });
+    }
+    if t.item("trace").is_some() {
+        c.spec.trace = Some(parse_trace(t)?);
+    }
+    if c.spec.trace.is_some() {
+        if c.spec.rate_bps.is_some() {
+            return Err(t.bad(
+                "trace",
+                "a trace sets the capacity; `rate` sets it too",
+                "`trace` or `rate`, not both",
+            ));
+        }
+        if c.spec.queue.red().is_some()
+            || c.spec.priority_drop
+            || c.spec.scheduling != Scheduling::Fifo
+        {
+            return Err(t.bad(
+                "trace",
+                "a trace-driven link serves its queue first in, first out",
+                "no `red`, `priority_drop` or `scheduling` beside `trace`",
+            ));
+        }
     }
     if let Some(j) = t.sub("jitter", JITTER_EXPECTED)? {
         c.spec.jitter = Some(parse_jitter(&j)?);
@@ -622,4 +646,25 @@ fn parse_jitter(j: &Table<'_>) -> Result<Jitter> {
         correlation,
         reorder,
     })
+}
+
+/// A Mahimahi trace of delivery opportunities (`trace = "FILE"`, relative to the
+/// scenario's directory), read and checked now.
+fn parse_trace(t: &Table<'_>) -> Result<LinkTrace> {
+    const EXPECTED: &str = "a Mahimahi trace file: one time in ms per line";
+    let name = t.req_str("trace", EXPECTED)?;
+    let scenario_dir = std::path::Path::new(t.src.file).parent();
+    let path = match scenario_dir {
+        Some(d) if std::path::Path::new(name).is_relative() => d.join(name),
+        _ => std::path::PathBuf::from(name),
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        t.bad(
+            "trace",
+            format!("cannot read {}: {e}", path.display()),
+            EXPECTED,
+        )
+    })?;
+    LinkTrace::parse(name, &text)
+        .map_err(|(line, m)| t.bad("trace", format!("{}:{line}: {m}", path.display()), EXPECTED))
 }

@@ -12,6 +12,7 @@ mod er_reordering;
 mod fast_start;
 mod golden;
 mod kernel_vs_sim;
+mod link_traces;
 mod linux_eras;
 mod packetdrill;
 mod pictures;

@@ -20,6 +20,7 @@ pub mod draws;
 pub mod jitter;
 pub mod queue;
 pub mod red;
+pub mod trace;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -36,6 +37,8 @@ use jitter::JitterState;
 pub use jitter::{Jitter, JitterDist};
 use queue::TxQueue;
 pub use red::{Red, RedParams, RedVerdict};
+pub use trace::LinkTrace;
+use trace::TraceCursor;
 
 /// Queue capacity of a drop-tail queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,6 +122,9 @@ pub struct ChannelSpec {
     /// Per-packet delay variation ([`jitter`]).
     #[serde(default)]
     pub jitter: Option<Jitter>,
+    /// Trace-driven capacity instead of `rate_bps` ([`trace`]).
+    #[serde(default)]
+    pub trace: Option<LinkTrace>,
     /// Probability that a packet is delivered twice.
     pub duplicate: f64,
     /// Where loss, reordering and duplication draws come from ([`draws`]).
@@ -165,6 +171,7 @@ impl Default for ChannelSpec {
             loss_applies: AppliesTo::All,
             reorder: None,
             jitter: None,
+            trace: None,
             duplicate: 0.0,
             draws: Draws::Arrival,
             strip_option: 0.0,
@@ -319,6 +326,8 @@ pub struct Channel {
     packet_rng: Option<ChaCha8Rng>,
     /// The delay-variation process, when the spec has one.
     jitter: JitterState,
+    /// Where a trace-driven transmitter is in its trace.
+    cursor: TraceCursor,
 }
 
 impl Channel {
@@ -330,6 +339,11 @@ impl Channel {
             || spec.ack_shift != 0
             || spec.reserved_bits != ReservedBits::Pass;
         let red = spec.queue.red().map(|p| Red::new(*p, spec.rate_bps));
+        // A trace starts at a point of its period drawn for the trial.
+        let cursor = match &spec.trace {
+            Some(t) => TraceCursor::starting_at(rng.gen_range(0..t.period_ns)),
+            None => TraceCursor::default(),
+        };
         let scheduled = spec.priority_drop || spec.scheduling != Scheduling::Fifo;
         Channel {
             rewrites,
@@ -343,6 +357,7 @@ impl Channel {
             keys,
             packet_rng: None,
             jitter: JitterState::default(),
+            cursor,
             spec,
             from,
             to,
@@ -513,7 +528,10 @@ impl Channel {
     #[inline]
     fn fifo_enqueue(&mut self, now: u64, bytes: usize, queued: usize) -> Admit {
         let start = self.busy_until.max(now);
-        let end = start + self.tx_ns(bytes);
+        let end = match &self.spec.trace {
+            Some(t) => self.cursor.depart(t, start, bytes as u32),
+            None => start + self.tx_ns(bytes),
+        };
         self.busy_until = end;
         self.last_start = start;
         if end > now {
