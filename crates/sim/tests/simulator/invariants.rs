@@ -4,7 +4,7 @@
 //! idle periods that start fast starts), and TCP sessions (several connections
 //! between the same hosts sharing one window and loss recovery, with and without
 //! fast start): under random seeded
-//! loss, reordering, delay variation, duplication and ACK loss — and, for Corrective, middleboxes that
+//! loss, reordering, delay variation, trace-driven capacity, duplication and ACK loss — and, for Corrective, middleboxes that
 //! strip its option or translate sequence numbers; for Proactive, middleboxes that
 //! clear or refuse the reserved header bits — every exchange completes and every byte
 //! arrives once, in order and intact (so no rebuilt byte is ever wrong). Failing seeds are printed for replay.
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use common::*;
 use gentle_sim::Sim;
-use gentle_sim::link::{Jitter, JitterDist, Reorder, ReservedBits};
+use gentle_sim::link::{Jitter, JitterDist, LinkTrace, Reorder, ReservedBits};
 use gentle_sim::loss::LossModel;
 use gentle_sim::workload::ConnectionMode;
 use gentle_tcp::{
@@ -177,6 +177,20 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
                 LossModel::None
             };
             let mut up = chan(rate, down.delay.as_millis() as u64, up_loss);
+            // A trace-driven downlink now and then: bursts of opportunities and gaps
+            // (a cellular link's shape), in place of the rate.
+            if r.gen_bool(0.15) {
+                let mut t = 0u64;
+                let mut text = String::new();
+                for _ in 0..r.gen_range(20..200) {
+                    t += r.gen_range(0..30);
+                    for _ in 0..r.gen_range(1..4) {
+                        text += &format!("{t}\n");
+                    }
+                }
+                down.rate_bps = None;
+                down.trace = Some(LinkTrace::parse("random", &text).unwrap());
+            }
             // Delay variation on either direction: heavy-tailed or not, packets
             // overtaking or not.
             for c in [&mut down, &mut up] {
