@@ -21,6 +21,9 @@ pub struct TxSeg {
     /// End of the sequence space (exclusive), including the FIN's one.
     pub end: u64,
     pub fin: bool,
+    /// Sent with PSH: its retransmissions carry it too, as Linux's skb keeps its
+    /// flags (`tcp_retransmit_skb`).
+    pub psh: bool,
     pub sacked: bool,
     pub lost: bool,
     /// A retransmission of this segment is in flight.

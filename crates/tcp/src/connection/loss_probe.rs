@@ -162,17 +162,22 @@ impl Connection {
             let mut s =
                 self.data_or_ack(now, if last { Flags::PSH } else { Flags::empty() }, start);
             s.payload = self.snd.buf.slice(start, len as usize);
-            self.record_new_data(now, start, len, false);
+            self.record_new_data(now, start, len, false, last);
             self.counters.loss_probes_new += 1;
             self.schedule_pto(now);
             return Some(s);
         }
         let i = self.sb.packets_out().checked_sub(1)? as usize;
         let TxSeg {
-            start, end, fin, ..
+            start,
+            end,
+            fin,
+            psh,
+            ..
         } = *self.sb.get(i)?;
         let data_end = if fin { end - 1 } else { end };
-        let mut flags = Flags::PSH;
+        // The segment again, with the flags it was first sent with.
+        let mut flags = if psh { Flags::PSH } else { Flags::empty() };
         if fin {
             flags.insert(Flags::FIN);
         }

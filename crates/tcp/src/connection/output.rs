@@ -252,11 +252,15 @@ impl Connection {
         }
         self.ca.force_retransmit = false;
         let TxSeg {
-            start, end, fin, ..
+            start,
+            end,
+            fin,
+            psh,
+            ..
         } = *self.sb.get(i)?;
         let data_end = if fin { end - 1 } else { end };
         let payload = self.snd.buf.slice(start, (data_end - start) as usize);
-        let mut flags = Flags::PSH;
+        let mut flags = if psh { Flags::PSH } else { Flags::empty() };
         if fin {
             flags.insert(Flags::FIN);
         }
@@ -372,7 +376,7 @@ impl Connection {
         if self.fast_start.phase.is_some() {
             self.fast_start_on_send(now, start, &mut s);
         }
-        self.record_new_data(now, start, len as u64, fin);
+        self.record_new_data(now, start, len as u64, fin, flags.contains(Flags::PSH));
         // Linux `tcp_write_xmit`: cwnd-limited also when what is in flight fills it.
         let full = self.in_flight_for_cwnd() >= self.cong.w.cwnd;
         self.cwnd_validate(full);
@@ -383,9 +387,17 @@ impl Connection {
         Some(s)
     }
 
-    /// Books newly sent data `[start, start + len)` (and a FIN after it): the
-    /// scoreboard entry, snd.nxt, and the retransmission timer if none runs.
-    pub(crate) fn record_new_data(&mut self, now: Instant, start: u64, len: u64, fin: bool) {
+    /// Books newly sent data `[start, start + len)` (and a FIN after it; sent with
+    /// PSH if `psh`): the scoreboard entry, snd.nxt, and the retransmission timer if
+    /// none runs.
+    pub(crate) fn record_new_data(
+        &mut self,
+        now: Instant,
+        start: u64,
+        len: u64,
+        fin: bool,
+        psh: bool,
+    ) {
         let end = start + len + fin as u64;
         if self.corrective.enc.is_some() && len > 0 {
             let data = self.snd.buf.slice(start, len as usize);
@@ -395,6 +407,7 @@ impl Connection {
             start,
             end,
             fin,
+            psh,
             sacked: false,
             lost: false,
             retrans: false,

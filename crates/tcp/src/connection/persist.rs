@@ -106,7 +106,7 @@ impl Connection {
         let start = self.snd.nxt;
         let mut s = self.data_or_ack(now, Flags::PSH, start);
         s.payload = self.snd.buf.slice(start, len as usize);
-        self.record_new_data(now, start, len, false);
+        self.record_new_data(now, start, len, false, true);
         Some(s)
     }
 }

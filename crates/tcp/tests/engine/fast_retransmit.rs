@@ -5,7 +5,7 @@
 
 use crate::script;
 
-use gentle_tcp::{CaState, Config, Profile};
+use gentle_tcp::{CaState, Config, Flags, Profile};
 use script::*;
 
 const MSS: u32 = 1448;
@@ -141,4 +141,25 @@ fn recovery_ends_only_when_the_recovery_point_is_acknowledged() {
     s.skip_all();
     s.send(ack(seg(MSS, 11)));
     assert_eq!(s.dut.ca_state(), CaState::Open);
+}
+
+#[test]
+fn a_retransmission_keeps_the_psh_flag_its_original_had() {
+    // Linux resends the skb with the flags it was first sent with
+    // (`tcp_retransmit_skb`): the head of a 4-segment write went without PSH, and
+    // so does its fast retransmission; the write's last segment carried it.
+    let mut s = Script::server(Config::default(), PeerOpts::default());
+    s.write(4 * 1448);
+    let first = s.expect(tx(1, 1448));
+    assert!(!first.flags.contains(Flags::PSH));
+    s.expect(tx(1449, 1448));
+    s.expect(tx(2897, 1448));
+    let last = s.expect(tx(4345, 1448));
+    assert!(last.flags.contains(Flags::PSH));
+    s.at(200.0);
+    for k in 1..=3u32 {
+        s.send(ack(1).sack(&[(1449, 1449 + k * 1448)]));
+    }
+    let re = s.expect(tx(1, 1448));
+    assert!(!re.flags.contains(Flags::PSH), "{:?}", re.flags);
 }
