@@ -20,10 +20,9 @@ fn gentle(args: &[&str]) -> Output {
         .expect("gentle runs")
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gentle-analyze-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A fresh path for gentle to create, removed with its scratch directory.
+fn tmp(name: &str) -> crate::common::Fresh {
+    crate::common::fresh(name)
 }
 
 /// The frontend example's capture (one trial, 40 clients, Linux 3.10 server).

@@ -28,10 +28,9 @@ fn gentle(args: &[&str]) -> Output {
         .expect("gentle runs")
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gentle-emulate-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A fresh path for gentle to create, removed with its scratch directory.
+fn tmp(name: &str) -> crate::common::Fresh {
+    crate::common::fresh(name)
 }
 
 fn example(name: &str) -> String {

@@ -50,3 +50,33 @@ pub fn skip_real(why: Result<(), String>) -> bool {
 pub fn skip_real_mode() -> bool {
     skip_real(gentle_real::available())
 }
+
+/// A path that does not exist yet (for gentle to create), inside a scratch
+/// directory removed when dropped — when the test fails too. Reads as its path.
+pub struct Fresh {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+}
+
+/// A new path named `name` in a new scratch directory.
+pub fn fresh(name: &str) -> Fresh {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("gentle-{name}-"))
+        .tempdir()
+        .expect("a scratch directory");
+    let path = dir.path().join(name);
+    Fresh { _dir: dir, path }
+}
+
+impl Deref for Fresh {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for Fresh {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
