@@ -25,12 +25,7 @@ impl Staged {
     /// `force`: then the files a previous gentle run wrote there (its manifest) are
     /// removed when the new results are committed, so old and new never mix.
     pub fn new(dir: &Path, force: bool) -> Result<Staged, String> {
-        if dir.exists() && !dir.is_dir() {
-            return Err(format!(
-                "--out {}: is a file; expected a directory (new or empty)",
-                dir.display()
-            ));
-        }
+        refuse_file(dir)?;
         let created = !dir.exists();
         if !created {
             let entries = fs::read_dir(dir)
@@ -60,12 +55,7 @@ impl Staged {
 
     /// Creates `dir` and a fresh staging area inside it.
     fn open(dir: &Path, created: bool, adding: Option<bool>) -> Result<Staged, String> {
-        if dir.exists() && !dir.is_dir() {
-            return Err(format!(
-                "{}: is a file; expected a directory",
-                dir.display()
-            ));
-        }
+        refuse_file(dir)?;
         fs::create_dir_all(dir)
             .map_err(|e| format!("--out {}: cannot create the directory: {e}", dir.display()))?;
         remove_stale_stages(dir);
@@ -157,6 +147,17 @@ impl Staged {
         self.committed = true;
         Ok(out)
     }
+}
+
+/// An `--out` that names a file is bad input.
+fn refuse_file(dir: &Path) -> Result<(), String> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!(
+            "--out {}: is a file; expected a directory",
+            dir.display()
+        ));
+    }
+    Ok(())
 }
 
 /// Removes the staging areas of gentle runs that died without cleaning up (killed

@@ -221,8 +221,8 @@ impl<'a> Runner<'a> {
         {
             return self.outbound(p, ev.time, lo, hi);
         }
-        self.no_unexpected(lo, false)?;
         self.advance(Instant::from_nanos(lo.max(0) as u64 * 1000));
+        // What the engine sent before this event (timers on the way included).
         self.no_unexpected(lo, false)?;
         match &ev.action {
             Action::Packet(p) => self.inbound(p),
