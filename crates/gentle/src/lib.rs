@@ -7,6 +7,7 @@
 pub mod analyze;
 pub mod api;
 pub mod bench;
+pub mod calibrate;
 pub mod catalogue;
 pub mod checks;
 pub mod ci;

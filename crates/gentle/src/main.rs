@@ -261,6 +261,9 @@ enum Cmd {
     /// in DIR/records/), then a table of every point's summary (DIR/points.parquet);
     /// an interrupted sweep goes on with --resume.
     Sweep(gentle::sweeping::command::SweepArgs),
+    /// Fit a scenario's free parameters (its [calibrate] table) so that one variant's
+    /// statistics match the targets of a file (CMA-ES); writes the fitted scenario.
+    Calibrate(gentle::calibrate::command::CalibrateArgs),
     /// Run packetdrill scripts against the engine in virtual time: exit 0 when all
     /// pass (or are SKIPPED for what the engine does not model), 1 on a failure, 2
     /// on a bad script.
@@ -595,6 +598,7 @@ fn main() -> ExitCode {
             run.args(gentle::emulate::EngineEnd::Client, None),
         )),
         Cmd::Sweep(args) => ExitCode::from(gentle::sweeping::command::command(args)),
+        Cmd::Calibrate(args) => ExitCode::from(gentle::calibrate::command::command(args)),
         Cmd::Packetdrill(args) => ExitCode::from(gentle::packetdrill::command(&args)),
         Cmd::Bench { json, full } => {
             let r = bench::run(full);

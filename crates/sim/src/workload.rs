@@ -128,6 +128,13 @@ pub struct WorkloadSpec {
     /// clients a server serves (`prr-imc11.txt` Table 1: mostly Windows).
     #[serde(default)]
     pub client_receiver: Option<ReceiverPolicy>,
+    /// Whether the client offers SACK and sends DSACKs, when not as the variant's
+    /// (`prr-imc11.txt` §2: 96% of connections negotiate SACK, and "some Web
+    /// clients don't generate DSACKs").
+    #[serde(default)]
+    pub client_sack: Option<bool>,
+    #[serde(default)]
+    pub client_dsack: Option<bool>,
     /// A multi-stage service (`gentle-aggression-sigcomm13.txt` Figure 5): the server
     /// is a frontend that relays each request to this backend and streams its
     /// response back (`Exchanges` workloads only).

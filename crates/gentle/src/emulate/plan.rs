@@ -32,6 +32,12 @@ pub enum ServerSide {
 
 /// Whether real mode can run `scn`; the reason when it cannot.
 pub fn check(scn: &Scenario) -> Result<ServerSide, String> {
+    if !scn.population.is_empty() {
+        return Err(
+            "real mode emulates one network; this scenario draws one of a [population] per trial"
+                .to_string(),
+        );
+    }
     let [link] = scn.links.as_slice() else {
         return Err(format!(
             "real mode emulates one link between two hosts; this scenario has {} links",
@@ -64,7 +70,12 @@ pub fn check(scn: &Scenario) -> Result<ServerSide, String> {
                 w.name
             ));
         }
-        if w.client_config.is_some() || w.client_receiver.is_some() || w.server_config.is_some() {
+        if w.client_config.is_some()
+            || w.client_receiver.is_some()
+            || w.client_sack.is_some()
+            || w.client_dsack.is_some()
+            || w.server_config.is_some()
+        {
             return Err(format!(
                 "workload `{}` configures its endpoints apart from the variant: the kernel's sockets share the namespace's settings",
                 w.name

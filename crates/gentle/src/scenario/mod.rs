@@ -3,10 +3,13 @@
 //! Every error is reported with `file:line:column` before anything runs. The README
 //! documents the format with a worked example.
 
+pub mod calibrate;
 mod error;
 mod network;
+pub mod population;
 mod reader;
 mod sweep;
+pub mod targets;
 mod variant;
 mod workload;
 
@@ -81,6 +84,8 @@ pub struct Scenario {
     pub metric: Metric,
     pub time_limit: Duration,
     pub links: Vec<LinkDef>,
+    /// Access networks drawn per trial in place of `links` (`[population]`).
+    pub population: Vec<population::Member>,
     pub workloads: Vec<gentle_sim::workload::WorkloadSpec>,
     pub variants: Vec<Variant>,
     pub capture: Option<String>,
@@ -111,6 +116,8 @@ const TOP_KEYS: &[&str] = &[
     "link",
     "workload",
     "variant",
+    "calibrate",
+    "population",
 ];
 
 impl Scenario {
@@ -134,11 +141,17 @@ impl Scenario {
     /// delay drawn from a range come from `trial_seed`).
     pub fn setup(&self, variant: &Variant, trial_seed: u64) -> Setup {
         let mut rng = gentle_sim::rng::stream(trial_seed, gentle_sim::rng::ids::NETWORK);
+        let (links, workloads) = match self.population.as_slice() {
+            [] => (&self.links, &self.workloads),
+            members => {
+                let m = population::choose(members, rand::Rng::r#gen::<f64>(&mut rng));
+                (&m.links, &m.workloads)
+            }
+        };
         Setup {
             nodes: Vec::new(),
-            links: self.links.iter().map(|l| l.resolve(&mut rng)).collect(),
-            workloads: self
-                .workloads
+            links: links.iter().map(|l| l.resolve(&mut rng)).collect(),
+            workloads: workloads
                 .iter()
                 .enumerate()
                 .map(|(i, w)| {
@@ -176,8 +189,9 @@ fn parse_toml(src: Source<'_>) -> Result<toml_edit::Document<String>> {
     })
 }
 
-/// Reads a scenario from its top-level table.
-fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scenario> {
+/// Reads a scenario from its top-level table (a `[calibrate]` table is read by
+/// [`crate::calibrate`]; a scenario runs with the values it holds).
+pub(crate) fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scenario> {
     let top = Table::new(src, root, Some(0..0), "the scenario");
     top.check_keys(TOP_KEYS)?;
     let name = top
@@ -261,6 +275,7 @@ fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scenario> {
     let pairs: Vec<(String, String)> = links.iter().map(|l| (l.a.clone(), l.b.clone())).collect();
     let (workloads, table_of) =
         workload::parse_workloads(&top, &nodes, &pairs, time_limit, duration.is_some())?;
+    let population = population::parse_population(src, root, workloads.len())?;
     let relayed = workloads.iter().any(|w| w.backend.is_some());
     let mut variants = variant::parse_variants(&top, relayed)?;
     // A workload's own switches for its server side, over each variant's.
@@ -318,6 +333,7 @@ fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scenario> {
         metric,
         time_limit,
         links,
+        population,
         workloads,
         variants,
         capture,

@@ -17,6 +17,7 @@ use gentle_sim::link::{
 };
 use gentle_sim::loss::{AppliesTo, DropCount, LossModel};
 use rand::Rng;
+use rand_distr::Distribution;
 use rand_chacha::ChaCha8Rng;
 
 use super::reader::{Result, Table};
@@ -33,6 +34,7 @@ const LINK_KEYS: &[&str] = &[
     "loss",
     "reorder",
     "jitter",
+    "outage",
     "duplicate",
     "draws",
     "strip_option",
@@ -52,6 +54,7 @@ const DIR_KEYS: &[&str] = &[
     "loss",
     "reorder",
     "jitter",
+    "outage",
     "duplicate",
     "draws",
     "strip_option",
@@ -63,7 +66,7 @@ const DIR_KEYS: &[&str] = &[
 ];
 const RED_KEYS: &[&str] = &["w_q", "min_th", "max_th", "max_p", "gentle", "ecn"];
 const RED_EXPECTED: &str = "true, false, or a table like { w_q = 0.02, min_th = 7.5, max_th = 30, max_p = 0.1, gentle = false, ecn = true }";
-const DIR_EXPECTED: &str = "a table of rate, delay, queue, loss, reorder, jitter, duplicate, draws, strip_option, reserved_bits, red, priority_drop, scheduling, trace";
+const DIR_EXPECTED: &str = "a table of rate, delay, queue, loss, reorder, jitter, outage, duplicate, draws, strip_option, reserved_bits, red, priority_drop, scheduling, trace";
 const JITTER_KEYS: &[&str] = &["mean", "dist", "shape", "correlation", "reorder"];
 const JITTER_EXPECTED: &str = "a table like { mean = \"5ms\", dist = \"exponential\", correlation = 0.9, reorder = false } (dist \"exponential\" or \"pareto\" with a shape above 1)";
 const LOSS_KEYS: &[&str] = &[
@@ -77,6 +80,7 @@ const LOSS_KEYS: &[&str] = &[
     "transmissions",
     "n",
     "slope",
+    "rest_of_burst",
     "burst_gap",
     "applies_to",
 ];
@@ -88,7 +92,16 @@ pub enum DelayParam {
     Fixed(Duration),
     Uniform(Duration, Duration),
     Choice(Vec<Duration>),
+    /// Log-normal with this median and σ (of the delay's logarithm), kept within
+    /// [`LOGNORMAL_SPAN`] of the median either way: a population's RTTs, which are
+    /// close to log-normal (Jiang and Dovrolis, "Passive estimation of TCP
+    /// round-trip times", CCR 2002, Figure 4).
+    LogNormal { median: Duration, sigma: f64 },
 }
+
+/// A log-normal delay stays within this factor of its median (σ = 1 would otherwise
+/// give one trial in a million a delay 100 times the median).
+pub const LOGNORMAL_SPAN: f64 = 20.0;
 
 impl DelayParam {
     /// The shortest delay it can draw.
@@ -97,6 +110,7 @@ impl DelayParam {
             DelayParam::Fixed(d) => *d,
             DelayParam::Uniform(a, b) => (*a).min(*b),
             DelayParam::Choice(v) => v.iter().copied().min().unwrap_or_default(),
+            DelayParam::LogNormal { median, .. } => median.div_f64(LOGNORMAL_SPAN),
         }
     }
 
@@ -107,6 +121,13 @@ impl DelayParam {
                 Duration::from_nanos(rng.gen_range(a.as_nanos() as u64..=b.as_nanos() as u64))
             }
             DelayParam::Choice(v) => v[rng.gen_range(0..v.len())],
+            DelayParam::LogNormal { median, sigma } => {
+                let m = median.as_secs_f64();
+                let d = rand_distr::LogNormal::new(m.ln(), *sigma)
+                    .expect("σ checked at parse")
+                    .sample(rng);
+                Duration::from_secs_f64(d.clamp(m / LOGNORMAL_SPAN, m * LOGNORMAL_SPAN))
+            }
         }
     }
 }
@@ -355,6 +376,9 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
     if let Some(j) = t.sub("jitter", JITTER_EXPECTED)? {
         c.spec.jitter = Some(parse_jitter(&j)?);
     }
+    if let Some(o) = t.sub("outage", OUTAGE_EXPECTED)? {
+        c.spec.outage = Some(parse_outage(&o)?);
+    }
     if let Some(p) = t.prob("duplicate")? {
         c.spec.duplicate = p;
     }
@@ -481,12 +505,24 @@ fn parse_red(t: &Table<'_>, limit: QueueLimit) -> Result<Option<RedParams>> {
 }
 
 fn parse_delay(t: &Table<'_>) -> Result<DelayParam> {
-    let expected = "a duration like \"50ms\", or { uniform = [\"10ms\", \"200ms\"] }, or { choice = [\"20ms\", \"100ms\"] }";
+    let expected = "a duration like \"50ms\", or { uniform = [\"10ms\", \"200ms\"] }, or { choice = [\"20ms\", \"100ms\"] }, or { median = \"40ms\", sigma = 0.8 }";
     if t.item("delay").and_then(|i| i.as_str()).is_some() {
         return Ok(DelayParam::Fixed(t.duration("delay")?.expect("present")));
     }
     let d = t.sub("delay", expected)?.expect("present");
-    d.check_keys(&["uniform", "choice"])?;
+    d.check_keys(&["uniform", "choice", "median", "sigma"])?;
+    if let Some(median) = d.duration("median")? {
+        let sigma = d
+            .float("sigma", "a number from 0 to 3")?
+            .ok_or_else(|| d.missing("sigma", "σ of the delay's logarithm, from 0 to 3"))?;
+        if !(0.0..=3.0).contains(&sigma) {
+            return Err(d.bad("sigma", "out of range", "a number from 0 to 3"));
+        }
+        if median.is_zero() {
+            return Err(d.bad("median", "a log-normal delay needs a median above 0", "a duration like \"40ms\""));
+        }
+        return Ok(DelayParam::LogNormal { median, sigma });
+    }
     let list = |key: &str| -> Result<Option<Vec<Duration>>> {
         let Some(items) = d.str_array(key, "durations like \"20ms\"")? else {
             return Ok(None);
@@ -574,6 +610,7 @@ fn parse_loss(l: &Table<'_>) -> Result<(LossModel, AppliesTo)> {
                     )?
                     .unwrap_or(0.0)
                     .max(0.0),
+                rest_of_burst: l.prob("rest_of_burst")?,
             },
             "tail-drop" => LossModel::TailDrop {
                 n: l.int("n", 0, 1_000_000)?
@@ -598,6 +635,25 @@ fn parse_loss(l: &Table<'_>) -> Result<(LossModel, AppliesTo)> {
             }
         };
     Ok((m, applies))
+}
+
+const OUTAGE_EXPECTED: &str =
+    "a table like { gap = \"60s\", length = \"2s\" }: the mean time between outages and their mean length";
+
+/// A link direction's outages ([`gentle_sim::link::outage`]).
+fn parse_outage(o: &Table<'_>) -> Result<gentle_sim::link::Outage> {
+    o.check_keys(&["gap", "length"])?;
+    let gap = o
+        .duration("gap")?
+        .ok_or_else(|| o.missing("gap", OUTAGE_EXPECTED))?;
+    let length = o
+        .duration("length")?
+        .ok_or_else(|| o.missing("length", OUTAGE_EXPECTED))?;
+    if gap.is_zero() || length.is_zero() {
+        let key = if gap.is_zero() { "gap" } else { "length" };
+        return Err(o.bad(key, "must be above 0", "a duration like \"500ms\""));
+    }
+    Ok(gentle_sim::link::Outage { gap, length })
 }
 
 /// A link direction's delay variation ([`gentle_sim::link::jitter`]).

@@ -109,9 +109,9 @@ fn coords_label(coords: &[(String, String)], sep: &str) -> String {
 
 /// One key a sweep value sets: its path in the scenario, where it was written, and
 /// the value.
-struct Setting {
-    path: Vec<String>,
-    span: Option<Range<usize>>,
+pub(super) struct Setting {
+    pub(super) path: Vec<String>,
+    pub(super) span: Option<Range<usize>>,
     /// The last key as written (a key the scenario lacks is added with it, so an
     /// error about it points here).
     key: Option<Key>,
@@ -378,7 +378,7 @@ fn parse_axis<'a>(st: &Table<'a>, key: &str, item: &'a Item) -> Result<Vec<AxisV
 }
 
 /// The keys a table sets, following dotted keys (`link.rate = ...`) into paths.
-fn flatten(t: &dyn TableLike, prefix: &mut Vec<String>, out: &mut Vec<Setting>) {
+pub(super) fn flatten(t: &dyn TableLike, prefix: &mut Vec<String>, out: &mut Vec<Setting>) {
     for (k, i) in t.iter() {
         prefix.push(k.to_string());
         match i.as_table_like() {
@@ -506,11 +506,63 @@ fn filter_variants(src: Source<'_>, scn: &mut Scenario, s: &Setting) -> Result<(
     Ok(())
 }
 
+/// Sets the key at dotted `path` to `value` in a scenario's tables, by the rules of
+/// a sweep value ([`set`]); `gentle calibrate` sets its candidates' values so.
+pub(crate) fn set_path(
+    root: &mut toml_edit::Table,
+    path: &[String],
+    value: Item,
+) -> std::result::Result<(), String> {
+    set(
+        root,
+        &Setting {
+            path: path.to_vec(),
+            span: None,
+            key: None,
+            value,
+        },
+    )
+}
+
 /// Sets one key in the scenario's tables. A `[[table]]` is chosen by number from 1
 /// (`link.2.rate`), by its `name` (`variant.TLP.tlp`), or is the only one
 /// (`link.rate`); the tables on the way must exist, the last key need not.
-fn set(root: &mut toml_edit::Table, s: &Setting) -> std::result::Result<(), String> {
+pub(super) fn set(root: &mut toml_edit::Table, s: &Setting) -> std::result::Result<(), String> {
     let (last, path) = s.path.split_last().expect("a key");
+    let cur = parent_of(root, path, last)?;
+    let value = s.value.clone();
+    match cur.get_mut(last) {
+        Some(old) => {
+            if old.is_array_of_tables() {
+                return Err(format!("[[{last}]] tables cannot be set; set their keys"));
+            }
+            *old = value;
+        }
+        None => match &s.key {
+            Some(k) => {
+                cur.entry_format(k).or_insert(value);
+            }
+            None => {
+                cur.insert(last, value);
+            }
+        },
+    }
+    Ok(())
+}
+
+/// The value at dotted `path` in a scenario's tables, chosen as [`set`] chooses.
+pub(crate) fn get_path<'a>(root: &'a mut toml_edit::Table, path: &[String]) -> Option<&'a Item> {
+    let (last, path) = path.split_last()?;
+    let cur = parent_of(root, path, last).ok()?;
+    cur.get(last)
+}
+
+/// The table that holds key `last` under `path`.
+fn parent_of<'a>(
+    root: &'a mut toml_edit::Table,
+    path: &[String],
+    last: &str,
+) -> std::result::Result<&'a mut dyn TableLike, String> {
     let mut cur: &mut dyn TableLike = root;
     let mut i = 0;
     while i < path.len() {
@@ -554,22 +606,5 @@ fn set(root: &mut toml_edit::Table, s: &Setting) -> std::result::Result<(), Stri
             .ok_or_else(|| format!("`{}` is not a table", path[..=i].join(".")))?;
         i += 1;
     }
-    let value = s.value.clone();
-    match cur.get_mut(last) {
-        Some(old) => {
-            if old.is_array_of_tables() {
-                return Err(format!("[[{last}]] tables cannot be set; set their keys"));
-            }
-            *old = value;
-        }
-        None => match &s.key {
-            Some(k) => {
-                cur.entry_format(k).or_insert(value);
-            }
-            None => {
-                cur.insert(last, value);
-            }
-        },
-    }
-    Ok(())
+    Ok(cur)
 }

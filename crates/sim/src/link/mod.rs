@@ -18,6 +18,7 @@
 
 pub mod draws;
 pub mod jitter;
+pub mod outage;
 pub mod queue;
 pub mod red;
 pub mod trace;
@@ -26,7 +27,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use gentle_tcp::{Ecn, Flags, Segment};
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +36,8 @@ pub use draws::Draws;
 use draws::PositionKeys;
 use jitter::JitterState;
 pub use jitter::{Jitter, JitterDist};
+pub use outage::Outage;
+use outage::OutageState;
 use queue::TxQueue;
 pub use red::{Red, RedParams, RedVerdict};
 pub use trace::LinkTrace;
@@ -125,6 +128,9 @@ pub struct ChannelSpec {
     /// Trace-driven capacity instead of `rate_bps` ([`trace`]).
     #[serde(default)]
     pub trace: Option<LinkTrace>,
+    /// Periods in which nothing is delivered ([`outage`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outage: Option<Outage>,
     /// Probability that a packet is delivered twice.
     pub duplicate: f64,
     /// Where loss, reordering and duplication draws come from ([`draws`]).
@@ -172,6 +178,7 @@ impl Default for ChannelSpec {
             reorder: None,
             jitter: None,
             trace: None,
+            outage: None,
             duplicate: 0.0,
             draws: Draws::Arrival,
             strip_option: 0.0,
@@ -226,6 +233,10 @@ pub struct ChannelStats {
     /// The time the integral covers (the trial's length), ns.
     #[serde(skip)]
     pub observed_ns: u64,
+    /// Lossy bursts of the burst-position loss model
+    /// ([`crate::loss::BurstCounts`]): all, those that lost one packet, two.
+    #[serde(skip)]
+    pub lossy_bursts: [u64; 3],
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -251,6 +262,9 @@ impl ChannelStats {
         self.max_queue = self.max_queue.max(other.max_queue);
         self.queue_integral += other.queue_integral;
         self.observed_ns += other.observed_ns;
+        for (a, b) in self.lossy_bursts.iter_mut().zip(other.lossy_bursts) {
+            *a += b;
+        }
     }
 
     /// The time-weighted mean queue length, packets, if any time was observed.
@@ -328,9 +342,17 @@ pub struct Channel {
     jitter: JitterState,
     /// Where a trace-driven transmitter is in its trace.
     cursor: TraceCursor,
+    /// The outage process, when the spec has one (its own stream, drawn from the
+    /// channel's at the start so that links without outages draw as before).
+    outage: Option<Box<OutageState>>,
 }
 
 impl Channel {
+    /// The loss model's lossy bursts so far.
+    pub fn loss_bursts(&self) -> crate::loss::BurstCounts {
+        self.loss.burst_counts()
+    }
+
     pub fn new(spec: ChannelSpec, from: u16, to: u16, mut rng: ChaCha8Rng) -> Self {
         let keys = (spec.draws == Draws::Position).then(|| Box::new(PositionKeys::new(&mut rng)));
         let loss = Loss::new(spec.loss.clone(), spec.loss_applies);
@@ -345,7 +367,11 @@ impl Channel {
             None => TraceCursor::default(),
         };
         let scheduled = spec.priority_drop || spec.scheduling != Scheduling::Fifo;
+        let outage = spec
+            .outage
+            .map(|_| Box::new(OutageState::new(ChaCha8Rng::seed_from_u64(rng.r#gen()))));
         Channel {
+            outage,
             rewrites,
             limit: spec.queue.limit(),
             managed: red.is_some() || scheduled,
@@ -506,6 +532,11 @@ impl Channel {
     /// own ([`draws`]).
     #[inline(always)]
     fn draw_loss(&mut self, now: u64, meta: &crate::packet::PacketMeta) -> bool {
+        if let (Some(state), Some(o)) = (self.outage.as_deref_mut(), &self.spec.outage)
+            && state.down_at(o, now)
+        {
+            return true;
+        }
         match self.keys.as_deref_mut() {
             None => self.loss.drop_at(meta, now, &mut self.rng),
             Some(k) => {

@@ -239,6 +239,12 @@ impl Sim<'_> {
         if let Some(p) = w.spec.client_receiver {
             cfg.set_receiver(p);
         }
+        if let Some(s) = w.spec.client_sack {
+            cfg.sack = s;
+        }
+        if let Some(d) = w.spec.client_dsack {
+            cfg.dsack = d;
+        }
         let (start_now, on_est, push, close_after) = match &w.spec.kind {
             WorkloadKind::Exchanges {
                 mode,

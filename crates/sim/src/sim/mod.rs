@@ -354,6 +354,8 @@ impl<'o> Sim<'o> {
         self.result.per_link = Vec::with_capacity(self.chans.len());
         for (i, ch) in self.chans.iter_mut().enumerate() {
             ch.stats.observed_ns = end_ns;
+            let b = ch.loss_bursts();
+            ch.stats.lossy_bursts = [b.lossy, b.lost_one, b.lost_two];
             self.result.links.add(&ch.stats);
             self.result.per_link.push(LinkStats {
                 link: (i / 2) as u32,

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use common::*;
 use gentle_sim::Sim;
-use gentle_sim::link::{Jitter, JitterDist, LinkTrace, Reorder, ReservedBits};
+use gentle_sim::link::{Jitter, JitterDist, LinkTrace, Outage, Reorder, ReservedBits};
 use gentle_sim::loss::LossModel;
 use gentle_sim::workload::ConnectionMode;
 use gentle_tcp::{
@@ -206,6 +206,16 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
                         },
                         correlation: r.gen_range(0.0..0.95),
                         reorder: r.gen_bool(0.5),
+                    });
+                }
+                // Outages now and then: everything offered in them is lost (down
+                // at most a fifth of the time, for at most a second on average, so
+                // that no connection exhausts its retries).
+                if r.gen_bool(0.15) {
+                    let length = r.gen_range(10..1000);
+                    c.outage = Some(Outage {
+                        gap: Duration::from_millis(r.gen_range(4 * length..20 * length)),
+                        length: Duration::from_millis(length),
                     });
                 }
             }

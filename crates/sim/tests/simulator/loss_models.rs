@@ -222,7 +222,14 @@ fn burst_position_loss_rises_along_the_burst_and_resets_after_a_gap() {
     // Bursts of 10 packets 100 µs apart, bursts 10 ms apart: the k-th packet of each
     // burst is lost with probability p·(1 + slope·(k − 1)).
     let (p, slope) = (0.01, 0.5);
-    let mut l = Loss::new(LossModel::BurstPosition { p, slope }, AppliesTo::All);
+    let mut l = Loss::new(
+        LossModel::BurstPosition {
+            p,
+            slope,
+            rest_of_burst: None,
+        },
+        AppliesTo::All,
+    );
     let mut r = rng::stream(11, 7);
     let bursts = 40_000;
     let mut lost = [0usize; 10];
@@ -252,6 +259,7 @@ fn burst_position_loss_rises_along_the_burst_and_resets_after_a_gap() {
         LossModel::BurstPosition {
             p: 1e-12,
             slope: 1e13,
+            rest_of_burst: None,
         },
         AppliesTo::All,
     );
@@ -319,4 +327,62 @@ fn position_draws_do_not_depend_on_arrival_order() {
     let x = fates(Draws::Arrival, &forward, 1000);
     let y = fates(Draws::Arrival, &other, 1000);
     assert_ne!(x, y, "arrival draws follow the order");
+}
+
+#[test]
+fn a_bursts_first_loss_takes_the_rest_with_rest_of_burst_and_lossy_bursts_are_counted() {
+    // Bursts of 8 packets: the first loss at position k by the position rule; with
+    // probability r it takes positions k+1..8 with it, else they follow the rule.
+    // The model's counts of lossy bursts agree with a count made here.
+    let (p, slope, rest) = (0.02, 0.3, 0.6);
+    let mut l = Loss::new(
+        LossModel::BurstPosition {
+            p,
+            slope,
+            rest_of_burst: Some(rest),
+        },
+        AppliesTo::All,
+    );
+    let mut r = rng::stream(13, 7);
+    let bursts = 60_000usize;
+    let (mut lossy, mut one, mut two) = (0u64, 0u64, 0u64);
+    // Bursts whose first loss was not last: how many lost everything after it.
+    let (mut took_rest, mut could) = (0usize, 0usize);
+    for b in 0..bursts {
+        let mut lost_at = Vec::new();
+        for k in 0..8u64 {
+            let t = b as u64 * 10_000_000 + k * 100_000;
+            if l.drop_at(&data(1, (b * 8 + k as usize) as u64 * 1000, 1000), t, &mut r) {
+                lost_at.push(k);
+            }
+        }
+        if let Some(&first) = lost_at.first()
+            && first < 7
+        {
+            could += 1;
+            took_rest += usize::from(lost_at.len() as u64 == 8 - first);
+        }
+        lossy += u64::from(!lost_at.is_empty());
+        one += u64::from(lost_at.len() == 1);
+        two += u64::from(lost_at.len() == 2);
+    }
+    // Without the rest taken, the rest is lost only by the rule (rarely all of it).
+    let got = took_rest as f64 / could as f64;
+    assert!((got - rest).abs() < 0.03, "the rest taken: {got} vs {rest}");
+    let c = l.burst_counts();
+    assert_eq!((c.lossy, c.lost_one, c.lost_two), (lossy, one, two));
+    assert!(lossy > 1000 && one > 0 && two > 0, "{c:?}");
+    // Bursts longer than Figure 4's ten packets are not counted.
+    let mut l = Loss::new(
+        LossModel::BurstPosition {
+            p: 1.0,
+            slope: 0.0,
+            rest_of_burst: None,
+        },
+        AppliesTo::All,
+    );
+    for k in 0..11u64 {
+        l.drop_at(&data(1, k * 1000, 1000), k * 1000, &mut r);
+    }
+    assert_eq!(l.burst_counts().lossy, 0, "an 11-packet burst");
 }

@@ -45,6 +45,8 @@ pub fn two_hosts(down: ChannelSpec, up: ChannelSpec, kind: WorkloadKind, cfg: Co
             client_config: None,
             max_window: None,
             client_receiver: None,
+            client_sack: None,
+            client_dsack: None,
             backend: None,
             warmup: 0,
             server_config: None,

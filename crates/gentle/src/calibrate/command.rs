@@ -1,0 +1,275 @@
+//! `gentle calibrate SCENARIO --targets TARGETS --out FITTED`: the arguments, the
+//! checks made before any work, the report, and the fitted scenario file.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use super::{Fit, Options, TOLERANCE, calibrate};
+use crate::scenario::calibrate::Calibratable;
+use crate::scenario::targets::{Target, parse_targets};
+use crate::sweeping::JobError;
+
+/// The arguments of `gentle calibrate`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct CalibrateArgs {
+    /// The scenario file; its [calibrate] table names the free parameters.
+    pub scenario: PathBuf,
+    /// The targets file: [[target]] tables of `stat`, `value`, `source`, `weight`.
+    #[arg(long, value_name = "FILE")]
+    pub targets: PathBuf,
+    /// Where the fitted scenario is written (the scenario with the fitted values).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Replace FILE if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Candidates to evaluate, at most (default: the table's `candidates`, else 120).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(2..=1_000_000))]
+    pub candidates: Option<u64>,
+    /// Trials of every candidate (default: the table's `trials`, else the
+    /// scenario's quick_trials).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub trials: Option<u64>,
+    /// The calibration's seed (default: the scenario's).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+    pub seed: Option<u64>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Candidates when neither the flag nor the table says.
+const CANDIDATES: u64 = 120;
+
+/// Everything checked before the search starts.
+pub struct Job {
+    pub cal: Calibratable,
+    pub targets: Vec<Target>,
+    pub targets_file: String,
+    pub options: Options,
+}
+
+fn read(path: &PathBuf, what: &str) -> Result<String, JobError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| JobError::Input(format!("cannot read {what} {}: {e}", path.display())))
+}
+
+/// Reads and checks the arguments.
+pub fn job(a: &CalibrateArgs) -> Result<Job, JobError> {
+    crate::checks::threads("--threads ", a.threads).map_err(JobError::Input)?;
+    crate::checks::output_file("--out", &a.out, a.force).map_err(JobError::Input)?;
+    let file = a.scenario.display().to_string();
+    let cal = Calibratable::parse(&file, &read(&a.scenario, "the scenario")?)
+        .map_err(JobError::Scenario)?;
+    let targets_file = a.targets.display().to_string();
+    let names = super::stats::counter_names();
+    let targets = parse_targets(&targets_file, &read(&a.targets, "the targets")?, &names)
+        .map_err(JobError::Scenario)?;
+    let options = Options {
+        candidates: a.candidates.or(cal.spec.candidates).unwrap_or(CANDIDATES),
+        trials: a.trials.or(cal.spec.trials).unwrap_or(cal.scenario.quick_trials),
+        seed: a.seed.unwrap_or(cal.scenario.seed),
+        progress: true,
+    };
+    Ok(Job {
+        cal,
+        targets,
+        targets_file,
+        options,
+    })
+}
+
+/// Runs `gentle calibrate`; the exit status.
+pub fn command(a: CalibrateArgs) -> u8 {
+    let job = match job(&a) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("{e}");
+            return e.exit_code();
+        }
+    };
+    crate::interrupt::install();
+    let fit = match a.threads {
+        Some(t) => rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .expect("a thread pool")
+            .install(|| calibrate(&job.cal, &job.targets, &job.options)),
+        None => calibrate(&job.cal, &job.targets, &job.options),
+    };
+    let fit = match fit {
+        Ok(f) => f,
+        Err(JobError::Interrupted) => {
+            eprintln!("interrupted: nothing written");
+            return crate::interrupt::EXIT_INTERRUPTED;
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            return e.exit_code();
+        }
+    };
+    let text = job.cal.fitted_text(&fit.best.values, &header(&job, &fit));
+    if let Err(e) = write_atomically(&a.out, text.as_bytes()) {
+        eprintln!("error: cannot write {}: {e}", a.out.display());
+        return 1;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&json(&job, &fit)).expect("json"));
+    } else {
+        print!("{}", report(&job, &fit));
+        println!("fitted scenario: {}", a.out.display());
+    }
+    0
+}
+
+fn write_atomically(path: &PathBuf, data: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, data)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The comment lines at the top of the fitted file.
+fn header(job: &Job, fit: &Fit) -> Vec<String> {
+    let fitted = (0..job.targets.len())
+        .filter(|&i| fit.fitted(i, &job.targets))
+        .count();
+    let mut h = vec![format!(
+        "Fitted by `gentle calibrate {} --targets {} --seed {} --trials {} --candidates {}`:",
+        job.cal.file,
+        job.targets_file,
+        job.options.seed,
+        job.options.trials,
+        job.options.candidates
+    )];
+    h.push(format!(
+        "{fitted} of {} targets within {:.0}% or the noise; loss {:.4} (as written: {:.4}).",
+        job.targets.len(),
+        TOLERANCE * 100.0,
+        fit.best.loss,
+        fit.start.loss
+    ));
+    h
+}
+
+fn num(x: Option<f64>) -> String {
+    match x {
+        None => "-".into(),
+        Some(x) if x != 0.0 && x.abs() < 0.01 => format!("{x:.5}"),
+        Some(x) if x.abs() < 10.0 => format!("{x:.4}"),
+        Some(x) => format!("{x:.1}"),
+    }
+}
+
+/// The report: the parameters, then every target with its fitted value, its error
+/// and the noise.
+pub fn report(job: &Job, fit: &Fit) -> String {
+    let o = &job.options;
+    let mut s = String::new();
+    let variant = &job.cal.scenario.variants[job.cal.spec.variant].name;
+    let _ = writeln!(
+        s,
+        "{}: {} parameters fitted to {} targets — {} candidates x {} trials of {variant}, seed {} ({:.0} s)\n",
+        job.cal.scenario.name,
+        job.cal.spec.free.len(),
+        job.targets.len(),
+        fit.evaluations,
+        o.trials,
+        o.seed,
+        fit.wall_seconds
+    );
+    let w = job.cal.spec.free.iter().map(|f| f.name().len()).max().unwrap_or(9).max(9);
+    let _ = writeln!(s, "{:<w$}  {:>10}  {:>10}  range", "parameter", "as written", "fitted");
+    for (i, f) in job.cal.spec.free.iter().enumerate() {
+        let scale = if f.log { " (log)" } else { "" };
+        let _ = writeln!(
+            s,
+            "{:<w$}  {:>10}  {:>10}  {} .. {}{scale}",
+            f.name(),
+            f.show(fit.start.values[i]),
+            f.show(fit.best.values[i]),
+            f.show(f.min),
+            f.show(f.max)
+        );
+    }
+    let w = job.targets.iter().map(|t| t.stat.text.len()).max().unwrap_or(6).max(6);
+    let _ = writeln!(
+        s,
+        "\n{:<w$}  {:>10}  {:>10}  {:>10}  {:>8}  {:>9}",
+        "target", "value", "as written", "fitted", "error", "noise (sd)"
+    );
+    for (i, t) in job.targets.iter().enumerate() {
+        let err = fit.best.stats[i].map(|x| (x - t.value) / t.value.abs().max(1e-9) * 100.0);
+        let _ = writeln!(
+            s,
+            "{:<w$}  {:>10}  {:>10}  {:>10}  {:>8}  {:>9}  {}",
+            t.stat.text,
+            num(Some(t.value)),
+            num(fit.start.stats[i]),
+            num(fit.best.stats[i]),
+            err.map_or("-".into(), |e| format!("{e:+.1}%")),
+            num(fit.noise[i]),
+            if fit.fitted(i, &job.targets) { "ok" } else { "MISS" }
+        );
+    }
+    let fitted = (0..job.targets.len())
+        .filter(|&i| fit.fitted(i, &job.targets))
+        .count();
+    let _ = writeln!(
+        s,
+        "\n{fitted} of {} targets within {:.0}% or {} sd of the noise; loss {:.4} (as written {:.4})",
+        job.targets.len(),
+        TOLERANCE * 100.0,
+        super::NOISE_SDS,
+        fit.best.loss,
+        fit.start.loss
+    );
+    s
+}
+
+/// The report as JSON.
+pub fn json(job: &Job, fit: &Fit) -> serde_json::Value {
+    let params: Vec<_> = job
+        .cal
+        .spec
+        .free
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            serde_json::json!({
+                "name": f.name(), "min": f.min, "max": f.max, "log": f.log,
+                "as_written": fit.start.values[i], "fitted": fit.best.values[i],
+            })
+        })
+        .collect();
+    let targets: Vec<_> = job
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            serde_json::json!({
+                "stat": t.stat.text, "value": t.value, "source": t.source,
+                "as_written": fit.start.stats[i], "fitted": fit.best.stats[i],
+                "noise_sd": fit.noise[i], "ok": fit.fitted(i, &job.targets),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "scenario": job.cal.scenario.name,
+        "seed": job.options.seed,
+        "trials": job.options.trials,
+        "candidates": fit.evaluations,
+        "loss": fit.best.loss,
+        "loss_as_written": fit.start.loss,
+        "parameters": params,
+        "targets": targets,
+        "wall_seconds": fit.wall_seconds,
+    })
+}

@@ -1,0 +1,313 @@
+//! `gentle calibrate`: fits a scenario's free parameters (its `[calibrate]` table)
+//! so that one variant's statistics match target values — a network fitted to what
+//! a paper says of its network, or to a user's own capture (issue: calibrated
+//! networks).
+//!
+//! The search is CMA-ES (Hansen, *The CMA Evolution Strategy: A Tutorial*, 2016) as
+//! the `cmaes` crate implements it, over the free parameters mapped onto [0, 1]
+//! (logarithmically where the table says `log`): BIPOP restarts (Hansen 2009,
+//! "Benchmarking a BI-population CMA-ES") over the whole box for two thirds of the
+//! candidates, then one run with a small step from the best found for the rest. A candidate is the scenario with
+//! those values, rounded to what the fitted file will say; it runs the fitted
+//! variant for the calibration's trials from the calibration's seed (every
+//! candidate sees the same trials: common random numbers, so that differences
+//! between candidates are the parameters' and not the draws'). Its loss is the
+//! weighted mean of squared errors over the targets, each error the logarithm of
+//! the ratio of value to target (a value twice the target is as far off as one
+//! half of it; for small errors, the relative error). The best candidate is
+//! then run again from [`REPLICATES`] other seeds: each target's run-to-run noise.
+//! Same scenario, targets and seed: the same fit.
+
+pub mod command;
+pub mod stats;
+
+use std::collections::HashMap;
+use std::time::Instant as WallClock;
+
+use cmaes::restart::{RestartOptions, RestartStrategy};
+use cmaes::{CMAESOptions, DVector};
+
+use crate::runner::{self, Observe, RunOptions};
+use crate::scenario::calibrate::Calibratable;
+use crate::scenario::targets::Target;
+use crate::sweeping::JobError;
+
+/// Extra runs of the best candidate, from other seeds, that measure the noise.
+pub const REPLICATES: u64 = 4;
+/// A fitted value within this relative error of its target counts as fitted (the
+/// issue's 10%) ...
+pub const TOLERANCE: f64 = 0.10;
+/// ... as does one within this many standard deviations of the noise.
+pub const NOISE_SDS: f64 = 2.0;
+
+/// How a calibration runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub candidates: u64,
+    pub trials: u64,
+    pub seed: u64,
+    /// Print a line per generation on stderr.
+    pub progress: bool,
+}
+
+/// One evaluated candidate.
+#[derive(Clone, Debug)]
+pub struct Evaluation {
+    /// The free parameters' values, in `[calibrate.free]` order.
+    pub values: Vec<f64>,
+    /// Each target's statistic (`None`: undefined in this run).
+    pub stats: Vec<Option<f64>>,
+    pub loss: f64,
+}
+
+/// A calibration's result.
+#[derive(Clone, Debug)]
+pub struct Fit {
+    /// The scenario as written, evaluated like a candidate.
+    pub start: Evaluation,
+    pub best: Evaluation,
+    /// Candidates run (repeats of one value counted once).
+    pub evaluations: usize,
+    /// Each target's standard deviation over the best candidate's runs from
+    /// [`REPLICATES`] + 1 seeds.
+    pub noise: Vec<Option<f64>>,
+    pub trials: u64,
+    pub wall_seconds: f64,
+}
+
+impl Fit {
+    /// Whether target `i` is fitted: within [`TOLERANCE`] or within the noise.
+    pub fn fitted(&self, i: usize, targets: &[Target]) -> bool {
+        let Some(x) = self.best.stats[i] else {
+            return false;
+        };
+        let t = targets[i].value;
+        let err = (x - t).abs();
+        err <= TOLERANCE * t.abs() || self.noise[i].is_some_and(|sd| err <= NOISE_SDS * sd)
+    }
+}
+
+/// The error of value `x` against target `t`: the logarithm of their ratio when
+/// both are positive (a zero value counts as a ratio of [`FLOOR`]), else the
+/// relative difference.
+pub fn error(x: f64, t: f64) -> f64 {
+    if t > 0.0 && x >= 0.0 {
+        (x.max(t * FLOOR) / t).ln()
+    } else {
+        (x - t) / t.abs().max(1e-9)
+    }
+}
+
+/// The smallest ratio of value to target an error counts (a statistic of 0 is
+/// as far off as one a hundredth of its target).
+const FLOOR: f64 = 0.01;
+
+/// The loss of statistics `stats` against `targets`: the weighted mean of squared
+/// [`error`]s (an undefined statistic counts as an error of 1).
+pub fn loss(stats: &[Option<f64>], targets: &[Target]) -> f64 {
+    let mut sum = 0.0;
+    let mut weights = 0.0;
+    for (s, t) in stats.iter().zip(targets) {
+        let e = match s {
+            Some(x) => error(*x, t.value),
+            None => 1.0,
+        };
+        sum += t.weight * e * e;
+        weights += t.weight;
+    }
+    sum / weights
+}
+
+/// Runs candidate `values` from `seed`: its statistics.
+fn measure(
+    c: &Calibratable,
+    targets: &[Target],
+    values: &[f64],
+    trials: u64,
+    seed: u64,
+) -> Result<Vec<Option<f64>>, JobError> {
+    let mut scn = c.at(values).map_err(JobError::Scenario)?;
+    let keep = c.spec.variant;
+    scn.variants = vec![scn.variants.swap_remove(keep)];
+    let r = runner::run(
+        &scn,
+        &RunOptions {
+            trials,
+            seed,
+            keep_records: false,
+            progress: false,
+            observe: Observe::default(),
+        },
+    );
+    if crate::interrupt::requested() {
+        return Err(JobError::Interrupted);
+    }
+    let v = &r.variants[0];
+    Ok(targets.iter().map(|t| stats::value(&t.stat, v)).collect())
+}
+
+/// The objective once the budget is spent.
+const SPENT: f64 = 1e30;
+/// Candidates between two progress lines.
+const PROGRESS_EVERY: usize = 20;
+/// The step of the final run, on the [0, 1] scale, around the best found.
+const LOCAL_STEP: f64 = 0.05;
+
+/// The candidates evaluated so far, by their values.
+struct Search<'a> {
+    c: &'a Calibratable,
+    targets: &'a [Target],
+    o: &'a Options,
+    cache: HashMap<Vec<u64>, Evaluation>,
+    failure: Option<JobError>,
+    /// Candidates asked for, and the most the search may ask for.
+    asked: usize,
+    limit: usize,
+}
+
+fn key(values: &[f64]) -> Vec<u64> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+impl Search<'_> {
+    /// The loss of the candidate at `values` (run once, then remembered).
+    fn evaluate(&mut self, values: Vec<f64>) -> f64 {
+        if let Some(e) = self.cache.get(&key(&values)) {
+            return e.loss;
+        }
+        if self.failure.is_some() {
+            return f64::INFINITY;
+        }
+        match measure(self.c, self.targets, &values, self.o.trials, self.o.seed) {
+            Ok(stats) => {
+                let l = loss(&stats, self.targets);
+                self.cache
+                    .insert(key(&values), Evaluation { values, stats, loss: l });
+                l
+            }
+            Err(e) => {
+                self.failure = Some(e);
+                f64::INFINITY
+            }
+        }
+    }
+
+    /// The objective at point `x` of the unit box: outside it the value is the
+    /// boundary's, and the distance a penalty that leads the search back.
+    fn objective(&mut self, x: &DVector<f64>) -> f64 {
+        let free = &self.c.spec.free;
+        let values: Vec<f64> = free.iter().zip(x.iter()).map(|(f, &u)| f.at(u)).collect();
+        let out: f64 = x.iter().map(|&u| (u - u.clamp(0.0, 1.0)).powi(2)).sum();
+        self.asked += 1;
+        if self.asked > self.limit {
+            // The budget is spent: a flat landscape ends the run at once.
+            return SPENT;
+        }
+        if self.o.progress && self.asked % PROGRESS_EVERY == 0 {
+            let best = self.best().map_or(f64::NAN, |b| b.loss);
+            eprintln!(
+                "calibrate: {}/{} candidates, best loss {best:.4}",
+                self.asked, self.limit
+            );
+        }
+        self.evaluate(values) + out
+    }
+
+    /// The best candidate so far (equal losses ordered by their values, so that
+    /// the best is one whatever the order of the cache).
+    fn best(&self) -> Option<&Evaluation> {
+        self.cache
+            .values()
+            .min_by(|a, b| a.loss.total_cmp(&b.loss).then_with(|| cmp_values(&a.values, &b.values)))
+    }
+}
+
+/// Fits `c`'s free parameters to `targets`.
+pub fn calibrate(c: &Calibratable, targets: &[Target], o: &Options) -> Result<Fit, JobError> {
+    let began = WallClock::now();
+    let free = &c.spec.free;
+    let mut search = Search {
+        c,
+        targets,
+        o,
+        cache: HashMap::new(),
+        failure: None,
+        asked: 0,
+        limit: o.candidates as usize,
+    };
+    search.evaluate(c.start.clone());
+    let budget = o.candidates as usize;
+    let global = budget * 2 / 3;
+    let bad = |e| JobError::Run(format!("the search could not start: {e:?}"));
+    if global >= 2 * free.len() + 8 {
+        RestartOptions::new(free.len(), 0.0..=1.0, RestartStrategy::BIPOP(Default::default()))
+            .max_function_evals(global)
+            .max_function_evals_per_run(global / 2)
+            .seed(o.seed)
+            .build()
+            .map_err(|e| bad(format!("{e:?}")))?
+            .run_with_reuse(|x: &DVector<f64>| search.objective(x));
+    }
+    let best = search.best().expect("the start was evaluated");
+    let best_u: Vec<f64> = free.iter().zip(&best.values).map(|(f, &v)| f.scale(v)).collect();
+    let left = budget.saturating_sub(search.asked).max(2);
+    // The final run has the rest of the budget.
+    search.limit = search.asked + left;
+    let mut local = CMAESOptions::new(best_u, LOCAL_STEP)
+        .max_function_evals(left)
+        .seed(o.seed ^ 1)
+        .build(|x: &DVector<f64>| search.objective(x))
+        .map_err(|e| bad(format!("{e:?}")))?;
+    while local.next().is_none() {}
+    drop(local);
+    if let Some(e) = search.failure {
+        return Err(e);
+    }
+    let start = search.cache[&key(&c.start)].clone();
+    let best = search.best().expect("evaluated").clone();
+    let evaluations = search.cache.len();
+    let noise = noise(c, targets, &best, o)?;
+    Ok(Fit {
+        start,
+        best,
+        evaluations,
+        noise,
+        trials: o.trials,
+        wall_seconds: began.elapsed().as_secs_f64(),
+    })
+}
+
+/// Orders equal losses by their values, so that the best is one whatever the
+/// order of the cache.
+fn cmp_values(a: &[f64], b: &[f64]) -> std::cmp::Ordering {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| x.total_cmp(y))
+        .find(|o| o.is_ne())
+        .unwrap_or(std::cmp::Ordering::Equal)
+}
+
+/// Each target's standard deviation over the best candidate's run and
+/// [`REPLICATES`] runs from other seeds.
+fn noise(
+    c: &Calibratable,
+    targets: &[Target],
+    best: &Evaluation,
+    o: &Options,
+) -> Result<Vec<Option<f64>>, JobError> {
+    let mut runs = vec![best.stats.clone()];
+    for k in 1..=REPLICATES {
+        let seed = crate::scenario::point_seed(o.seed, &[("replicate".into(), k.to_string())]);
+        runs.push(measure(c, targets, &best.values, o.trials, seed)?);
+    }
+    Ok((0..targets.len())
+        .map(|i| {
+            let xs: Vec<f64> = runs.iter().filter_map(|r| r[i]).collect();
+            (xs.len() >= 2).then(|| {
+                let m = xs.iter().sum::<f64>() / xs.len() as f64;
+                let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64;
+                var.sqrt()
+            })
+        })
+        .collect())
+}

@@ -1,0 +1,59 @@
+//! The value of a calibration target's statistic in a run
+//! ([`crate::scenario::targets`] defines the names).
+
+use crate::runner::VariantResult;
+use crate::scenario::targets::{Atom, Stat};
+
+/// The statistic's value for one variant's results; `None` when a ratio's
+/// denominator is zero or there is no latency to take a quantile of.
+pub fn value(stat: &Stat, v: &VariantResult) -> Option<f64> {
+    let num = sum(&stat.num, v)?;
+    if stat.den.is_empty() {
+        return Some(num);
+    }
+    let den = sum(&stat.den, v)?;
+    (den != 0.0).then(|| num / den)
+}
+
+fn sum(atoms: &[Atom], v: &VariantResult) -> Option<f64> {
+    atoms.iter().map(|a| atom(a, v)).sum()
+}
+
+fn atom(a: &Atom, v: &VariantResult) -> Option<f64> {
+    const MS: f64 = 1e6;
+    match a {
+        Atom::LatencyMean => (!v.latencies.is_empty()).then(|| v.latencies.mean() / MS),
+        Atom::LatencyQuantile(q) => {
+            (!v.latencies.is_empty()).then(|| v.latencies.quantile(*q) / MS)
+        }
+        Atom::Count(name) => Some(count(name, v) as f64),
+    }
+}
+
+fn count(name: &str, v: &VariantResult) -> u64 {
+    match name {
+        "Exchanges" => v.exchanges,
+        "ExchangesWithRetrans" => v.with_retransmission,
+        "ExchangesWithLoss" => v.with_loss,
+        "LinkOffered" => v.links.offered,
+        "LinkLossDrops" => v.links.dropped_loss,
+        "LinkQueueDrops" => v.links.dropped_queue,
+        "LossyBursts" => v.links.lossy_bursts[0],
+        "LossyBursts1" => v.links.lossy_bursts[1],
+        "LossyBursts2" => v.links.lossy_bursts[2],
+        counter => v
+            .counters
+            .iter()
+            .find(|(n, _)| *n == counter)
+            .map_or(0, |(_, x)| x),
+    }
+}
+
+/// The names of the report's counters (what a statistic may name besides the
+/// extra atoms).
+pub fn counter_names() -> Vec<&'static str> {
+    gentle_tcp::Counters::default()
+        .iter()
+        .map(|(n, _)| n)
+        .collect()
+}

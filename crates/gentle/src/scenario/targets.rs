@@ -1,0 +1,175 @@
+//! A calibration's targets file: the statistics a fitted scenario's baseline must
+//! show, each with the value it is fitted to and where that value comes from.
+//!
+//! ```toml
+//! [[target]]
+//! stat = "TCPFastRetrans / RetransSegs"   # a statistic (see `Stat`)
+//! value = 0.23
+//! source = "gentle-aggression-sigcomm13.txt Table 4: 24.7M of 107.5M"
+//! weight = 1.0                             # optional
+//! ```
+//!
+//! A statistic is a sum of atoms, or a ratio of two such sums: `A`, `A + B`,
+//! `A / B`, `(A + B) / C`. An atom is a counter of the report (`TCPTimeouts`, Linux's
+//! MIB names), `Exchanges`, `ExchangesWithRetrans`, `ExchangesWithLoss`, a link
+//! figure (`LinkOffered`, `LinkLossDrops`, `LinkQueueDrops`, `LossyBursts`,
+//! `LossyBursts1`, `LossyBursts2`), or the metric's `latency.mean` or
+//! `latency.pNN` (ms; NN from 1 to 99, or `p99.9`).
+
+use super::error::{ScenarioError, Source};
+use super::reader::Table;
+use super::{parse_toml, tables};
+
+/// The atoms besides the report's counters.
+pub const EXTRA_ATOMS: &[&str] = &[
+    "Exchanges",
+    "ExchangesWithRetrans",
+    "ExchangesWithLoss",
+    "LinkOffered",
+    "LinkLossDrops",
+    "LinkQueueDrops",
+    "LossyBursts",
+    "LossyBursts1",
+    "LossyBursts2",
+    "latency.mean",
+    "latency.pNN",
+];
+
+/// One atom of a statistic.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Atom {
+    /// A report counter or one of [`EXTRA_ATOMS`] but the latencies.
+    Count(String),
+    LatencyMean,
+    /// A quantile in (0, 1).
+    LatencyQuantile(f64),
+}
+
+/// A statistic: a sum of atoms over an optional sum of atoms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stat {
+    pub text: String,
+    pub num: Vec<Atom>,
+    pub den: Vec<Atom>,
+}
+
+/// One target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    pub stat: Stat,
+    pub value: f64,
+    pub weight: f64,
+    pub source: Option<String>,
+}
+
+const KEYS: &[&str] = &["stat", "value", "weight", "source"];
+
+/// Reads a targets file; `counters` are the names of the report's counters.
+pub fn parse_targets(
+    file: &str,
+    text: &str,
+    counters: &[&str],
+) -> std::result::Result<Vec<Target>, ScenarioError> {
+    let src = Source { file, text };
+    let doc = parse_toml(src)?;
+    let top = Table::new(src, doc.as_table(), Some(0..0), "the targets file");
+    top.check_keys(&["target"])?;
+    let ts = tables(&top, "target")?;
+    if ts.is_empty() {
+        return Err(top.missing(
+            "target",
+            "at least one [[target]] with `stat` and `value`",
+        ));
+    }
+    let mut out: Vec<Target> = Vec::new();
+    for t in ts {
+        t.check_keys(KEYS)?;
+        let expected = "a statistic like \"TCPFastRetrans / RetransSegs\"";
+        let text = t.req_str("stat", expected)?;
+        let stat = parse_stat(text, counters).map_err(|m| t.bad("stat", m, expected))?;
+        if out.iter().any(|o| o.stat.text == stat.text) {
+            return Err(t.bad("stat", "this statistic has a target already", "distinct statistics"));
+        }
+        let value = t
+            .float("value", "a number")?
+            .ok_or_else(|| t.missing("value", "the number to fit"))?;
+        if !value.is_finite() {
+            return Err(t.bad("value", "not a finite number", "a number"));
+        }
+        let weight = t.float("weight", "a number above 0")?.unwrap_or(1.0);
+        if !(weight > 0.0 && weight.is_finite()) {
+            return Err(t.bad("weight", "must be above 0", "a number above 0"));
+        }
+        let source = t.str("source", "a string")?.map(str::to_string);
+        out.push(Target {
+            stat,
+            value,
+            weight,
+            source,
+        });
+    }
+    Ok(out)
+}
+
+/// Parses a statistic's text.
+pub fn parse_stat(text: &str, counters: &[&str]) -> std::result::Result<Stat, String> {
+    let (num, den) = match text.split_once('/') {
+        Some((n, d)) => (n, Some(d)),
+        None => (text, None),
+    };
+    let num = sum(num, counters)?;
+    let den = match den {
+        Some(d) => sum(d, counters)?,
+        None => Vec::new(),
+    };
+    let norm = |v: &[Atom]| v.iter().map(show).collect::<Vec<_>>().join(" + ");
+    let text = match den.len() {
+        0 => norm(&num),
+        1 if num.len() == 1 => format!("{} / {}", norm(&num), norm(&den)),
+        1 => format!("({}) / {}", norm(&num), norm(&den)),
+        _ if num.len() == 1 => format!("{} / ({})", norm(&num), norm(&den)),
+        _ => format!("({}) / ({})", norm(&num), norm(&den)),
+    };
+    Ok(Stat { text, num, den })
+}
+
+fn show(a: &Atom) -> String {
+    match a {
+        Atom::Count(n) => n.clone(),
+        Atom::LatencyMean => "latency.mean".into(),
+        Atom::LatencyQuantile(q) => format!("latency.p{}", q * 100.0),
+    }
+}
+
+fn sum(text: &str, counters: &[&str]) -> std::result::Result<Vec<Atom>, String> {
+    let t = text.trim();
+    let t = t
+        .strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .unwrap_or(t);
+    t.split('+').map(|a| atom(a.trim(), counters)).collect()
+}
+
+fn atom(a: &str, counters: &[&str]) -> std::result::Result<Atom, String> {
+    if a == "latency.mean" {
+        return Ok(Atom::LatencyMean);
+    }
+    if let Some(p) = a.strip_prefix("latency.p") {
+        return match p.parse::<f64>() {
+            Ok(q) if q > 0.0 && q < 100.0 => Ok(Atom::LatencyQuantile(q / 100.0)),
+            _ => Err(format!("`{a}`: a quantile between latency.p1 and latency.p99.9")),
+        };
+    }
+    if counters.contains(&a) || EXTRA_ATOMS[..EXTRA_ATOMS.len() - 2].contains(&a) {
+        return Ok(Atom::Count(a.to_string()));
+    }
+    let mut names: Vec<&str> = counters.to_vec();
+    names.extend_from_slice(EXTRA_ATOMS);
+    let hint = super::error::suggest(a, &names)
+        .map(|s| format!("; did you mean `{s}`?"))
+        .unwrap_or_default();
+    if a.is_empty() {
+        return Err("an empty term".into());
+    }
+    Err(format!("unknown statistic `{a}`{hint}"))
+}

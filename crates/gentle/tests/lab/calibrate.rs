@@ -1,0 +1,280 @@
+//! `gentle calibrate`: a scenario's free parameters fitted to target statistics.
+//! The fit recovers parameters whose statistics were measured (targets taken from a
+//! run at known values, the search started elsewhere); it is a function of the
+//! seed; bad input is refused at its place before any work, and nothing is
+//! written.
+
+use crate::common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use gentle::calibrate::{self, Options};
+use gentle::runner::{self, Observe, RunOptions};
+use gentle::scenario::Scenario;
+use gentle::scenario::calibrate::Calibratable;
+use gentle::scenario::targets::parse_targets;
+
+fn gentle(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gentle"))
+        .args(args)
+        .output()
+        .expect("gentle runs")
+}
+
+/// A lossy path whose loss rate and burst structure are free: `p` of the first
+/// packet of a burst, and the share of first losses that take the rest.
+fn scenario(p: f64, rest: f64) -> String {
+    format!(
+        r#"name = "fit-me"
+seed = 3
+trials = 3000
+[[link]]
+a = "server"
+b = "client"
+rate = "10Mbit/s"
+delay = {{ median = "30ms", sigma = 0.5 }}
+a_to_b = {{ loss = {{ model = "burst-position", p = {p}, slope = 0.2, rest_of_burst = {rest} }} }}
+[[workload]]
+client = "client"
+server = "server"
+request = "300B"
+response = {{ dist = "choice", sizes = ["1400B", "6KB", "20KB"] }}
+exchanges = 2
+connection = "persistent"
+think = "100ms"
+[[variant]]
+name = "Linux"
+profile = "linux-3.10"
+[calibrate]
+trials = 1500
+candidates = 80
+[calibrate.free]
+link.a_to_b.loss.p = {{ min = 0.001, max = 0.1, log = true }}
+link.a_to_b.loss.rest_of_burst = {{ min = 0.0, max = 1.0 }}
+"#
+    )
+}
+
+const STATS: [&str; 3] = [
+    "RetransSegs / OutSegs",
+    "LossyBursts1 / LossyBursts",
+    "ExchangesWithRetrans / Exchanges",
+];
+
+/// The targets file of the statistics of `text`'s scenario, measured over
+/// `trials` trials from `seed`.
+fn measured_targets(text: &str, trials: u64, seed: u64) -> String {
+    let scn = Scenario::parse("truth.toml", text).expect("valid");
+    let r = runner::run(
+        &scn,
+        &RunOptions {
+            trials,
+            seed,
+            keep_records: false,
+            progress: false,
+            observe: Observe::default(),
+        },
+    );
+    let names = calibrate::stats::counter_names();
+    let mut out = String::new();
+    for s in STATS {
+        let stat = gentle::scenario::targets::parse_stat(s, &names).expect("a statistic");
+        let v = calibrate::stats::value(&stat, &r.variants[0]).expect("defined");
+        out += &format!("[[target]]\nstat = \"{s}\"\nvalue = {v}\nsource = \"measured\"\n");
+    }
+    out
+}
+
+#[test]
+fn a_calibration_recovers_the_parameters_its_targets_were_measured_at() {
+    // The truth: p = 0.01, rest = 0.7, measured from another seed and more trials
+    // than the calibration runs (the targets carry their own noise). The search
+    // starts at p = 0.04, rest = 0.1.
+    let targets = measured_targets(&scenario(0.01, 0.7), 6000, 99);
+    let cal = Calibratable::parse("start.toml", &scenario(0.04, 0.1)).expect("valid");
+    let names = calibrate::stats::counter_names();
+    let targets = parse_targets("t.toml", &targets, &names).expect("valid targets");
+    let fit = calibrate::calibrate(
+        &cal,
+        &targets,
+        &Options {
+            candidates: 80,
+            trials: 1500,
+            seed: 3,
+            progress: false,
+        },
+    )
+    .expect("a fit");
+    let (p, rest) = (fit.best.values[0], fit.best.values[1]);
+    assert!((0.007..=0.014).contains(&p), "p fitted to {p}, truth 0.01");
+    assert!((0.5..=0.9).contains(&rest), "rest_of_burst fitted to {rest}, truth 0.7");
+    assert!(fit.best.loss < fit.start.loss / 20.0, "{} vs {}", fit.best.loss, fit.start.loss);
+    for i in 0..targets.len() {
+        assert!(
+            fit.fitted(i, &targets),
+            "target {} not fitted: {:?} (p {p}, rest {rest})",
+            STATS[i],
+            fit.best.stats[i]
+        );
+        assert!(fit.noise[i].is_some_and(|sd| sd > 0.0), "the noise of {}", STATS[i]);
+    }
+}
+
+#[test]
+fn the_command_writes_the_fitted_scenario_and_the_same_seed_fits_the_same() {
+    let dir = common::scratch("calibrate");
+    let scn = dir.join("s.toml");
+    std::fs::write(&scn, scenario(0.04, 0.1)).unwrap();
+    let t = dir.join("t.toml");
+    std::fs::write(&t, measured_targets(&scenario(0.01, 0.7), 3000, 5)).unwrap();
+    let run = |out: &Path| {
+        let o = gentle(&[
+            "calibrate",
+            scn.to_str().unwrap(),
+            "--targets",
+            t.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--candidates",
+            "30",
+            "--trials",
+            "600",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let (a, b) = (dir.join("a.toml"), dir.join("b.toml"));
+    let report = run(&a);
+    run(&b);
+    let fitted = std::fs::read_to_string(&a).unwrap();
+    assert_eq!(fitted, std::fs::read_to_string(&b).unwrap(), "same seed, same fit");
+    // The report names every parameter and target; the file is a scenario with the
+    // fitted values, its comments and [calibrate] kept, under a header saying how.
+    for s in STATS.iter().chain(&["link.a_to_b.loss.p", "link.a_to_b.loss.rest_of_burst"]) {
+        assert!(report.contains(s), "{s} in\n{report}");
+    }
+    assert!(report.contains("targets within 10%"), "{report}");
+    assert!(fitted.starts_with("# Fitted by `gentle calibrate"), "{fitted}");
+    assert!(fitted.contains("[calibrate.free]"));
+    let cal = Calibratable::parse("fitted.toml", &fitted).expect("the fitted file reads");
+    assert_ne!(cal.start, vec![0.04, 0.1], "the values moved");
+    // The fitted file's values are the report's.
+    let p = cal.start[0].to_string();
+    assert!(report.contains(&p), "{p} in\n{report}");
+}
+
+#[test]
+fn bad_input_is_refused_at_its_place_before_any_work() {
+    let dir = common::scratch("calibrate-bad");
+    let t = dir.join("t.toml");
+    std::fs::write(&t, "[[target]]\nstat = \"RetransSegs / OutSegs\"\nvalue = 0.02\n").unwrap();
+    let out = dir.join("out.toml");
+    let case = |name: &str, scenario: &str, targets: Option<&str>, want: &str| {
+        let s = dir.join(format!("{name}.toml"));
+        std::fs::write(&s, scenario).unwrap();
+        let tf = match targets {
+            Some(text) => {
+                let p = dir.join(format!("{name}-targets.toml"));
+                std::fs::write(&p, text).unwrap();
+                p
+            }
+            None => t.clone(),
+        };
+        let o = gentle(&[
+            "calibrate",
+            s.to_str().unwrap(),
+            "--targets",
+            tf.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(want), "{name}: `{want}` in\n{err}");
+        assert!(!out.exists(), "{name}: nothing written");
+    };
+    let good = scenario(0.02, 0.5);
+    let without = good[..good.find("[calibrate]").unwrap()].to_string();
+    case("no-table", &without, None, "no-table.toml:1:1: error: missing key `calibrate`");
+    let bad_path = good.replace("link.a_to_b.loss.p =", "link.a_to_b.los.p =");
+    case("bad-path", &bad_path, None, "bad-path.toml:25:17: error: `link.a_to_b.los.p`: the scenario has no such number");
+    let empty = good.replace("min = 0.001, max = 0.1", "min = 0.1, max = 0.001");
+    case("empty-range", &empty, None, "the range is empty");
+    let log0 = good.replace("min = 0.001, max = 0.1, log = true", "min = 0.0, max = 0.1, log = true");
+    case("log-zero", &log0, None, "a log scale needs a positive range");
+    let too_high = good.replace("min = 0.0, max = 1.0", "min = 0.0, max = 2.0");
+    case("bad-value", &too_high, None, "makes a bad scenario");
+    case(
+        "unknown-stat",
+        &good,
+        Some("[[target]]\nstat = \"RetransSeg / OutSegs\"\nvalue = 0.02\n"),
+        "unknown-stat-targets.toml:2:8: error: `stat` in [[target]] #1: unknown statistic `RetransSeg`; did you mean `RetransSegs`?",
+    );
+    case("no-targets", &good, Some("# nothing\n"), "missing key `target`");
+    // An existing --out is kept without --force.
+    std::fs::write(&out, "keep").unwrap();
+    let s = dir.join("good.toml");
+    std::fs::write(&s, &good).unwrap();
+    let o = gentle(&[
+        "calibrate",
+        s.to_str().unwrap(),
+        "--targets",
+        t.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("add --force"));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep");
+}
+
+#[test]
+fn a_population_draws_its_members_by_share() {
+    // Two members, one with a lossless path and one that loses every first packet
+    // of a burst: the share of exchanges with a retransmission is the lossy
+    // member's share.
+    let text = r#"name = "mix"
+seed = 4
+trials = 4000
+[[link]]
+a = "server"
+b = "client"
+rate = "10Mbit/s"
+delay = "20ms"
+a_to_b = { loss = { model = "none" } }
+[population.clean]
+share = 3
+[population.lossy]
+share = 1
+link.a_to_b.loss = { model = "drop-list", segments = [1] }
+[[workload]]
+client = "client"
+server = "server"
+request = "300B"
+response = "1000B"
+[[variant]]
+name = "Linux"
+profile = "linux-3.10"
+"#;
+    let scn = Scenario::parse("mix.toml", text).expect("valid");
+    assert_eq!(scn.population.len(), 2);
+    assert!((scn.population[1].share - 0.25).abs() < 1e-12);
+    let r = runner::run(
+        &scn,
+        &RunOptions {
+            trials: 4000,
+            seed: 4,
+            keep_records: false,
+            progress: false,
+            observe: Observe::default(),
+        },
+    );
+    let v = &r.variants[0];
+    let share = v.with_retransmission as f64 / v.exchanges as f64;
+    assert!((share - 0.25).abs() < 0.025, "{share}");
+    // A member may set link and workload keys only, and keeps the workloads.
+    let e = Scenario::parse("m.toml", &text.replace("link.a_to_b.loss =", "seed =")).unwrap_err();
+    assert!(e.message.contains("a member sets link and workload keys only"), "{e}");
+    assert_eq!((e.line, e.column), (14, 1), "{e}");
+}
