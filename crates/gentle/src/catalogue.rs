@@ -51,7 +51,7 @@ pub const CATALOGUE: &[Experiment] = &[
     },
     Experiment {
         name: "reactive-web",
-        summary: "Web responses with tail-heavy loss: Linux vs Reactive latency, retransmissions and probe overhead (gentle-aggression Tables 3–4)",
+        summary: "Web responses over a client population calibrated to gentle-aggression §2 and Table 4: Linux vs Reactive, the paper's Tables 3–4 beside",
         toml: include_str!("../../../examples/reactive-web.toml"),
     },
     Experiment {

@@ -16,6 +16,7 @@ pub mod episodes;
 pub mod interrupt;
 pub mod output;
 pub mod packetdrill;
+pub mod paper;
 pub mod plot;
 pub mod programs;
 pub mod report;

@@ -368,6 +368,7 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
     if scn.recovery_stats {
         out += &recovery_tables(run);
     }
+    out += &crate::paper::section(scn, run);
     for v in &run.variants {
         if v.corrupt_bytes > 0 {
             let _ = writeln!(
@@ -664,6 +665,9 @@ pub fn json(scn: &Scenario, run: &RunResult, trials: u64, seed: u64) -> Value {
         "sim_packets": run.packets(),
         "variants": variants,
     });
+    if let Some(p) = crate::paper::json(scn, run) {
+        doc["paper"] = p;
+    }
     if !scn.point.is_empty() {
         // A sweep point names its coordinates.
         let point: serde_json::Map<String, Value> = scn

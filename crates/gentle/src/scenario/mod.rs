@@ -6,6 +6,7 @@
 pub mod calibrate;
 mod error;
 mod network;
+pub mod paper;
 pub mod population;
 mod reader;
 mod sweep;
@@ -84,6 +85,8 @@ pub struct Scenario {
     pub metric: Metric,
     pub time_limit: Duration,
     pub links: Vec<LinkDef>,
+    /// The paper's numbers to print beside the run's (`[paper]`).
+    pub paper: Option<paper::Paper>,
     /// Access networks drawn per trial in place of `links` (`[population]`).
     pub population: Vec<population::Member>,
     pub workloads: Vec<gentle_sim::workload::WorkloadSpec>,
@@ -118,6 +121,7 @@ const TOP_KEYS: &[&str] = &[
     "variant",
     "calibrate",
     "population",
+    "paper",
 ];
 
 impl Scenario {
@@ -278,6 +282,8 @@ pub(crate) fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scen
     let population = population::parse_population(src, root, workloads.len())?;
     let relayed = workloads.iter().any(|w| w.backend.is_some());
     let mut variants = variant::parse_variants(&top, relayed)?;
+    let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
+    let paper = paper::parse_paper(&top, &names)?;
     // A workload's own switches for its server side, over each variant's.
     let wts = tables(&top, "workload")?;
     for v in variants.iter_mut() {
@@ -333,6 +339,7 @@ pub(crate) fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scen
         metric,
         time_limit,
         links,
+        paper,
         population,
         workloads,
         variants,
