@@ -9,13 +9,36 @@ use crate::calibrate::stats;
 use crate::runner::RunResult;
 use crate::scenario::Scenario;
 use crate::scenario::paper::{Claim, Quantity};
+use crate::scenario::targets::Atom;
 
 /// One of the paper's numbers, and the run's.
 pub struct Judged<'a> {
     pub q: &'a Quantity,
     /// The run's effect (%) or level; `None` when the statistic is undefined.
     pub gentle: Option<f64>,
+    /// A latency effect whose 95% interval holds 0: its sign is not known, and it
+    /// does not agree whatever its size.
+    pub unsure: bool,
     pub agrees: bool,
+}
+
+/// Whether the confidence interval of a latency effect holds 0.
+fn holds_zero(q: &Quantity, run: &RunResult) -> bool {
+    let Some(Some(d)) = run.cis.get(q.variant) else {
+        return false;
+    };
+    let ci = match q.stat.num.as_slice() {
+        [Atom::LatencyMean] if q.stat.den.is_empty() => d.mean,
+        [Atom::LatencyQuantile(x)] if q.stat.den.is_empty() => {
+            let p = (x * 100.0).round() as u32;
+            if !(1..=99).contains(&p) || (x * 100.0 - p as f64).abs() > 1e-9 {
+                return false;
+            }
+            d.percentile(p)
+        }
+        _ => return false,
+    };
+    ci.pct.lo <= 0.0 && ci.pct.hi >= 0.0
 }
 
 /// The run's value of every quantity of the scenario's `[paper]`.
@@ -34,9 +57,11 @@ pub fn judge<'a>(scn: &'a Scenario, run: &RunResult) -> Vec<Judged<'a>> {
                 },
                 Claim::Level { .. } => at(q.variant),
             };
+            let unsure = matches!(q.claim, Claim::Effect { .. }) && holds_zero(q, run);
             Judged {
                 q,
-                agrees: gentle.is_some_and(|g| q.agrees(g)),
+                agrees: !unsure && gentle.is_some_and(|g| q.agrees(g)),
+                unsure,
                 gentle,
             }
         })
@@ -69,7 +94,9 @@ pub fn section(scn: &Scenario, run: &RunResult) -> String {
     for j in &judged {
         let (g, paper) = match j.q.claim {
             Claim::Effect { change_pct } => (
-                j.gentle.map_or("-".into(), |g| format!("{g:+.1}%")),
+                j.gentle.map_or("-".into(), |g| {
+                    format!("{}{g:+.1}%", if j.unsure { "~" } else { "" })
+                }),
                 format!("{change_pct:+}%"),
             ),
             Claim::Level { value } => (j.gentle.map_or("-".into(), number), number(value)),
@@ -85,7 +112,7 @@ pub fn section(scn: &Scenario, run: &RunResult) -> String {
     let n = judged.iter().filter(|j| j.agrees).count();
     let _ = writeln!(
         s,
-        "{n} of {} agree (an effect: the paper's sign, within {}x; a level: within {:.0}%)",
+        "{n} of {} agree (an effect: the paper's sign, within {}x, and ~ if its interval holds 0 does not; a level: within {:.0}%)",
         judged.len(),
         crate::scenario::paper::EFFECT_FACTOR,
         crate::scenario::paper::LEVEL_SHARE * 100.0
@@ -106,6 +133,7 @@ pub fn json(scn: &Scenario, run: &RunResult) -> Option<Value> {
             json!({
                 "stat": j.q.stat.text, "variant": run.variants[j.q.variant].name,
                 "kind": kind, "paper": paper, "gentle": j.gentle, "agrees": j.agrees,
+                "interval_holds_zero": j.unsure,
                 "label": j.q.label, "cite": j.q.cite,
             })
         })

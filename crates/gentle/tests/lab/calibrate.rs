@@ -278,3 +278,51 @@ profile = "linux-3.10"
     assert!(e.message.contains("a member sets link and workload keys only"), "{e}");
     assert_eq!((e.line, e.column), (14, 1), "{e}");
 }
+
+/// The statistics of built-in scenario `name`'s calibrated variant, run as its
+/// `[calibrate]` table says (its trials, its seed), against the targets of `file`.
+fn fit_of(name: &str, file: &str) -> Vec<(String, f64, f64)> {
+    let e = gentle::catalogue::find(name).expect("built in");
+    let cal = Calibratable::parse(name, e.toml).expect("calibratable");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(file);
+    let text = std::fs::read_to_string(&root).expect("the targets file");
+    let names = calibrate::stats::counter_names();
+    let targets = parse_targets(file, &text, &names).expect("valid targets");
+    let mut scn = cal.scenario.clone();
+    scn.variants = vec![scn.variants.swap_remove(cal.spec.variant)];
+    let r = runner::run(
+        &scn,
+        &RunOptions {
+            trials: cal.spec.trials.expect("a calibration size"),
+            seed: scn.seed,
+            keep_records: false,
+            progress: false,
+            observe: Observe::default(),
+        },
+    );
+    targets
+        .iter()
+        .map(|t| {
+            let v = calibrate::stats::value(&t.stat, &r.variants[0]).expect("defined");
+            (t.stat.text.clone(), v, t.value)
+        })
+        .collect()
+}
+
+#[test]
+fn the_reactive_web_population_fits_what_the_readme_says_it_fits() {
+    // The README: the population matches the share of replies with loss, the
+    // retransmission rate, the timeouts in Open and Figure 4's single losses
+    // within 10%, and misses the rest.
+    let fits = fit_of("reactive-web", "examples/calibration/google-2013-targets.toml");
+    let claimed = [
+        "ExchangesWithLoss / Exchanges",
+        "RetransSegs / OutSegs",
+        "TimeoutsOpen / RetransSegs",
+        "LossyBursts1 / LossyBursts",
+    ];
+    for (stat, v, t) in &fits {
+        let within = (v - t).abs() <= 0.10 * t;
+        assert_eq!(within, claimed.contains(&stat.as_str()), "{stat}: {v} against {t}");
+    }
+}

@@ -1,17 +1,13 @@
 //! The `prr-latency` reproduction (`prr-imc11.txt` §5.3, Tables 6–9) at its full
-//! size, checked for the paper's findings that hold on any Web-like workload:
-//! Linux ends most recoveries of short responses with cwnd below three segments
-//! (Table 7: "over 50%"), PRR and RFC 3517 end at ssthresh; PRR has fewer timeouts
-//! in recovery than Linux (Table 8) and lower latency for responses with
-//! retransmissions (Table 9). The trials are paired (same seeds, same loss
-//! patterns), so these differences are not sampling noise.
+//! size, on its calibrated population, checked for the paper's findings that hold
+//! on any Web-like workload: Linux ends most recoveries of short responses with
+//! cwnd below three segments (Table 7: "over 50%"), PRR and RFC 3517 end at
+//! ssthresh; PRR has fewer timeouts in recovery than Linux (Table 8) and a lower
+//! median latency for responses with retransmissions (Table 9), its 95% interval
+//! below 0 (the trials are paired: same seeds, same loss patterns).
 
 use gentle::catalogue;
 use gentle::runner::VariantResult;
-
-fn mean(v: &VariantResult) -> f64 {
-    v.latencies.mean()
-}
 
 #[test]
 fn prr_latency_tables() {
@@ -20,7 +16,7 @@ fn prr_latency_tables() {
         panic!("three variants")
     };
     assert!(
-        linux.episodes.len() > 3000,
+        linux.episodes.len() > 1000,
         "{} episodes",
         linux.episodes.len()
     );
@@ -41,12 +37,13 @@ fn prr_latency_tables() {
     assert!(last_median(prr) > last_median(linux));
     // Table 8: fewer timeouts in recovery.
     assert!(prr.counters.timeouts_recovery < linux.counters.timeouts_recovery);
-    // Table 9: lower mean latency of responses with a retransmission.
-    assert!(
-        mean(prr) < mean(linux),
-        "PRR {} Linux {}",
-        mean(prr),
-        mean(linux)
-    );
-    assert!(mean(rfc) < mean(linux));
+    // Table 9: a lower median latency of responses with a retransmission, and
+    // not by chance.
+    let p50 = |v: &VariantResult| v.latencies.quantile(0.5);
+    assert!(p50(prr) < p50(linux), "PRR {} Linux {}", p50(prr), p50(linux));
+    assert!(p50(rfc) < p50(linux));
+    for i in [1, 2] {
+        let ci = run.cis[i].as_ref().expect("intervals").percentile(50);
+        assert!(ci.ms.hi < 0.0, "{}: {ci:?}", run.variants[i].name);
+    }
 }
