@@ -16,10 +16,10 @@
 
 use std::time::Duration;
 
-use super::timer_table::Timer;
 use super::undo::PartialUndo;
 use super::{CloseReason, Connection, Frto};
 use crate::time::Instant;
+use crate::trace::TimerKind;
 use crate::trace::{CaState, State};
 use crate::wire::Segment;
 
@@ -38,7 +38,7 @@ impl Connection {
         let prior_in_flight = self.sb.pipe();
         // An ACK cancels a pending delayed early retransmission; this ACK's
         // processing decides afresh (Linux `tcp_rearm_rto`).
-        self.timers.put(Timer::EarlyRetransmit, None);
+        self.timers.put(TimerKind::EarlyRetransmit, None);
         let prior_wnd = self.snd.wnd;
         let prior_ca = self.ca.state;
         self.ecn.ack_ece = self.ecn.on && seg.flags.contains(crate::wire::Flags::ECE);
@@ -166,10 +166,12 @@ impl Connection {
         // RFC 6298 §5.2/5.3: restart the timer on new data acknowledged; stop it
         // when nothing is outstanding.
         if self.sb.is_empty() {
-            self.timers.put(Timer::Rto, None);
-        } else if una_advanced || !self.timers.is_set(Timer::Rto) {
-            self.timers
-                .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
+            self.timers.put(TimerKind::Retransmission, None);
+        } else if una_advanced || !self.timers.is_set(TimerKind::Retransmission) {
+            self.timers.put(
+                TimerKind::Retransmission,
+                Some(now + self.rtt.rto_backed_off()),
+            );
         }
         if self.cfg.tlp {
             if una_advanced {

@@ -36,11 +36,10 @@
 use std::time::Duration;
 
 use super::Connection;
-use super::timer_table::Timer;
 use crate::config::ReceiverPolicy;
 use crate::receiver::Arrival;
 use crate::time::Instant;
-use crate::trace::{Event, TimerKind};
+use crate::trace::TimerKind;
 
 /// `TCP_DELACK_MAX`: the longest delayed-ACK wait when interactive or pushed.
 const DELACK_MAX: Duration = Duration::from_millis(200);
@@ -96,9 +95,9 @@ impl Connection {
             let full = 2 * self.opts.smss;
             if ofo || a.filled_hole || self.rcv.unacked_bytes >= full {
                 self.rcv.ack_now = true;
-            } else if a.delivered > 0 && !self.timers.is_set(Timer::DelayedAck) {
+            } else if a.delivered > 0 && !self.timers.is_set(TimerKind::DelayedAck) {
                 self.timers
-                    .put(Timer::DelayedAck, Some(now + self.ato_min()));
+                    .put(TimerKind::DelayedAck, Some(now + self.ato_min()));
             }
             return;
         }
@@ -202,7 +201,7 @@ impl Connection {
             ato = ato.min(max_ato);
         }
         let mut at = now + ato;
-        if let Some(t) = self.timers.get(Timer::DelayedAck) {
+        if let Some(t) = self.timers.get(TimerKind::DelayedAck) {
             // "If delack timer was blocked or is about to expire, send ACK now."
             if t <= now + ato / 4 {
                 self.rcv.ack_now = true;
@@ -210,7 +209,7 @@ impl Connection {
             }
             at = at.min(t);
         }
-        self.timers.put(Timer::DelayedAck, Some(at));
+        self.timers.put(TimerKind::DelayedAck, Some(at));
     }
 
     /// An ACK-bearing segment went out (Linux `tcp_event_ack_sent`,
@@ -224,7 +223,7 @@ impl Connection {
             }
         }
         self.acks.pushed = 0;
-        self.timers.put(Timer::DelayedAck, None);
+        self.timers.put(TimerKind::DelayedAck, None);
     }
 
     /// A data segment went out (Linux `tcp_event_data_sent`): a reply within `ato`
@@ -239,7 +238,7 @@ impl Connection {
 
     /// The delayed-ACK timer fired (Linux `tcp_delack_timer_handler`).
     pub(crate) fn on_delack_timeout(&mut self, now: Instant) {
-        self.timers.put(Timer::DelayedAck, None);
+        self.timers.put(TimerKind::DelayedAck, None);
         if self.rcv.unacked_bytes == 0 && !self.rcv.ack_now {
             return;
         }
@@ -255,12 +254,7 @@ impl Connection {
         }
         self.rcv.ack_now = true;
         self.counters.delayed_acks += 1;
-        self.trace(
-            now,
-            Event::Timer {
-                timer: TimerKind::DelayedAck,
-            },
-        );
+        self.trace_timer(now, TimerKind::DelayedAck);
     }
 
     /// The application read `copied` bytes (Linux `tcp_cleanup_rbuf`).

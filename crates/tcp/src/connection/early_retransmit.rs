@@ -16,10 +16,9 @@
 //! segments outstanding and one of them SACKed.
 
 use super::Connection;
-use super::timer_table::Timer;
 use crate::config::EarlyRetransmit;
 use crate::time::Instant;
-use crate::trace::{Event, TimerKind};
+use crate::trace::TimerKind;
 
 /// Early Retransmit's state.
 #[derive(Clone, Copy, Debug, Default)]
@@ -79,11 +78,15 @@ impl Connection {
                     return true;
                 };
                 let at = now + self.er_delay(srtt);
-                if self.timers.get(Timer::Rto).is_some_and(|rto| rto <= at) {
+                if self
+                    .timers
+                    .get(TimerKind::Retransmission)
+                    .is_some_and(|rto| rto <= at)
+                {
                     self.counters.early_retrans += 1;
                     return true;
                 }
-                self.timers.put(Timer::EarlyRetransmit, Some(at));
+                self.timers.put(TimerKind::EarlyRetransmit, Some(at));
                 false
             }
         }
@@ -100,12 +103,7 @@ impl Connection {
 
     /// The delayed early retransmission is due (Linux `tcp_resume_early_retransmit`).
     pub(crate) fn on_er_timeout(&mut self, now: Instant) {
-        self.trace(
-            now,
-            Event::Timer {
-                timer: TimerKind::EarlyRetransmit,
-            },
-        );
+        self.trace_timer(now, TimerKind::EarlyRetransmit);
         if self.ca.state > crate::trace::CaState::Disorder || !self.early_retransmit_applies() {
             return;
         }

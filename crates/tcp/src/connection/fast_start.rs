@@ -32,8 +32,8 @@
 use std::time::Duration;
 
 use super::Connection;
-use super::timer_table::Timer;
 use crate::time::Instant;
+use crate::trace::TimerKind;
 use crate::trace::{CaState, Event};
 use crate::wire::{Flags, Segment};
 
@@ -185,7 +185,7 @@ impl Connection {
             p.burst_sent = 0;
             return true;
         }
-        self.timers.put(Timer::Pace, Some(next));
+        self.timers.put(TimerKind::Pace, Some(next));
         false
     }
 
@@ -205,7 +205,7 @@ impl Connection {
                 s.flags.insert(Flags::FAST_START);
             }
             self.counters.fast_start_segs += 1;
-            if self.cfg.fast_start_reset_timer && !self.timers.is_set(Timer::FastStartReset) {
+            if self.cfg.fast_start_reset_timer && !self.timers.is_set(TimerKind::FastStartReset) {
                 self.arm_fast_start_reset(now);
             }
         }
@@ -224,7 +224,7 @@ impl Connection {
             at = at.div_ceil(tick) * tick;
         }
         self.timers
-            .put(Timer::FastStartReset, Some(Instant::from_nanos(at)));
+            .put(TimerKind::FastStartReset, Some(Instant::from_nanos(at)));
     }
 
     /// An ACK advanced snd.una: the ACK clock is back (pacing ends), and the attempt
@@ -234,11 +234,11 @@ impl Connection {
             return;
         };
         p.pacing = false;
-        self.timers.put(Timer::Pace, None);
+        self.timers.put(TimerKind::Pace, None);
         if self.snd.una >= p.mark_to {
             self.fast_start.phase = None;
-            self.timers.put(Timer::FastStartReset, None);
-        } else if self.timers.is_set(Timer::FastStartReset) {
+            self.timers.put(TimerKind::FastStartReset, None);
+        } else if self.timers.is_set(TimerKind::FastStartReset) {
             self.arm_fast_start_reset(now);
         }
     }
@@ -267,7 +267,7 @@ impl Connection {
             self.fast_start_reset(now);
         } else {
             self.fast_start.phase = None;
-            self.timers.put(Timer::Rto, Some(now));
+            self.timers.put(TimerKind::Retransmission, Some(now));
         }
     }
 
@@ -292,14 +292,14 @@ impl Connection {
     /// retransmit timer"): a retransmission timeout due before it waits for it.
     pub(super) fn fast_start_holds_rto(&self) -> Option<Instant> {
         self.fast_start.phase?;
-        self.timers.get(Timer::FastStartReset)
+        self.timers.get(TimerKind::FastStartReset)
     }
 
     /// A timeout or the end of the connection ends the attempt.
     pub(super) fn fast_start_end(&mut self) {
         if self.fast_start.phase.take().is_some() {
-            self.timers.put(Timer::Pace, None);
-            self.timers.put(Timer::FastStartReset, None);
+            self.timers.put(TimerKind::Pace, None);
+            self.timers.put(TimerKind::FastStartReset, None);
         }
     }
 }

@@ -2,9 +2,9 @@
 //! handshake states, acceptability, RST, SYN, ACK, data, FIN — with RFC 7323 §4.3
 //! timestamp recording.
 
-use super::timer_table::Timer;
 use super::{CloseReason, Connection};
 use crate::time::Instant;
+use crate::trace::TimerKind;
 use crate::trace::{Event, State};
 use crate::wire::Segment;
 
@@ -66,7 +66,7 @@ impl Connection {
         }
         self.snd.una = 1;
         self.snd.nxt = 1;
-        self.timers.put(Timer::Rto, None);
+        self.timers.put(TimerKind::Retransmission, None);
         // RTT sample from the handshake (Karn: only if the SYN was not retransmitted,
         // unless timestamps identify the transmission).
         self.handshake_rtt_sample(now, seg);
@@ -111,7 +111,7 @@ impl Connection {
         }
         self.snd.una = 1;
         self.snd.nxt = 1;
-        self.timers.put(Timer::Rto, None);
+        self.timers.put(TimerKind::Retransmission, None);
         self.handshake_rtt_sample(now, seg);
         self.rtt.backoff = 0;
         self.ctl.syn_pending = false;
@@ -254,7 +254,7 @@ impl Connection {
             self.rcv.ack_now = true;
             if self.state == State::TimeWait {
                 self.timers
-                    .put(Timer::TimeWait, Some(now + self.cfg.time_wait));
+                    .put(TimerKind::TimeWait, Some(now + self.cfg.time_wait));
             }
         }
         if let Some(fin_at) = self.rcv.fin_at
@@ -283,10 +283,10 @@ impl Connection {
 
     pub(crate) fn enter_time_wait(&mut self, now: Instant) {
         self.set_state(now, State::TimeWait);
-        self.timers.put(Timer::Rto, None);
+        self.timers.put(TimerKind::Retransmission, None);
         self.corrective.enc = None; // everything is acknowledged: nothing left to encode
         self.timers
-            .put(Timer::TimeWait, Some(now + self.cfg.time_wait));
+            .put(TimerKind::TimeWait, Some(now + self.cfg.time_wait));
         self.ctl.close_reason.get_or_insert(CloseReason::Normal);
     }
 

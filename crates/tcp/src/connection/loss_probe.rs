@@ -24,7 +24,6 @@
 use std::time::Duration;
 
 use super::Connection;
-use super::timer_table::Timer;
 use crate::config::{TlpDetection, TlpFlavour};
 use crate::scoreboard::TxSeg;
 use crate::time::Instant;
@@ -62,7 +61,7 @@ pub(crate) struct TlpEpisode {
 impl Connection {
     /// Algorithm 1 `schedule_pto`: arms the probe timer when the conditions hold.
     pub(crate) fn schedule_pto(&mut self, now: Instant) {
-        self.timers.put(Timer::LossProbe, None);
+        self.timers.put(TimerKind::LossProbe, None);
         if !self.cfg.tlp
             || !self.opts.sack
             || !self.probe_state_allows()
@@ -116,12 +115,12 @@ impl Connection {
         };
         let mut at = now + pto;
         // Never later than the RTO would fire.
-        if let Some(rto) = self.timers.get(Timer::Rto)
+        if let Some(rto) = self.timers.get(TimerKind::Retransmission)
             && at > rto
         {
             at = rto.max(now);
         }
-        self.timers.put(Timer::LossProbe, Some(at));
+        self.timers.put(TimerKind::LossProbe, Some(at));
     }
 
     /// Probes go out in Open; Linux 4.11+ also in CWR.
@@ -132,12 +131,7 @@ impl Connection {
 
     /// Algorithm 1 `handle_pto`.
     pub(crate) fn on_pto(&mut self, now: Instant) {
-        self.trace(
-            now,
-            Event::Timer {
-                timer: TimerKind::LossProbe,
-            },
-        );
+        self.trace_timer(now, TimerKind::LossProbe);
         if !self.probe_state_allows() || self.sb.is_empty() {
             return;
         }
@@ -145,8 +139,10 @@ impl Connection {
         self.tlp.consecutive += 1;
         self.tlp.pending = true;
         // The RTO restarts from the probe (Linux `tcp_send_loss_probe` rearm).
-        self.timers
-            .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
+        self.timers.put(
+            TimerKind::Retransmission,
+            Some(now + self.rtt.rto_backed_off()),
+        );
     }
 
     /// The probe segment: new data if the application and the peer's window allow

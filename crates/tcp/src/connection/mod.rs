@@ -53,7 +53,7 @@ use crate::rtt::RttEstimator;
 use crate::scoreboard::Scoreboard;
 use crate::sendbuf::SendBuffer;
 use crate::time::Instant;
-use crate::trace::{CaState, Event, State, Traced};
+use crate::trace::{CaState, Event, State, TimerKind, Traced};
 use crate::wire::Segment;
 pub use fast_start::PathMetrics;
 use frto::Frto;
@@ -618,6 +618,11 @@ impl Connection {
         if self.cfg.trace {
             self.events.push_back(Traced { time: now, event });
         }
+    }
+
+    /// A timer fired: traced by its name.
+    pub(crate) fn trace_timer(&mut self, now: Instant, timer: TimerKind) {
+        self.trace(now, Event::Timer { timer });
     }
 
     pub(crate) fn set_state(&mut self, now: Instant, to: State) {

@@ -3,10 +3,10 @@
 //! window, the FIN, and otherwise a pure ACK when one is due.
 
 use super::Connection;
-use super::timer_table::Timer;
 use crate::receive_window::ReceiveWindow;
 use crate::scoreboard::TxSeg;
 use crate::time::Instant;
+use crate::trace::TimerKind;
 use crate::trace::{CaState, Event, RetransKind, State};
 use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment, Timestamps};
 
@@ -148,9 +148,11 @@ impl Connection {
         if self.ctl.syn_retries == 0 {
             self.ctl.syn_sent_at = now;
         }
-        if !self.timers.is_set(Timer::Rto) {
-            self.timers
-                .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
+        if !self.timers.is_set(TimerKind::Retransmission) {
+            self.timers.put(
+                TimerKind::Retransmission,
+                Some(now + self.rtt.rto_backed_off()),
+            );
         }
         s
     }
@@ -291,9 +293,11 @@ impl Connection {
         self.counters.bytes_retrans += s.payload.len() as u64;
         let tsval = self.tsval(now);
         self.undo.on_retransmit(tsval);
-        if !self.member.on && !self.timers.is_set(Timer::Rto) {
-            self.timers
-                .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
+        if !self.member.on && !self.timers.is_set(TimerKind::Retransmission) {
+            self.timers.put(
+                TimerKind::Retransmission,
+                Some(now + self.rtt.rto_backed_off()),
+            );
         }
         self.trace(
             now,
@@ -417,9 +421,11 @@ impl Connection {
         });
         self.snd.nxt = end;
         self.snd.last_data_sent = now;
-        if !self.member.on && !self.timers.is_set(Timer::Rto) {
-            self.timers
-                .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
+        if !self.member.on && !self.timers.is_set(TimerKind::Retransmission) {
+            self.timers.put(
+                TimerKind::Retransmission,
+                Some(now + self.rtt.rto_backed_off()),
+            );
         }
     }
 }

@@ -15,10 +15,9 @@
 //!   clears the back-off. Unanswered probes count toward `max_retries`; any ACK
 //!   resets that count, so a live receiver may keep its window closed indefinitely.
 
-use super::timer_table::Timer;
 use super::{CloseReason, Connection};
 use crate::time::Instant;
-use crate::trace::{Event, State, TimerKind};
+use crate::trace::{State, TimerKind};
 use crate::wire::{Flags, Segment};
 
 /// Zero-window probing's state.
@@ -50,22 +49,22 @@ impl Connection {
             && self.sb.is_empty()
             && !self.sws_allows(self.window_room().min(self.opts.smss as u64), unsent);
         if blocked {
-            if !self.timers.is_set(Timer::Persist) {
+            if !self.timers.is_set(TimerKind::Persist) {
                 self.timers
-                    .put(Timer::Persist, Some(now + self.rtt.rto_backed_off()));
+                    .put(TimerKind::Persist, Some(now + self.rtt.rto_backed_off()));
             }
         } else {
-            self.timers.put(Timer::Persist, None);
+            self.timers.put(TimerKind::Persist, None);
         }
     }
 
     /// On every acceptable ACK, after the window update (Linux `tcp_ack_probe`):
     /// a window that admits the next segment stops probing and clears the back-off.
     pub(crate) fn persist_on_ack(&mut self) {
-        if self.timers.is_set(Timer::Persist) || self.persist.probes_out > 0 {
+        if self.timers.is_set(TimerKind::Persist) || self.persist.probes_out > 0 {
             let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
             if self.sws_allows(self.window_room().min(self.opts.smss as u64), unsent) {
-                self.timers.put(Timer::Persist, None);
+                self.timers.put(TimerKind::Persist, None);
                 self.rtt.backoff = 0;
             }
         }
@@ -73,12 +72,7 @@ impl Connection {
     }
 
     pub(crate) fn on_persist_timeout(&mut self, now: Instant) {
-        self.trace(
-            now,
-            Event::Timer {
-                timer: TimerKind::Persist,
-            },
-        );
+        self.trace_timer(now, TimerKind::Persist);
         if self.persist.probes_out >= self.cfg.max_retries {
             self.counters.aborts += 1;
             self.ctl.rst_pending = true;

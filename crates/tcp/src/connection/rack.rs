@@ -23,10 +23,9 @@
 use std::time::Duration;
 
 use super::Connection;
-use super::timer_table::Timer;
 use crate::scoreboard::TxSeg;
 use crate::time::Instant;
-use crate::trace::{CaState, Event, TimerKind};
+use crate::trace::{CaState, TimerKind};
 
 /// `TCP_RACK_RECOVERY_THRESH`: recoveries a raised reo_wnd persists for.
 const RECOVERY_THRESH: u32 = 16;
@@ -202,23 +201,18 @@ impl Connection {
         let at = self
             .rack_detect_loss(now)
             .map(|w| now + round_up_ms(w) + TIMEOUT_MIN);
-        self.timers.put(Timer::Reorder, at);
+        self.timers.put(TimerKind::ReorderTimeout, at);
     }
 
     /// The reorder timer fired (`tcp_rack_reo_timeout`).
     pub(crate) fn on_rack_timeout(&mut self, now: Instant) {
-        self.timers.put(Timer::Reorder, None);
-        self.trace(
-            now,
-            Event::Timer {
-                timer: TimerKind::ReorderTimeout,
-            },
-        );
+        self.timers.put(TimerKind::ReorderTimeout, None);
+        self.trace_timer(now, TimerKind::ReorderTimeout);
         let prior_pipe = self.sb.pipe();
         let at = self
             .rack_detect_loss(now)
             .map(|w| now + round_up_ms(w) + TIMEOUT_MIN);
-        self.timers.put(Timer::Reorder, at);
+        self.timers.put(TimerKind::ReorderTimeout, at);
         if self.sb.pipe() == prior_pipe {
             return;
         }

@@ -12,10 +12,10 @@
 //! sessions) — call these and nothing else.
 
 use super::Connection;
-use super::timer_table::Timer;
 use crate::config::RecoveryAlgorithm;
 use crate::recovery::{AckSample, Recovery, RecoveryStart};
 use crate::time::Instant;
+use crate::trace::TimerKind;
 use crate::trace::{CaState, Event};
 
 /// The congestion-state machine and the episode it is in.
@@ -222,7 +222,7 @@ impl Connection {
         self.counters.timeouts += 1;
         self.fast_start_end();
         self.tlp.episode = None;
-        self.timers.put(Timer::LossProbe, None);
+        self.timers.put(TimerKind::LossProbe, None);
         match self.ca.state {
             CaState::Open => self.counters.timeouts_open += 1,
             CaState::Disorder => self.counters.timeouts_disorder += 1,
@@ -320,7 +320,7 @@ impl Connection {
         self.fast_start_end();
         let partial_ack = self.ca.state == CaState::Recovery;
         self.tlp.episode = None;
-        self.timers.put(Timer::LossProbe, None);
+        self.timers.put(TimerKind::LossProbe, None);
         self.undo.marker = None;
         self.undo.prior_ssthresh = 0;
         self.cong.w.ssthresh = p.saved_ssthresh;
@@ -335,8 +335,10 @@ impl Connection {
         self.ca.loss_first_retrans = false;
         self.set_ca(now, CaState::Loss);
         self.undo.retrans_stamp = None;
-        self.timers
-            .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
+        self.timers.put(
+            TimerKind::Retransmission,
+            Some(now + self.rtt.rto_backed_off()),
+        );
         self.trace(
             now,
             Event::FastStartReset {

@@ -13,9 +13,9 @@
 //! own window, retransmission timer, tail loss probe, early retransmit, RACK and
 //! fast start stand idle: the session's stand in for them.
 
-use super::timer_table::Timer;
 use super::{CloseReason, Connection};
 use crate::time::Instant;
+use crate::trace::TimerKind;
 use crate::trace::{RetransKind, State};
 
 /// Membership state.
@@ -62,12 +62,12 @@ impl Connection {
     pub(crate) fn session_join(&mut self) {
         self.member.on = true;
         for t in [
-            Timer::Rto,
-            Timer::LossProbe,
-            Timer::EarlyRetransmit,
-            Timer::Reorder,
-            Timer::FastStartReset,
-            Timer::Pace,
+            TimerKind::Retransmission,
+            TimerKind::LossProbe,
+            TimerKind::EarlyRetransmit,
+            TimerKind::ReorderTimeout,
+            TimerKind::FastStartReset,
+            TimerKind::Pace,
         ] {
             self.timers.put(t, None);
         }

@@ -2,7 +2,6 @@
 //! and F-RTO, RFC 5682), SYN retransmission with back-off from the 1 s initial RTO
 //! (RFC 6298 §2.1, §5.5), the delayed-ACK timer, and TIME-WAIT.
 
-use super::timer_table::Timer;
 use super::{CloseReason, Connection};
 use crate::time::Instant;
 use crate::trace::{Event, State, TimerKind};
@@ -18,54 +17,50 @@ impl Connection {
 
     /// Fires every timer whose deadline is not after `now`. Harmless when nothing is due.
     pub fn handle_timeout(&mut self, now: Instant) {
-        if self.timers.get(Timer::DelayedAck).is_some_and(|t| t <= now) {
+        if self
+            .timers
+            .get(TimerKind::DelayedAck)
+            .is_some_and(|t| t <= now)
+        {
             self.on_delack_timeout(now);
         }
-        if self.timers.take_due(Timer::TimeWait, now) {
-            self.trace(
-                now,
-                Event::Timer {
-                    timer: TimerKind::TimeWait,
-                },
-            );
+        if self.timers.take_due(TimerKind::TimeWait, now) {
+            self.trace_timer(now, TimerKind::TimeWait);
             self.enter_closed(now, CloseReason::Normal);
         }
-        if self.timers.take_due(Timer::LossProbe, now) {
+        if self.timers.take_due(TimerKind::LossProbe, now) {
             self.on_pto(now);
         }
-        if self.timers.get(Timer::Reorder).is_some_and(|t| t <= now) {
+        if self
+            .timers
+            .get(TimerKind::ReorderTimeout)
+            .is_some_and(|t| t <= now)
+        {
             self.on_rack_timeout(now);
         }
-        if self.timers.take_due(Timer::EarlyRetransmit, now) {
+        if self.timers.take_due(TimerKind::EarlyRetransmit, now) {
             self.on_er_timeout(now);
         }
-        if self.timers.take_due(Timer::Persist, now) {
+        if self.timers.take_due(TimerKind::Persist, now) {
             self.on_persist_timeout(now);
         }
-        if self.timers.take_due(Timer::Pace, now) {
+        if self.timers.take_due(TimerKind::Pace, now) {
             // Fast start's next burst: `poll_transmit` sends it.
         }
-        if self.timers.take_due(Timer::FastStartReset, now) {
-            self.trace(
-                now,
-                Event::Timer {
-                    timer: TimerKind::FastStartReset,
-                },
-            );
+        if self.timers.take_due(TimerKind::FastStartReset, now) {
+            self.trace_timer(now, TimerKind::FastStartReset);
             self.on_fast_start_reset_timer(now);
         }
-        if self.timers.get(Timer::Rto).is_some_and(|t| t <= now)
+        if self
+            .timers
+            .get(TimerKind::Retransmission)
+            .is_some_and(|t| t <= now)
             && let Some(reset) = self.fast_start_holds_rto()
         {
-            self.timers.put(Timer::Rto, Some(reset));
+            self.timers.put(TimerKind::Retransmission, Some(reset));
         }
-        if self.timers.take_due(Timer::Rto, now) {
-            self.trace(
-                now,
-                Event::Timer {
-                    timer: TimerKind::Retransmission,
-                },
-            );
+        if self.timers.take_due(TimerKind::Retransmission, now) {
+            self.trace_timer(now, TimerKind::Retransmission);
             self.on_rto(now);
         }
     }
@@ -110,7 +105,7 @@ impl Connection {
 
     fn arm_rto(&mut self, now: Instant) {
         let rto = self.rtt.rto_backed_off();
-        self.timers.put(Timer::Rto, Some(now + rto));
+        self.timers.put(TimerKind::Retransmission, Some(now + rto));
         self.trace(
             now,
             Event::Rto {
