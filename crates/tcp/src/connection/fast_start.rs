@@ -60,16 +60,35 @@ pub(crate) struct Phase {
     pub mark_from: u64,
     /// ... up to this one (`fs_endseq`).
     pub mark_to: u64,
-    /// ssthresh when the attempt began, restored if it fails.
-    pub saved_ssthresh: u32,
-    /// The window a normal restart would have used.
-    pub restart_cwnd: u32,
+    /// What a failed attempt goes back to.
+    pub fallback: Fallback,
     /// No ACK of new data yet: sends are paced.
     pub pacing: bool,
     pub burst_start: Instant,
     pub burst_sent: u32,
     /// `maxburst · srtt / cwnd`.
     pub spacing: Duration,
+}
+
+/// What a failed fast start goes back to (§3.4.4 "Slow start without penalty"):
+/// the window a normal restart would have used and the ssthresh from before the
+/// fast start. Connections and TCP sessions keep one per attempt.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Fallback {
+    /// The window a normal restart would have used.
+    pub restart_cwnd: u32,
+    /// ssthresh when the attempt began.
+    pub saved_ssthresh: u32,
+}
+
+/// The window a fast start restarts with, from the last window `cwnd` and its
+/// `ssthresh` (§3.4.2; §7.1: "either half the old cwnd (if old cwnd < ssthresh) or
+/// cwnd minus maxseg (if old cwnd > ssthresh)"): after slow start the last window
+/// was doubled within its last round trip, so half of it went through; after
+/// congestion avoidance, all but the last increment. Connections and TCP sessions
+/// start by it.
+pub(crate) fn fast_start_cwnd(cwnd: u32, ssthresh: u32) -> u32 {
+    if cwnd < ssthresh { cwnd / 2 } else { cwnd - 1 }
 }
 
 /// A connection's fast start state.
@@ -127,9 +146,7 @@ impl Connection {
         let Some(srtt) = self.rtt.srtt() else {
             return false;
         };
-        // §7.1: "either half the old cwnd (if old cwnd < ssthresh) or cwnd minus
-        // maxseg (if old cwnd > ssthresh)".
-        let fs_cwnd = if cwnd < ssthresh { cwnd / 2 } else { cwnd - 1 };
+        let fs_cwnd = fast_start_cwnd(cwnd, ssthresh);
         if fs_cwnd <= restart {
             return false;
         }
@@ -139,16 +156,16 @@ impl Connection {
         self.fast_start.phase = Some(Phase {
             mark_from: nxt + restart as u64 * smss,
             mark_to: nxt + fs_cwnd as u64 * smss,
-            saved_ssthresh: ssthresh,
-            restart_cwnd: restart,
+            fallback: Fallback {
+                restart_cwnd: restart,
+                saved_ssthresh: ssthresh,
+            },
             pacing: true,
             burst_start: now,
             burst_sent: 0,
             spacing: srtt * maxburst / fs_cwnd,
         });
-        self.cong.w.cwnd = fs_cwnd;
-        self.cong.w.ssthresh = ssthresh;
-        self.cong.w.cwnd_cnt = 0;
+        super::reduction::restart_window(&mut self.cong.w, fs_cwnd, ssthresh);
         self.counters.fast_start += 1;
         self.trace(
             now,

@@ -11,7 +11,10 @@
 //! Mechanisms that reduce cwnd — TLP, Corrective, and those to come (ECN, fast start,
 //! sessions) — call these and nothing else.
 
+use std::time::Duration;
+
 use super::Connection;
+use crate::cc::Window;
 use crate::config::RecoveryAlgorithm;
 use crate::recovery::{AckSample, Recovery, RecoveryStart};
 use crate::time::Instant;
@@ -282,22 +285,15 @@ impl Connection {
         }
         let mut cwnd = self.cong.w.cwnd;
         if self.cfg.slow_start_after_idle {
-            let restart = self.cfg.initial_window.min(cwnd);
-            let mut d = idle;
-            while d > rto && cwnd > restart {
-                cwnd >>= 1;
-                d -= rto;
-            }
-            cwnd = cwnd.max(restart);
+            cwnd = decayed_cwnd(cwnd, self.cfg.initial_window.min(cwnd), idle, rto);
         }
         let (old, ssthresh) = (self.cong.w.cwnd, self.cong.w.ssthresh);
         if self.cfg.fast_start && self.fast_start_begin(now, old, ssthresh, cwnd) {
             return;
         }
         if self.cfg.slow_start_after_idle {
-            self.cong.w.ssthresh = self.current_ssthresh();
-            self.cong.w.cwnd = cwnd;
-            self.cong.w.cwnd_cnt = 0;
+            let ssthresh = self.current_ssthresh();
+            restart_window(&mut self.cong.w, cwnd, ssthresh);
         }
     }
 
@@ -323,9 +319,11 @@ impl Connection {
         self.timers.put(TimerKind::LossProbe, None);
         self.undo.marker = None;
         self.undo.prior_ssthresh = 0;
-        self.cong.w.ssthresh = p.saved_ssthresh;
-        self.cong.w.cwnd = p.restart_cwnd;
-        self.cong.w.cwnd_cnt = 0;
+        restart_window(
+            &mut self.cong.w,
+            p.fallback.restart_cwnd,
+            p.fallback.saved_ssthresh,
+        );
         if !self.opts.sack {
             self.sb.reset_reno_dupacks();
         }
@@ -343,9 +341,30 @@ impl Connection {
             now,
             Event::FastStartReset {
                 partial_ack,
-                cwnd: p.restart_cwnd,
-                ssthresh: p.saved_ssthresh,
+                cwnd: p.fallback.restart_cwnd,
+                ssthresh: p.fallback.saved_ssthresh,
             },
         );
     }
+}
+
+/// RFC 2861 §3 (Linux `tcp_cwnd_restart`): the window after `idle`, halved for
+/// every RTO elapsed and not below `restart`. Connections and TCP sessions restart
+/// by it.
+pub(crate) fn decayed_cwnd(mut cwnd: u32, restart: u32, idle: Duration, rto: Duration) -> u32 {
+    let mut d = idle;
+    while d > rto && cwnd > restart {
+        cwnd >>= 1;
+        d -= rto;
+    }
+    cwnd.max(restart)
+}
+
+/// Sets the window that a restart after idle, a fast start, or the reset of a failed
+/// fast start goes to (the linear-increase count starts again). Connections and TCP
+/// sessions set it by this.
+pub(crate) fn restart_window(w: &mut Window, cwnd: u32, ssthresh: u32) {
+    w.cwnd = cwnd;
+    w.ssthresh = ssthresh;
+    w.cwnd_cnt = 0;
 }
