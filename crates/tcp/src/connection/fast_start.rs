@@ -120,7 +120,7 @@ impl Connection {
         if self.cfg.temporal_sharing {
             // RFC 9040 §4.3: "TCB.ssthresh = cached ssthresh" (Linux
             // `tcp_init_metrics`, capped at the window clamp).
-            self.cong.w.ssthresh = m.ssthresh.min(crate::cc::CWND_CLAMP);
+            self.use_cached_ssthresh(m.ssthresh);
         }
         if self.cfg.fast_start {
             self.fast_start.cached = Some(m);
@@ -165,7 +165,7 @@ impl Connection {
             burst_sent: 0,
             spacing: srtt * maxburst / fs_cwnd,
         });
-        super::reduction::restart_window(&mut self.cong.w, fs_cwnd, ssthresh);
+        self.fast_start_window(fs_cwnd, ssthresh);
         self.counters.fast_start += 1;
         self.trace(
             now,

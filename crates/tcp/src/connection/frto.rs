@@ -49,7 +49,7 @@ impl Connection {
                 if una_advanced && self.snd.una < self.ca.high_seq && has_new_data {
                     // (2.b) transmit up to two new segments.
                     self.frto = Frto::AwaitSecond;
-                    self.cong.w.cwnd = self.sb.pipe() + 2;
+                    self.frto_window_for_two();
                 } else if una_advanced && self.snd.una >= self.ca.high_seq {
                     self.frto = Frto::Off;
                 } else {
@@ -69,7 +69,7 @@ impl Connection {
                 } else if is_dupack {
                     // (3.a) conventional recovery with cwnd at most 3 segments.
                     self.frto = Frto::Off;
-                    self.cong.w.cwnd = self.cong.w.cwnd.min(3);
+                    self.frto_fallback_window();
                     self.sb.mark_all_lost(false);
                 }
             }

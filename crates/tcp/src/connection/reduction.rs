@@ -8,8 +8,13 @@
 //! (RFC 5681 §3.1, `tcp_init_transfer`). The shape of the reduction while it lasts is the
 //! recovery algorithm's ([`crate::recovery`]: PRR, rate halving, RFC 6675, RFC 3517).
 //!
-//! Mechanisms that reduce cwnd — TLP, Corrective, and those to come (ECN, fast start,
-//! sessions) — call these and nothing else.
+//! Every other write of the window outside [`crate::cc`] (growth) and
+//! [`crate::recovery`] (the shape of a reduction) is here too: fast start's window
+//! and its reset (`fast-start-and-sessions.txt` §3.4), the cached ssthresh (RFC 9040
+//! §4.3), F-RTO's (RFC 5682 §2.1 steps 2.b and 3.a) and an undo's restoration (Linux
+//! `tcp_undo_cwnd_reduction`). Mechanisms that change cwnd — TLP, Corrective, ECN,
+//! F-RTO, undo, fast start — call these and nothing else; so does a TCP session,
+//! for its restart after idle.
 
 use std::time::Duration;
 
@@ -294,6 +299,40 @@ impl Connection {
         if self.cfg.slow_start_after_idle {
             let ssthresh = self.current_ssthresh();
             restart_window(&mut self.cong.w, cwnd, ssthresh);
+        }
+    }
+
+    /// A fast start begins with window `cwnd` and the `ssthresh` in force
+    /// ([`super::fast_start`]).
+    pub(super) fn fast_start_window(&mut self, cwnd: u32, ssthresh: u32) {
+        restart_window(&mut self.cong.w, cwnd, ssthresh);
+    }
+
+    /// ssthresh from path state an earlier connection left (RFC 9040 §4.3, Linux
+    /// `tcp_init_metrics`, capped at the window clamp).
+    pub(super) fn use_cached_ssthresh(&mut self, ssthresh: u32) {
+        self.cong.w.ssthresh = ssthresh.min(crate::cc::CWND_CLAMP);
+    }
+
+    /// F-RTO (2.b): room for up to two new segments (RFC 5682 §2.1).
+    pub(super) fn frto_window_for_two(&mut self) {
+        self.cong.w.cwnd = self.sb.pipe() + 2;
+    }
+
+    /// F-RTO (3.a): conventional recovery with cwnd at most 3 segments.
+    pub(super) fn frto_fallback_window(&mut self) {
+        self.cong.w.cwnd = self.cong.w.cwnd.min(3);
+    }
+
+    /// An undo restores the window from before the reduction (Linux
+    /// `tcp_undo_cwnd_reduction`): cwnd and ssthresh at least what they were, or,
+    /// with no ssthresh saved, cwnd at least ssthresh.
+    pub(super) fn restore_window(&mut self) {
+        if self.undo.prior_ssthresh > 0 {
+            self.cong.w.cwnd = self.cong.w.cwnd.max(self.undo.prior_cwnd);
+            self.cong.w.ssthresh = self.cong.w.ssthresh.max(self.undo.prior_ssthresh);
+        } else {
+            self.cong.w.cwnd = self.cong.w.cwnd.max(self.cong.w.ssthresh);
         }
     }
 

@@ -89,12 +89,7 @@ impl Connection {
     }
 
     pub(crate) fn undo_reduction(&mut self, now: Instant, kind: UndoKind) {
-        if self.undo.prior_ssthresh > 0 {
-            self.cong.w.cwnd = self.cong.w.cwnd.max(self.undo.prior_cwnd);
-            self.cong.w.ssthresh = self.cong.w.ssthresh.max(self.undo.prior_ssthresh);
-        } else {
-            self.cong.w.cwnd = self.cong.w.cwnd.max(self.cong.w.ssthresh);
-        }
+        self.restore_window();
         self.cong.on_undo();
         self.undo.marker = None;
         match kind {
