@@ -31,17 +31,17 @@ impl Connection {
         if ack > self.snd.nxt {
             // RFC 9293 §3.10.7.4: ACK of something not yet sent: ACK and drop.
             self.counters.segs_dropped += 1;
-            self.rcv.ack_now = true;
+            self.rx.rcv.ack_now = true;
             return false;
         }
         let prior_una = self.snd.una;
-        let prior_in_flight = self.sb.pipe();
+        let prior_in_flight = self.tx.sb.pipe();
         // An ACK cancels a pending delayed early retransmission; this ACK's
         // processing decides afresh (Linux `tcp_rearm_rto`).
         self.timers.put(TimerKind::EarlyRetransmit, None);
         let prior_wnd = self.snd.wnd;
-        let prior_ca = self.ca.state;
-        self.ecn.ack_ece = self.ecn.on && seg.flags.contains(crate::wire::Flags::ECE);
+        let prior_ca = self.tx.ca.state;
+        self.ext.ecn.ack_ece = self.ext.ecn.on && seg.flags.contains(crate::wire::Flags::ECE);
         self.ts.last_ecr = match (self.opts.ts, seg.options.timestamps) {
             (true, Some(ts)) if ts.ecr != 0 => Some(ts.ecr),
             _ => None,
@@ -52,7 +52,7 @@ impl Connection {
         }
         // Linux `tcp_ack`: fackets_out before this ACK's SACK blocks, for the
         // "non-retransmitted hole got filled" reordering test.
-        let prior_fackets = self.sb.fackets_out();
+        let prior_fackets = self.tx.sb.fackets_out();
         let (mut newly_sacked, mut dsack) = (0, false);
         if self.opts.sack && !seg.options.sack.is_empty() {
             (newly_sacked, dsack) = self.process_sack(now, seg, ack, prior_una);
@@ -60,23 +60,25 @@ impl Connection {
         if ack < prior_una {
             return true; // old ACK: SACK information only
         }
-        if self.corrective.on {
+        if self.ext.corrective.on {
             self.corrective_on_ack(now, seg, ack);
         }
         let una_advanced = ack > prior_una;
         let mut acked = crate::scoreboard::Acked::default();
         if una_advanced {
             acked = if self.rack_on() {
-                let (min_rtt, tsecr, off) = (self.rtt.min_rtt(), self.ts.last_ecr, self.ts.offset);
-                let rack = &mut self.loss.rack;
-                self.sb
+                let (min_rtt, tsecr, off) =
+                    (self.tx.rtt.min_rtt(), self.ts.last_ecr, self.ts.offset);
+                let rack = &mut self.tx.loss.rack;
+                self.tx
+                    .sb
                     .ack_with(ack, |s| rack.advance(now, s, min_rtt, tsecr, off))
             } else {
-                self.sb.ack(ack)
+                self.tx.sb.ack(ack)
             };
             self.snd.una = ack;
             self.snd.buf.release(ack.min(self.snd.buf.end()));
-            self.rtt.retransmits = 0;
+            self.tx.rtt.retransmits = 0;
             // RTT: Karn's rule for segment timing; timestamps otherwise (RFC 7323 §4.1).
             // Karn: no segment-timed sample once retransmitted data is acknowledged.
             let timed = if acked.any_retrans {
@@ -92,10 +94,10 @@ impl Connection {
                 }),
             };
             if let Some(s) = sample {
-                self.rtt.on_sample(s, self.snd.una, self.snd.nxt);
-                self.rtt.backoff = 0;
+                self.tx.rtt.on_sample(s, self.snd.una, self.snd.nxt);
+                self.tx.rtt.backoff = 0;
                 let (una, nxt) = (self.snd.una, self.snd.nxt);
-                let (train, delay) = self.cong.pkts_acked(now, s, una, nxt);
+                let (train, delay) = self.tx.cong.pkts_acked(now, s, una, nxt);
                 self.counters.hystart_train += train;
                 self.counters.hystart_delay += delay;
             }
@@ -106,12 +108,12 @@ impl Connection {
                 self.update_reordering(now, prior_fackets - i, true);
             }
             if !self.opts.sack {
-                self.sb.remove_reno_dupacks(acked.segs);
+                self.tx.sb.remove_reno_dupacks(acked.segs);
             }
             if acked.fin_acked {
                 self.on_fin_acked(now);
             }
-            if self.fast_start.phase.is_some() {
+            if self.tx.fast_start.phase.is_some() {
                 self.fast_start_on_ack(now);
             }
         }
@@ -119,10 +121,10 @@ impl Connection {
         // Neither advancing, carrying data or FIN, nor updating the window.
         let dup_shaped =
             !una_advanced && seg.payload.is_empty() && !seg.flags.fin() && !window_update;
-        let is_dupack = dup_shaped && !self.sb.is_empty();
-        if self.member.on {
+        let is_dupack = dup_shaped && !self.tx.sb.is_empty();
+        if self.ext.member.on {
             // A session member: the session does the rest (§7.3).
-            let ece = self.ecn.ack_ece;
+            let ece = self.ext.ecn.ack_ece;
             let tsecr = self.ts.last_ecr;
             self.session_on_ack(super::AckReport {
                 una: self.snd.una,
@@ -158,24 +160,24 @@ impl Connection {
             // Linux 3.18+ counts what this ACK delivered (`acked_sacked`): segments
             // SACKed earlier and now cumulatively acknowledged grew nothing then and
             // grow nothing now.
-            let state = self.ca.state;
+            let state = self.tx.ca.state;
             let segs = if self.cfg.abc { delivered } else { 1 };
             self.grow_cwnd(now, una_advanced, state, segs, prior_in_flight);
         }
 
         // RFC 6298 §5.2/5.3: restart the timer on new data acknowledged; stop it
         // when nothing is outstanding.
-        if self.sb.is_empty() {
+        if self.tx.sb.is_empty() {
             self.timers.put(TimerKind::Retransmission, None);
         } else if una_advanced || !self.timers.is_set(TimerKind::Retransmission) {
             self.timers.put(
                 TimerKind::Retransmission,
-                Some(now + self.rtt.rto_backed_off()),
+                Some(now + self.tx.rtt.rto_backed_off()),
             );
         }
         if self.cfg.tlp {
             if una_advanced {
-                self.tlp.consecutive = 0;
+                self.tx.tlp.consecutive = 0;
             }
             // Linux `is_tlp_dupack`: a duplicate that SACKs nothing new, whether or
             // not data is still outstanding.
@@ -236,15 +238,15 @@ impl Connection {
                 continue; // invalid or stale block (RFC 2018 §5: ignore)
             }
             let res = if self.rack_on() {
-                let (min_rtt, off) = (self.rtt.min_rtt(), self.ts.offset);
-                let rack = &mut self.loss.rack;
+                let (min_rtt, off) = (self.tx.rtt.min_rtt(), self.ts.offset);
+                let rack = &mut self.tx.loss.rack;
                 // Linux checks the echoed timestamp only for cumulatively
                 // acknowledged segments (`tcp_clean_rtx_queue`), not SACKed ones.
-                self.sb.sack_with(l.max(self.snd.una), r, |s| {
+                self.tx.sb.sack_with(l.max(self.snd.una), r, |s| {
                     rack.advance(now, s, min_rtt, None, off)
                 })
             } else {
-                self.sb.sack(l.max(self.snd.una), r)
+                self.tx.sb.sack(l.max(self.snd.una), r)
             };
             newly += res.newly_sacked;
             if let Some(i) = res.reord_index {
@@ -252,13 +254,13 @@ impl Connection {
             }
         }
         if let Some(i) = reord {
-            let fackets = self.sb.fackets_out();
+            let fackets = self.tx.sb.fackets_out();
             if fackets > i {
                 self.update_reordering(now, fackets - i, true);
             }
         }
-        if self.loss.fack() && newly > 0 {
-            let lost = self.sb.mark_lost_retransmits();
+        if self.tx.loss.fack() && newly > 0 {
+            let lost = self.tx.sb.mark_lost_retransmits();
             self.counters.lost_retransmit += lost as u64;
         }
         (newly, dsack)
@@ -274,25 +276,25 @@ impl Connection {
         delivered: u32,
         prior_in_flight: u32,
     ) {
-        if self.ca.state == CaState::Open
+        if self.tx.ca.state == CaState::Open
             && !is_dupack
-            && self.sb.sacked_out == 0
-            && self.sb.lost_out == 0
-            && !self.ecn.ack_ece
+            && self.tx.sb.sacked_out == 0
+            && self.tx.sb.lost_out == 0
+            && !self.ext.ecn.ack_ece
         {
             return;
         }
-        if !self.opts.sack && is_dupack && self.ca.state != CaState::Loss {
-            self.sb.add_reno_dupack();
+        if !self.opts.sack && is_dupack && self.tx.ca.state != CaState::Loss {
+            self.tx.sb.add_reno_dupack();
         }
 
         // E. Exits from a state once the recovery point is acknowledged.
-        if self.ca.state != CaState::Open && self.snd.una >= self.ca.high_seq {
-            match self.ca.state {
+        if self.tx.ca.state != CaState::Open && self.snd.una >= self.tx.ca.high_seq {
+            match self.tx.ca.state {
                 // Linux: "CWR is to be held something *above* high_seq is ACKed for
                 // CWR bit to reach receiver" — an ACK of exactly high_seq may still
                 // echo the ECE that caused this reduction.
-                CaState::Cwr if self.snd.una == self.ca.high_seq => {}
+                CaState::Cwr if self.snd.una == self.tx.ca.high_seq => {}
                 CaState::Cwr => {
                     self.end_reduction();
                     self.set_ca(now, CaState::Open);
@@ -303,7 +305,7 @@ impl Connection {
                 }
                 CaState::Recovery => {
                     if !self.opts.sack {
-                        self.sb.reset_reno_dupacks();
+                        self.tx.sb.reset_reno_dupacks();
                     }
                     if !self.try_undo_recovery(now) {
                         self.end_reduction();
@@ -311,19 +313,19 @@ impl Connection {
                     self.set_ca(now, CaState::Open);
                 }
                 CaState::Loss => {
-                    self.frto = Frto::Off;
+                    self.tx.frto = Frto::Off;
                     self.try_undo_recovery(now);
                     self.set_ca(now, CaState::Open);
                 }
                 CaState::Open => {}
             }
             if self.retrans_out_none() {
-                self.undo.retrans_stamp = None;
+                self.tx.undo.retrans_stamp = None;
             }
         }
 
         // F. Process the state.
-        match self.ca.state {
+        match self.tx.ca.state {
             CaState::Recovery => {
                 if una_advanced && self.fast_start_partial_ack(now) {
                     return;
@@ -346,36 +348,36 @@ impl Connection {
                 let mut newly_lost = false;
                 if self.rack_on() {
                     // Linux 4.10+: `tcp_identify_packet_loss` → `tcp_rack_mark_lost`.
-                    let before = self.sb.lost_out;
+                    let before = self.tx.sb.lost_out;
                     self.rack_mark_lost(now);
-                    self.reduction_on_ack(delivered, una_advanced, self.sb.lost_out > before);
+                    self.reduction_on_ack(delivered, una_advanced, self.tx.sb.lost_out > before);
                     return;
                 }
                 // Linux `tcp_fastretrans_alert` in Recovery: mark on duplicate ACKs and
                 // new SACKs; on a partial ACK when FACK shows a hole beyond the
                 // reordering window (or without SACK); and, with FACK, when the head
                 // has been outstanding longer than the RTO (`tcp_head_timedout`).
-                let rto = self.rtt.rto_backed_off();
-                let head_timed_out = self.loss.fack() && self.sb.head_timed_out(now, rto);
+                let rto = self.tx.rtt.rto_backed_off();
+                let head_timed_out = self.tx.loss.fack() && self.tx.sb.head_timed_out(now, rto);
                 let do_lost = is_dupack
                     || newly_sacked > 0
                     || (una_advanced
-                        && (!self.opts.sack || self.sb.fackets_out() > self.loss.reordering));
+                        && (!self.opts.sack || self.tx.sb.fackets_out() > self.tx.loss.reordering));
                 if do_lost || head_timed_out {
                     newly_lost = self.update_scoreboard(false) > 0;
                 }
                 if head_timed_out {
-                    newly_lost |= self.sb.mark_timed_out(now, rto) > 0;
+                    newly_lost |= self.tx.sb.mark_timed_out(now, rto) > 0;
                 }
                 self.reduction_on_ack(delivered, una_advanced, newly_lost);
             }
             CaState::Loss => {
-                if self.frto != Frto::Off {
+                if self.tx.frto != Frto::Off {
                     self.frto_ack(now, una_advanced, is_dupack);
                 } else if una_advanced {
                     self.try_undo_loss(now);
                 }
-                if self.rack_on() && self.ca.state == CaState::Loss {
+                if self.rack_on() && self.tx.ca.state == CaState::Loss {
                     self.rack_mark_lost(now); // lost retransmissions
                 }
             }
@@ -387,9 +389,9 @@ impl Connection {
     /// undo on DSACK, loss detection, and either recovery or `tcp_try_to_open`.
     fn open_ack(&mut self, now: Instant, una_advanced: bool, delivered: u32, prior_in_flight: u32) {
         if !self.opts.sack && una_advanced {
-            self.sb.reset_reno_dupacks();
+            self.tx.sb.reset_reno_dupacks();
         }
-        if self.ca.state == CaState::Disorder {
+        if self.tx.ca.state == CaState::Disorder {
             self.try_undo_dsack(now);
         }
         if self.rack_on() {
@@ -398,20 +400,20 @@ impl Connection {
         if !self.time_to_recover(now) && !self.early_retransmit_due(now) {
             // Linux `tcp_try_to_open`: ECE reduces cwnd, once per window
             // (RFC 3168 §6.1.2; `enter_cwr` does nothing in CWR).
-            if self.ecn.ack_ece && self.ca.state < CaState::Cwr {
+            if self.ext.ecn.ack_ece && self.tx.ca.state < CaState::Cwr {
                 self.counters.ecn_reductions += 1;
                 self.enter_cwr(now);
             }
             self.try_to_open(now);
-            if self.ca.state == CaState::Cwr {
+            if self.tx.ca.state == CaState::Cwr {
                 self.reduction_on_ack(delivered, una_advanced, false);
             }
             return;
         }
-        if self.sb.lost_out == 0
-            && self.loss.fack()
-            && self.sb.fackets_out() <= self.loss.reordering
-            && self.sb.head_timed_out(now, self.rtt.rto_backed_off())
+        if self.tx.sb.lost_out == 0
+            && self.tx.loss.fack()
+            && self.tx.sb.fackets_out() <= self.tx.loss.reordering
+            && self.tx.sb.head_timed_out(now, self.tx.rtt.rto_backed_off())
         {
             self.counters.head_timeout_recovery += 1;
         }
@@ -423,7 +425,7 @@ impl Connection {
     }
 
     fn retrans_out_none(&self) -> bool {
-        self.sb.retrans_out == 0
+        self.tx.sb.retrans_out == 0
     }
 
     /// Grows cwnd on an ACK of new data when `state` allows it (Linux
@@ -438,12 +440,12 @@ impl Connection {
     ) {
         if una_advanced
             && !matches!(state, CaState::Recovery | CaState::Cwr)
-            && (!self.ecn.ack_ece || self.cong.w.cwnd < self.cong.w.ssthresh)
-            && self.frto == Frto::Off
+            && (!self.ext.ecn.ack_ece || self.tx.cong.w.cwnd < self.tx.cong.w.ssthresh)
+            && self.tx.frto == Frto::Off
             && self.is_cwnd_limited(prior_in_flight)
         {
-            let min_rtt_ms = self.rtt.min_rtt().map_or(0, |d| d.as_millis() as u32);
-            self.cong.cong_avoid(segs, now, min_rtt_ms);
+            let min_rtt_ms = self.tx.rtt.min_rtt().map_or(0, |d| d.as_millis() as u32);
+            self.tx.cong.cong_avoid(segs, now, min_rtt_ms);
         }
     }
 }

@@ -39,12 +39,12 @@ impl Connection {
         } else {
             f.contains(Flags::ECE) && f.contains(Flags::CWR)
         };
-        self.ecn.on = self.cfg.ecn && setup;
+        self.ext.ecn.on = self.cfg.ecn && setup;
     }
 
     /// The ECN flags of our SYN or SYN-ACK (§6.1.1).
     pub(super) fn ecn_syn_flags(&self, synack: bool) -> Flags {
-        match (synack, self.cfg.ecn, self.ecn.on) {
+        match (synack, self.cfg.ecn, self.ext.ecn.on) {
             (false, true, _) => Flags::ECE | Flags::CWR,
             (true, _, true) => Flags::ECE,
             _ => Flags::empty(),
@@ -54,7 +54,7 @@ impl Connection {
     /// ECE on a segment we send while the peer owes us a CWR (§6.1.3).
     #[inline]
     pub(super) fn ecn_echo(&self, s: &mut Segment) {
-        if self.ecn.demand_cwr && !s.flags.rst() {
+        if self.ext.ecn.demand_cwr && !s.flags.rst() {
             s.flags.insert(Flags::ECE);
         }
     }
@@ -62,12 +62,12 @@ impl Connection {
     /// A new data segment: ECT(0), and CWR if a reduction is to be announced.
     #[inline]
     pub(super) fn ecn_new_data(&mut self, s: &mut Segment) {
-        if !self.ecn.on || s.payload.is_empty() {
+        if !self.ext.ecn.on || s.payload.is_empty() {
             return;
         }
         s.ecn = EcnField::Ect0;
-        if self.ecn.queue_cwr {
-            self.ecn.queue_cwr = false;
+        if self.ext.ecn.queue_cwr {
+            self.ext.ecn.queue_cwr = false;
             s.flags.insert(Flags::CWR);
             self.counters.ecn_cwr_sent += 1;
         }
@@ -77,14 +77,14 @@ impl Connection {
     /// it, as Linux orders `tcp_ecn_accept_cwr` and `tcp_ecn_check_ce`) starts it.
     pub(super) fn ecn_on_data(&mut self, seg: &Segment) {
         if seg.flags.contains(Flags::CWR) {
-            self.ecn.demand_cwr = false;
+            self.ext.ecn.demand_cwr = false;
         }
         if seg.ecn == EcnField::Ce {
             self.counters.ecn_ce_received += 1;
-            if !self.ecn.demand_cwr {
+            if !self.ext.ecn.demand_cwr {
                 // "Better not delay acks, sender can have a very low cwnd."
-                self.ecn.demand_cwr = true;
-                self.rcv.ack_now = true;
+                self.ext.ecn.demand_cwr = true;
+                self.rx.rcv.ack_now = true;
             }
         }
     }
@@ -93,8 +93,8 @@ impl Connection {
     /// `tcp_ecn_queue_cwr`).
     #[inline]
     pub(super) fn ecn_queue_cwr(&mut self) {
-        if self.ecn.on {
-            self.ecn.queue_cwr = true;
+        if self.ext.ecn.on {
+            self.ext.ecn.queue_cwr = true;
         }
     }
 }

@@ -103,10 +103,10 @@ impl Connection {
     /// What this connection knows of its path now, once it has an RTT sample.
     pub fn path_metrics(&self) -> Option<PathMetrics> {
         Some(PathMetrics {
-            cwnd: self.cong.w.cwnd,
-            ssthresh: self.cong.w.ssthresh,
-            srtt: self.rtt.srtt()?,
-            rttvar: self.rtt.rttvar()?,
+            cwnd: self.tx.cong.w.cwnd,
+            ssthresh: self.tx.cong.w.ssthresh,
+            srtt: self.tx.rtt.srtt()?,
+            rttvar: self.tx.rtt.rttvar()?,
         })
     }
 
@@ -116,20 +116,20 @@ impl Connection {
     /// 9040 §4.3); and with `fast_start` the first data goes out as a fast start
     /// from the cached window. Call it right after the constructor.
     pub fn use_path_metrics(&mut self, m: PathMetrics) {
-        self.rtt.seed(m.srtt, m.rttvar);
+        self.tx.rtt.seed(m.srtt, m.rttvar);
         if self.cfg.temporal_sharing {
             // RFC 9040 §4.3: "TCB.ssthresh = cached ssthresh" (Linux
             // `tcp_init_metrics`, capped at the window clamp).
             self.use_cached_ssthresh(m.ssthresh);
         }
         if self.cfg.fast_start {
-            self.fast_start.cached = Some(m);
+            self.tx.fast_start.cached = Some(m);
         }
     }
 
     /// A fast start is under way.
     pub fn in_fast_start(&self) -> bool {
-        self.fast_start.phase.is_some()
+        self.tx.fast_start.phase.is_some()
     }
 
     /// Data is about to be sent after an idle period longer than the RTO whose
@@ -143,7 +143,7 @@ impl Connection {
         ssthresh: u32,
         restart: u32,
     ) -> bool {
-        let Some(srtt) = self.rtt.srtt() else {
+        let Some(srtt) = self.tx.rtt.srtt() else {
             return false;
         };
         let fs_cwnd = fast_start_cwnd(cwnd, ssthresh);
@@ -153,7 +153,7 @@ impl Connection {
         let smss = self.opts.smss as u64;
         let nxt = self.snd.nxt;
         let maxburst = self.cfg.fast_start_maxburst;
-        self.fast_start.phase = Some(Phase {
+        self.tx.fast_start.phase = Some(Phase {
             mark_from: nxt + restart as u64 * smss,
             mark_to: nxt + fs_cwnd as u64 * smss,
             fallback: Fallback {
@@ -179,7 +179,7 @@ impl Connection {
 
     /// The first data of a connection given cached path state (§3.2).
     pub(super) fn fast_start_from_cache(&mut self, now: Instant) {
-        let Some(m) = self.fast_start.cached.take() else {
+        let Some(m) = self.tx.fast_start.cached.take() else {
             return;
         };
         let restart = self.cfg.initial_window.min(m.cwnd);
@@ -190,7 +190,7 @@ impl Connection {
     /// timer is set for the next burst.
     pub(super) fn fast_start_may_send(&mut self, now: Instant) -> bool {
         let maxburst = self.cfg.fast_start_maxburst;
-        let Some(p) = self.fast_start.phase.as_mut() else {
+        let Some(p) = self.tx.fast_start.phase.as_mut() else {
             return true;
         };
         if !p.pacing || p.burst_sent < maxburst {
@@ -211,7 +211,7 @@ impl Connection {
     /// reset timer.
     pub(super) fn fast_start_on_send(&mut self, now: Instant, start: u64, s: &mut Segment) {
         let mark = self.cfg.fast_start_mark;
-        let Some(p) = self.fast_start.phase.as_mut() else {
+        let Some(p) = self.tx.fast_start.phase.as_mut() else {
             return;
         };
         if p.pacing {
@@ -232,7 +232,7 @@ impl Connection {
     /// at the next tick of the fast TCP timer (§7.1: "tied to the fast TCP timer
     /// (200 ms period, typically)").
     fn arm_fast_start_reset(&mut self, now: Instant) {
-        let Some(t) = self.rtt.fine_rto() else {
+        let Some(t) = self.tx.rtt.fine_rto() else {
             return;
         };
         let mut at = (now + t).as_nanos();
@@ -247,13 +247,13 @@ impl Connection {
     /// An ACK advanced snd.una: the ACK clock is back (pacing ends), and the attempt
     /// is over once every fast-start segment is acknowledged.
     pub(super) fn fast_start_on_ack(&mut self, now: Instant) {
-        let Some(p) = self.fast_start.phase.as_mut() else {
+        let Some(p) = self.tx.fast_start.phase.as_mut() else {
             return;
         };
         p.pacing = false;
         self.timers.put(TimerKind::Pace, None);
         if self.snd.una >= p.mark_to {
-            self.fast_start.phase = None;
+            self.tx.fast_start.phase = None;
             self.timers.put(TimerKind::FastStartReset, None);
         } else if self.timers.is_set(TimerKind::FastStartReset) {
             self.arm_fast_start_reset(now);
@@ -265,7 +265,7 @@ impl Connection {
     /// reset without penalty (or, with `fast_start_no_penalty` off, time out as the
     /// retransmission timer would); otherwise the retransmission timer takes over.
     pub(super) fn on_fast_start_reset_timer(&mut self, now: Instant) {
-        let Some(p) = self.fast_start.phase else {
+        let Some(p) = self.tx.fast_start.phase else {
             return;
         };
         // §7.1: any fast-start packet outstanding; §3.4.4: the earliest
@@ -275,15 +275,15 @@ impl Connection {
         } else {
             self.snd.nxt > p.mark_from
         };
-        let outstanding = !self.sb.is_empty() && self.snd.una < p.mark_to && marked_out;
-        if !outstanding || self.ca.state == CaState::Loss {
+        let outstanding = !self.tx.sb.is_empty() && self.snd.una < p.mark_to && marked_out;
+        if !outstanding || self.tx.ca.state == CaState::Loss {
             return;
         }
         if self.cfg.fast_start_no_penalty {
             self.counters.fast_start_resets += 1;
             self.fast_start_reset(now);
         } else {
-            self.fast_start.phase = None;
+            self.tx.fast_start.phase = None;
             self.timers.put(TimerKind::Retransmission, Some(now));
         }
     }
@@ -292,10 +292,10 @@ impl Connection {
     /// "Recovery from multiple losses"): abort to slow start without penalty.
     /// Returns true if it did.
     pub(super) fn fast_start_partial_ack(&mut self, now: Instant) -> bool {
-        if self.fast_start.phase.is_none()
+        if self.tx.fast_start.phase.is_none()
             || !self.cfg.fast_start_partial_abort
             || self.opts.sack
-            || self.snd.una >= self.ca.high_seq
+            || self.snd.una >= self.tx.ca.high_seq
         {
             return false;
         }
@@ -308,13 +308,13 @@ impl Connection {
     /// "the TCP sender enables the fast start reset timer instead of the standard
     /// retransmit timer"): a retransmission timeout due before it waits for it.
     pub(super) fn fast_start_holds_rto(&self) -> Option<Instant> {
-        self.fast_start.phase?;
+        self.tx.fast_start.phase?;
         self.timers.get(TimerKind::FastStartReset)
     }
 
     /// A timeout or the end of the connection ends the attempt.
     pub(super) fn fast_start_end(&mut self) {
-        if self.fast_start.phase.take().is_some() {
+        if self.tx.fast_start.phase.take().is_some() {
             self.timers.put(TimerKind::Pace, None);
             self.timers.put(TimerKind::FastStartReset, None);
         }

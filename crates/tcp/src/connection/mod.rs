@@ -48,7 +48,7 @@ use crate::cc::Congestion;
 use crate::config::Config;
 use crate::counters::Counters;
 use crate::receive_window::ReceiveWindow;
-use crate::receiver::Receiver;
+use crate::receiver::Reassembly;
 use crate::rtt::RttEstimator;
 use crate::scoreboard::Scoreboard;
 use crate::sendbuf::SendBuffer;
@@ -105,58 +105,80 @@ pub enum CloseReason {
 pub struct Connection {
     pub(crate) cfg: Config,
     pub(crate) state: State,
-    /// Our port and the peer's.
-    pub(crate) ports: (u16, u16),
     /// Sequence space, queue and window of the sending side.
     pub(crate) snd: SendState,
     /// What the handshake negotiated.
     pub(crate) opts: Negotiated,
     /// The RFC 7323 timestamp clock and echo.
     pub(crate) ts: TsClock,
-    /// Handshake, reset and close bookkeeping.
+    /// Ports, handshake, reset and close bookkeeping.
     pub(crate) ctl: Control,
-    /// The retransmission queue.
-    pub(crate) sb: Scoreboard,
-    /// The window and its congestion-control algorithm.
-    pub(crate) cong: Congestion,
-    /// Linux's congestion-state machine and the cwnd-reduction episode.
-    pub(crate) ca: CaMachine,
-    /// What undoing the current reduction would restore.
-    pub(crate) undo: Undo,
-    /// F-RTO after a timeout.
-    pub(crate) frto: Frto,
-    /// Which segments are deemed lost, and the reordering seen.
-    pub(crate) loss: LossDetection,
-    /// RTT estimate, RTO and its back-off.
-    pub(crate) rtt: RttEstimator,
-    /// Early Retransmit.
-    pub(crate) er: early_retransmit::ErState,
-    /// The tail loss probe.
-    pub(crate) tlp: loss_probe::LossProbe,
-    /// Zero-window probing.
-    pub(crate) persist: persist::Persist,
-    /// Corrective (forward error correction).
-    pub(crate) corrective: corrective::Corrective,
-    /// Proactive (every segment twice).
-    pub(crate) proactive: proactive::Proactive,
-    /// Explicit Congestion Notification.
-    pub(crate) ecn: ecn::Ecn,
-    /// Fast start.
-    pub(crate) fast_start: fast_start::FastStart,
-    /// How much of cwnd the current window used.
-    pub(crate) cwnd_usage: cwnd_validation::CwndUsage,
-    /// Membership of a TCP session.
-    pub(crate) member: session_member::Member,
-    /// The receive side (offsets relative to IRS).
-    pub(crate) rcv: Receiver,
-    /// The advertised window and our window-scale shift.
-    pub(crate) rwnd: ReceiveWindow,
-    /// When to acknowledge (quick ACKs, the adaptive timeout).
-    pub(crate) acks: ack_policy::AckPolicy,
+    /// The sender's loss recovery and congestion state.
+    pub(crate) tx: Sender,
+    /// The receive side.
+    pub(crate) rx: Receiver,
+    /// Corrective, Proactive, ECN and session membership.
+    pub(crate) ext: Extensions,
     /// Every timer of the connection.
     pub(crate) timers: TimerTable,
     pub(crate) counters: Counters,
     pub(crate) events: std::collections::VecDeque<Traced>,
+}
+
+/// The sender: its retransmission queue, window and congestion state, and the
+/// loss-recovery mechanisms that act on them (RFC 6675, RFC 5681, RFC 6298 and
+/// the submodules that name their sources).
+#[derive(Debug)]
+pub(crate) struct Sender {
+    /// The retransmission queue.
+    pub sb: Scoreboard,
+    /// The window and its congestion-control algorithm.
+    pub cong: Congestion,
+    /// Linux's congestion-state machine and the cwnd-reduction episode.
+    pub ca: CaMachine,
+    /// What undoing the current reduction would restore.
+    pub undo: Undo,
+    /// F-RTO after a timeout.
+    pub frto: Frto,
+    /// Which segments are deemed lost, and the reordering seen.
+    pub loss: LossDetection,
+    /// RTT estimate, RTO and its back-off.
+    pub rtt: RttEstimator,
+    /// Early Retransmit.
+    pub er: early_retransmit::ErState,
+    /// The tail loss probe.
+    pub tlp: loss_probe::LossProbe,
+    /// Zero-window probing.
+    pub persist: persist::Persist,
+    /// Fast start.
+    pub fast_start: fast_start::FastStart,
+    /// How much of cwnd the current window used.
+    pub cwnd_usage: cwnd_validation::CwndUsage,
+}
+
+/// The receive side (RFC 9293 §3.10.7.4): reassembly, the advertised window, and
+/// when to acknowledge.
+#[derive(Debug)]
+pub(crate) struct Receiver {
+    /// Reassembly, SACK and DSACK reporting (offsets relative to IRS).
+    pub rcv: Reassembly,
+    /// The advertised window and our window-scale shift.
+    pub rwnd: ReceiveWindow,
+    /// When to acknowledge (quick ACKs, the adaptive timeout).
+    pub acks: ack_policy::AckPolicy,
+}
+
+/// The extensions beside standard TCP.
+#[derive(Debug)]
+pub(crate) struct Extensions {
+    /// Corrective (forward error correction).
+    pub corrective: corrective::Corrective,
+    /// Proactive (every segment twice).
+    pub proactive: proactive::Proactive,
+    /// Explicit Congestion Notification.
+    pub ecn: ecn::Ecn,
+    /// Membership of a TCP session.
+    pub member: session_member::Member,
 }
 
 /// The sending side's sequence space (offsets relative to ISS; the SYN is offset 0)
@@ -207,9 +229,11 @@ impl TsClock {
     }
 }
 
-/// Handshake, reset and close bookkeeping.
+/// Ports, handshake, reset and close bookkeeping.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Control {
+    /// Our port and the peer's.
+    pub ports: (u16, u16),
     pub syn_pending: bool,
     /// The copy of a redundant SYN is due next.
     pub syn_copy: bool,
@@ -241,7 +265,6 @@ impl Connection {
         };
         Connection {
             state: State::Closed,
-            ports: (local_port, remote_port),
             snd: SendState {
                 iss,
                 una: 0,
@@ -269,6 +292,7 @@ impl Connection {
                 last_ecr: None,
             },
             ctl: Control {
+                ports: (local_port, remote_port),
                 syn_pending: false,
                 syn_copy: false,
                 syn_sent_at: now,
@@ -278,25 +302,31 @@ impl Connection {
                 rst_pending: false,
                 close_reason: None,
             },
-            sb: Scoreboard::with_capacity(64),
-            cong: Congestion::new(cfg.cc, cfg.hystart, cfg.initial_window),
-            ca: CaMachine::new(cfg.recovery),
-            undo: Undo::default(),
-            frto: Frto::Off,
-            loss: LossDetection::new(&cfg),
-            rtt,
-            er: early_retransmit::ErState::default(),
-            tlp: loss_probe::LossProbe::default(),
-            persist: persist::Persist::default(),
-            corrective: corrective::Corrective::default(),
-            proactive: proactive::Proactive::new(cfg.proactive),
-            ecn: ecn::Ecn::default(),
-            fast_start: fast_start::FastStart::default(),
-            cwnd_usage: Default::default(),
-            member: session_member::Member::default(),
-            rcv: Receiver::new(0),
-            rwnd: ReceiveWindow::new(rcv_wscale),
-            acks: ack_policy::AckPolicy::default(),
+            tx: Sender {
+                sb: Scoreboard::with_capacity(64),
+                cong: Congestion::new(cfg.cc, cfg.hystart, cfg.initial_window),
+                ca: CaMachine::new(cfg.recovery),
+                undo: Undo::default(),
+                frto: Frto::Off,
+                loss: LossDetection::new(&cfg),
+                rtt,
+                er: early_retransmit::ErState::default(),
+                tlp: loss_probe::LossProbe::default(),
+                persist: persist::Persist::default(),
+                fast_start: fast_start::FastStart::default(),
+                cwnd_usage: Default::default(),
+            },
+            rx: Receiver {
+                rcv: Reassembly::new(0),
+                rwnd: ReceiveWindow::new(rcv_wscale),
+                acks: ack_policy::AckPolicy::default(),
+            },
+            ext: Extensions {
+                corrective: corrective::Corrective::default(),
+                proactive: proactive::Proactive::new(cfg.proactive),
+                ecn: ecn::Ecn::default(),
+                member: session_member::Member::default(),
+            },
             timers: TimerTable::default(),
             counters: Counters::default(),
             events: std::collections::VecDeque::new(),
@@ -327,8 +357,8 @@ impl Connection {
         }
         let mut c = Connection::new(cfg, now, syn.dst_port, syn.src_port, rng);
         c.counters.segs_in += 1;
-        c.rcv = Receiver::new(1);
-        c.rcv.irs = syn.seq;
+        c.rx.rcv = Reassembly::new(1);
+        c.rx.rcv.irs = syn.seq;
         c.negotiate(syn);
         if let Some(ts) = syn.options.timestamps {
             c.ts.recent = ts.val;
@@ -371,10 +401,10 @@ impl Connection {
         }
         for c in [&mut *client, &mut server] {
             let cfg = &c.cfg;
-            c.rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
+            c.tx.rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
             c.counters = Counters::default();
             c.timers.clear();
-            c.rcv.ack_now = false;
+            c.rx.rcv.ack_now = false;
         }
         server
     }
@@ -391,14 +421,14 @@ impl Connection {
             }
             _ => {
                 self.opts.snd_wscale = 0;
-                self.rwnd.shift = 0;
+                self.rx.rwnd.shift = 0;
             }
         }
         let peer_mss = o.mss.unwrap_or(536) as u32; // RFC 9293 §3.7.1 default
         let mss = peer_mss.min(self.cfg.mss as u32);
         self.opts.smss = mss.saturating_sub(if self.opts.ts { 12 } else { 0 }).max(1);
         self.opts.rcv_mss = self.initial_rcv_mss();
-        self.loss.negotiated(self.opts.sack);
+        self.tx.loss.negotiated(self.opts.sack);
         self.ecn_negotiate(syn);
         self.corrective_negotiate(syn);
     }
@@ -411,7 +441,7 @@ impl Connection {
     }
     /// Linux's congestion-avoidance state.
     pub fn ca_state(&self) -> CaState {
-        self.ca.state
+        self.tx.ca.state
     }
     /// This connection's event counters.
     pub fn counters(&self) -> &Counters {
@@ -423,44 +453,44 @@ impl Connection {
     }
     /// Our port.
     pub fn local_port(&self) -> u16 {
-        self.ports.0
+        self.ctl.ports.0
     }
     /// The peer's port.
     pub fn remote_port(&self) -> u16 {
-        self.ports.1
+        self.ctl.ports.1
     }
     /// Congestion window in segments.
     pub fn cwnd(&self) -> u32 {
-        self.cong.w.cwnd
+        self.tx.cong.w.cwnd
     }
     /// Slow-start threshold in segments.
     pub fn ssthresh(&self) -> u32 {
-        self.cong.w.ssthresh
+        self.tx.cong.w.ssthresh
     }
     /// RFC 6675 pipe, in segments.
     pub fn pipe(&self) -> u32 {
-        self.sb.pipe()
+        self.tx.sb.pipe()
     }
     /// Segments sent and not yet cumulatively acknowledged (Linux `packets_out`,
     /// `tcpi_unacked`).
     pub fn packets_out(&self) -> u32 {
-        self.sb.packets_out()
+        self.tx.sb.packets_out()
     }
     /// Consecutive timeouts without progress (Linux `icsk_backoff`, `tcpi_backoff`).
     pub fn backoff(&self) -> u32 {
-        self.rtt.backoff
+        self.tx.rtt.backoff
     }
     /// Segments SACKed above `snd_una` (Linux `sacked_out`, `tcpi_sacked`).
     pub fn sacked_out(&self) -> u32 {
-        self.sb.sacked_out
+        self.tx.sb.sacked_out
     }
     /// Segments marked lost (Linux `lost_out`, `tcpi_lost`).
     pub fn lost_out(&self) -> u32 {
-        self.sb.lost_out
+        self.tx.sb.lost_out
     }
     /// Retransmissions in flight (Linux `retrans_out`, `tcpi_retrans`).
     pub fn retrans_out(&self) -> u32 {
-        self.sb.retrans_out
+        self.tx.sb.retrans_out
     }
     /// Payload bytes per full-sized segment sent (after options).
     pub fn smss(&self) -> u32 {
@@ -468,11 +498,11 @@ impl Connection {
     }
     /// Smoothed RTT, once a sample was taken.
     pub fn srtt(&self) -> Option<Duration> {
-        self.rtt.srtt()
+        self.tx.rtt.srtt()
     }
     /// The retransmission timeout now, back-off included.
     pub fn rto(&self) -> Duration {
-        self.rtt.rto_backed_off()
+        self.tx.rtt.rto_backed_off()
     }
     /// Bytes written by the application and acknowledged by the peer.
     pub fn bytes_acked(&self) -> u64 {
@@ -484,9 +514,10 @@ impl Connection {
     }
     /// In-order bytes received (delivered or waiting to be read).
     pub fn bytes_received(&self) -> u64 {
-        self.rcv
+        self.rx
+            .rcv
             .rcv_nxt
-            .saturating_sub(1 + self.rcv.fin_received as u64)
+            .saturating_sub(1 + self.rx.rcv.fin_received as u64)
     }
     /// Sequence offset of the next new byte to send (relative to ISS).
     pub fn snd_nxt(&self) -> u64 {
@@ -502,7 +533,7 @@ impl Connection {
     }
     /// The peer's initial sequence number.
     pub fn irs(&self) -> u32 {
-        self.rcv.irs
+        self.rx.rcv.irs
     }
     /// SACK was negotiated.
     pub fn sack_enabled(&self) -> bool {
@@ -514,21 +545,21 @@ impl Connection {
     }
     /// FACK loss detection is in force (it stops once reordering is seen).
     pub fn fack_enabled(&self) -> bool {
-        self.loss.kind == Detection::Fack
+        self.tx.loss.kind == Detection::Fack
     }
     /// ECN was negotiated (RFC 3168 §6.1.1).
     pub fn ecn_enabled(&self) -> bool {
-        self.ecn.on
+        self.ext.ecn.on
     }
     /// Corrective was negotiated and is still in use.
     pub fn corrective_enabled(&self) -> bool {
-        self.corrective.on
+        self.ext.corrective.on
     }
     /// PRR's `(prr_delivered, prr_out)` in segments while in Recovery with a PRR
     /// algorithm.
     pub fn prr_counts(&self) -> Option<(u64, u64)> {
-        if self.ca.state == CaState::Recovery {
-            self.ca.alg.prr_counts()
+        if self.tx.ca.state == CaState::Recovery {
+            self.tx.ca.alg.prr_counts()
         } else {
             None
         }
@@ -536,11 +567,11 @@ impl Connection {
     /// pipe when the current (or last) fast recovery began, before that ACK's loss
     /// marking (where Linux's `tcp_enter_recovery` sees it).
     pub fn recovery_start_pipe(&self) -> u32 {
-        self.ca.start_pipe
+        self.tx.ca.start_pipe
     }
     /// The duplicate threshold now, raised by observed reordering.
     pub fn reordering(&self) -> u32 {
-        self.loss.reordering
+        self.tx.loss.reordering
     }
     /// RACK's reordering window now (RFC 8985 §6.2 step 4), when RACK runs.
     pub fn rack_reo_wnd(&self) -> Option<Duration> {
@@ -567,15 +598,15 @@ impl Connection {
     }
     /// The peer's FIN has been received (end of its stream).
     pub fn peer_closed(&self) -> bool {
-        self.rcv.fin_received
+        self.rx.rcv.fin_received
     }
     /// Everything written, including our FIN, has been acknowledged.
     pub fn all_acked(&self) -> bool {
-        self.sb.is_empty() && self.snd.nxt == self.snd.una && self.snd.una >= self.snd.buf.end()
+        self.tx.sb.is_empty() && self.snd.nxt == self.snd.una && self.snd.una >= self.snd.buf.end()
     }
     /// Bytes readable without blocking.
     pub fn readable(&self) -> usize {
-        self.rcv.ready_bytes
+        self.rx.rcv.ready_bytes
     }
 
     // ------------------------------------------------------------ application
@@ -591,7 +622,7 @@ impl Connection {
 
     /// Takes the next chunk of in-order received bytes.
     pub fn read(&mut self) -> Option<Bytes> {
-        let b = self.rcv.read()?;
+        let b = self.rx.rcv.read()?;
         self.ack_on_read(b.len());
         Some(b)
     }
@@ -640,7 +671,7 @@ impl Connection {
             self.ctl.close_reason = Some(reason);
         }
         self.timers.clear();
-        self.corrective.enc = None;
+        self.ext.corrective.enc = None;
         self.set_state(now, State::Closed);
     }
 
@@ -660,7 +691,7 @@ impl Connection {
     }
     /// Receive offset for a wire sequence number, nearest to `rcv_nxt`.
     pub(crate) fn rcv_offset(&self, seq: u32) -> u64 {
-        unwrap_near(seq.wrapping_sub(self.rcv.irs), self.rcv.rcv_nxt)
+        unwrap_near(seq.wrapping_sub(self.rx.rcv.irs), self.rx.rcv.rcv_nxt)
     }
 }
 

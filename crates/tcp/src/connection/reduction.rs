@@ -64,10 +64,14 @@ impl CaMachine {
 
 impl Connection {
     pub(crate) fn set_ca(&mut self, now: Instant, to: CaState) {
-        if self.ca.state != to {
-            let from = self.ca.state;
-            self.ca.state = to;
-            let (cwnd, ssthresh, pipe) = (self.cong.w.cwnd, self.cong.w.ssthresh, self.sb.pipe());
+        if self.tx.ca.state != to {
+            let from = self.tx.ca.state;
+            self.tx.ca.state = to;
+            let (cwnd, ssthresh, pipe) = (
+                self.tx.cong.w.cwnd,
+                self.tx.cong.w.ssthresh,
+                self.tx.sb.pipe(),
+            );
             self.trace(
                 now,
                 Event::CaState {
@@ -90,12 +94,12 @@ impl Connection {
         newly_lost: bool,
     ) {
         let sample = AckSample {
-            pipe: self.sb.pipe(),
+            pipe: self.tx.sb.pipe(),
             delivered,
             snd_una_advanced: una_advanced,
             newly_lost,
         };
-        self.ca.alg.on_ack(&mut self.cong.w, &sample);
+        self.tx.ca.alg.on_ack(&mut self.tx.cong.w, &sample);
     }
 
     /// The recovery point is acknowledged: the reduction ends (Linux
@@ -106,45 +110,46 @@ impl Connection {
         // ssthresh may be back at infinity. (Linux 2.6's `tcp_complete_cwr`, rate
         // halving's exit, takes min(cwnd, ssthresh) unconditionally.)
         if self.cfg.recovery == RecoveryAlgorithm::RateHalving
-            || self.ca.state == CaState::Cwr
-            || (self.undo.marker.is_some() && self.cong.w.ssthresh < crate::cc::INFINITE_SSTHRESH)
+            || self.tx.ca.state == CaState::Cwr
+            || (self.tx.undo.marker.is_some()
+                && self.tx.cong.w.ssthresh < crate::cc::INFINITE_SSTHRESH)
         {
-            self.ca.alg.on_exit(&mut self.cong.w);
+            self.tx.ca.alg.on_exit(&mut self.tx.cong.w);
         }
     }
 
     /// Linux `tcp_enter_cwr`: reduce cwnd to ssthresh through the recovery
     /// algorithm (PRR in Linux 3.x) while the data in flight is acknowledged.
     pub(crate) fn enter_cwr(&mut self, now: Instant) {
-        self.undo.prior_ssthresh = 0;
-        if self.ca.state >= CaState::Cwr {
+        self.tx.undo.prior_ssthresh = 0;
+        if self.tx.ca.state >= CaState::Cwr {
             return;
         }
-        self.undo.marker = None;
-        self.undo.prior_cwnd = self.cong.w.cwnd;
+        self.tx.undo.marker = None;
+        self.tx.undo.prior_cwnd = self.tx.cong.w.cwnd;
         self.ecn_queue_cwr();
-        self.cong.w.ssthresh = self.cong.reduction_target();
-        self.ca.high_seq = self.snd.nxt;
-        self.cong.w.cwnd_cnt = 0;
-        let pipe = self.sb.pipe();
+        self.tx.cong.w.ssthresh = self.tx.cong.reduction_target();
+        self.tx.ca.high_seq = self.snd.nxt;
+        self.tx.cong.w.cwnd_cnt = 0;
+        let pipe = self.tx.sb.pipe();
         let start = RecoveryStart {
-            prior_cwnd: self.cong.w.cwnd,
+            prior_cwnd: self.tx.cong.w.cwnd,
             pipe,
             prior_in_flight: pipe,
-            flight_size: self.sb.packets_out(),
-            cwnd_min: self.cong.min_cwnd(),
+            flight_size: self.tx.sb.packets_out(),
+            cwnd_min: self.tx.cong.min_cwnd(),
         };
         self.set_ca(now, CaState::Cwr);
-        self.ca.alg.on_enter(&mut self.cong.w, &start);
+        self.tx.ca.alg.on_enter(&mut self.tx.cong.w, &start);
     }
 
     /// A reduction entered and ended at once: cwnd goes to the new ssthresh (a loss
     /// probe repaired a tail loss, `gentle-aggression-sigcomm13.txt` §4 "Detecting
     /// recovered losses"; Linux `tcp_process_tlp_ack` enters CWR and ends it).
     pub(super) fn reduce_at_once(&mut self) {
-        self.cong.w.ssthresh = self.cong.reduction_target();
-        self.cong.w.cwnd = self.cong.w.cwnd.min(self.cong.w.ssthresh).max(1);
-        self.cong.w.cwnd_cnt = 0;
+        self.tx.cong.w.ssthresh = self.tx.cong.reduction_target();
+        self.tx.cong.w.cwnd = self.tx.cong.w.cwnd.min(self.tx.cong.w.ssthresh).max(1);
+        self.tx.cong.w.cwnd_cnt = 0;
     }
 
     pub(crate) fn enter_recovery(&mut self, now: Instant, prior_in_flight: u32) {
@@ -154,35 +159,35 @@ impl Connection {
         } else {
             self.counters.reno_recovery += 1;
         }
-        self.undo.prior_cwnd = self.cong.w.cwnd;
-        self.undo.marker = Some(self.snd.una);
-        self.undo.retrans = self.sb.retrans_out as i64;
+        self.tx.undo.prior_cwnd = self.tx.cong.w.cwnd;
+        self.tx.undo.marker = Some(self.snd.una);
+        self.tx.undo.retrans = self.tx.sb.retrans_out as i64;
         self.ecn_queue_cwr();
-        if self.ca.state < CaState::Cwr {
-            self.undo.prior_ssthresh = self.current_ssthresh();
-            self.cong.w.ssthresh = self.cong.reduction_target();
+        if self.tx.ca.state < CaState::Cwr {
+            self.tx.undo.prior_ssthresh = self.current_ssthresh();
+            self.tx.cong.w.ssthresh = self.tx.cong.reduction_target();
         }
-        self.ca.high_seq = self.snd.nxt;
-        self.cong.w.cwnd_cnt = 0;
-        self.ca.start_pipe = self.sb.pipe();
+        self.tx.ca.high_seq = self.snd.nxt;
+        self.tx.cong.w.cwnd_cnt = 0;
+        self.tx.ca.start_pipe = self.tx.sb.pipe();
         // RFC 5681 §3.2's threshold of three duplicates; `sacked_out` counts SACKed
         // segments, or duplicate ACKs without SACK (Linux `tcp_add_reno_sack`). FACK's
         // entry on the forward-most SACK (`fackets_out` above the reordering degree,
         // Linux `tcp_dupack_heuristics`) is Linux's fast recovery all the same.
-        let fack_entry = self.loss.fack() && self.sb.fackets_out() > self.loss.reordering;
-        self.ca.early_entry = self.sb.sacked_out < 3 && !fack_entry;
+        let fack_entry = self.tx.loss.fack() && self.tx.sb.fackets_out() > self.tx.loss.reordering;
+        self.tx.ca.early_entry = self.tx.sb.sacked_out < 3 && !fack_entry;
         let start = RecoveryStart {
-            prior_cwnd: self.undo.prior_cwnd,
-            pipe: self.sb.pipe(),
+            prior_cwnd: self.tx.undo.prior_cwnd,
+            pipe: self.tx.sb.pipe(),
             prior_in_flight,
-            flight_size: self.sb.packets_out(),
-            cwnd_min: self.cong.min_cwnd(),
+            flight_size: self.tx.sb.packets_out(),
+            cwnd_min: self.tx.cong.min_cwnd(),
         };
         self.set_ca(now, CaState::Recovery);
-        self.ca.alg.on_enter(&mut self.cong.w, &start);
+        self.tx.ca.alg.on_enter(&mut self.tx.cong.w, &start);
         // RFC 6675 §5 (4.3): the first lost segment is retransmitted at once,
         // whatever cwnd and pipe say.
-        self.ca.force_retransmit = true;
+        self.tx.ca.force_retransmit = true;
     }
 
     /// Enters recovery outside an ACK (the delayed early retransmission), as if an
@@ -195,32 +200,33 @@ impl Connection {
 
     /// Linux `tcp_current_ssthresh`: the ssthresh to restore on undo.
     pub(crate) fn current_ssthresh(&self) -> u32 {
-        if self.ca.state >= CaState::Cwr {
-            self.cong.w.ssthresh
+        if self.tx.ca.state >= CaState::Cwr {
+            self.tx.cong.w.ssthresh
         } else {
-            self.cong
+            self.tx
+                .cong
                 .w
                 .ssthresh
-                .max(self.cong.w.cwnd / 2 + self.cong.w.cwnd / 4)
+                .max(self.tx.cong.w.cwnd / 2 + self.tx.cong.w.cwnd / 4)
         }
     }
 
     /// Linux `tcp_try_to_open`: Disorder while anything is SACKed, lost or
     /// retransmitted, Open otherwise.
     pub(super) fn try_to_open(&mut self, now: Instant) {
-        if self.ca.state == CaState::Cwr {
+        if self.tx.ca.state == CaState::Cwr {
             return;
         }
-        if self.sb.sacked_out + self.sb.lost_out > 0 || self.sb.any_retrans_done() {
-            if self.ca.state != CaState::Disorder {
+        if self.tx.sb.sacked_out + self.tx.sb.lost_out > 0 || self.tx.sb.any_retrans_done() {
+            if self.tx.ca.state != CaState::Disorder {
                 // Linux `tcp_try_keep_open`: Disorder lasts until snd.nxt is acknowledged.
-                self.ca.high_seq = self.snd.nxt;
+                self.tx.ca.high_seq = self.snd.nxt;
             }
             self.set_ca(now, CaState::Disorder);
         } else {
             self.set_ca(now, CaState::Open);
-            if self.sb.retrans_out == 0 {
-                self.undo.retrans_stamp = None;
+            if self.tx.sb.retrans_out == 0 {
+                self.tx.undo.retrans_stamp = None;
             }
         }
     }
@@ -229,45 +235,45 @@ impl Connection {
     pub(super) fn enter_loss(&mut self, now: Instant) {
         self.counters.timeouts += 1;
         self.fast_start_end();
-        self.tlp.episode = None;
+        self.tx.tlp.episode = None;
         self.timers.put(TimerKind::LossProbe, None);
-        match self.ca.state {
+        match self.tx.ca.state {
             CaState::Open => self.counters.timeouts_open += 1,
             CaState::Disorder => self.counters.timeouts_disorder += 1,
             CaState::Cwr => self.counters.timeouts_cwr += 1,
             CaState::Recovery => self.counters.timeouts_recovery += 1,
             CaState::Loss => self.counters.timeouts_loss += 1,
         }
-        let first_timeout = self.ca.state != CaState::Loss;
-        if self.ca.state <= CaState::Disorder
-            || self.snd.una == self.ca.high_seq
-            || (self.ca.state == CaState::Loss && self.rtt.retransmits == 0)
+        let first_timeout = self.tx.ca.state != CaState::Loss;
+        if self.tx.ca.state <= CaState::Disorder
+            || self.snd.una == self.tx.ca.high_seq
+            || (self.tx.ca.state == CaState::Loss && self.tx.rtt.retransmits == 0)
         {
-            self.undo.prior_ssthresh = self.current_ssthresh();
-            self.undo.prior_cwnd = self.cong.w.cwnd;
-            self.cong.w.ssthresh = self.cong.reduction_target();
+            self.tx.undo.prior_ssthresh = self.current_ssthresh();
+            self.tx.undo.prior_cwnd = self.tx.cong.w.cwnd;
+            self.tx.cong.w.ssthresh = self.tx.cong.reduction_target();
         }
-        self.cong.on_timeout();
+        self.tx.cong.on_timeout();
         self.ecn_queue_cwr();
-        self.cong.w.cwnd = 1;
-        self.cong.w.cwnd_cnt = 0;
+        self.tx.cong.w.cwnd = 1;
+        self.tx.cong.w.cwnd_cnt = 0;
         if !self.opts.sack {
-            self.sb.reset_reno_dupacks();
+            self.tx.sb.reset_reno_dupacks();
         }
         // "Push undo marker, if it was plain RTO and nothing was retransmitted."
-        self.undo.marker = if self.sb.any_ever_retrans() {
+        self.tx.undo.marker = if self.tx.sb.any_ever_retrans() {
             None
         } else {
             Some(self.snd.una)
         };
-        self.undo.retrans = 0;
-        self.ca.high_seq = self.snd.nxt;
-        self.ca.loss_first_retrans = true;
-        self.ca.early_entry = false;
-        self.loss.reordering = self.loss.reordering.min(self.cfg.dupthresh);
+        self.tx.undo.retrans = 0;
+        self.tx.ca.high_seq = self.snd.nxt;
+        self.tx.ca.loss_first_retrans = true;
+        self.tx.ca.early_entry = false;
+        self.tx.loss.reordering = self.tx.loss.reordering.min(self.cfg.dupthresh);
         self.frto_on_timeout(first_timeout);
         self.set_ca(now, CaState::Loss);
-        self.undo.retrans_stamp = None;
+        self.tx.undo.retrans_stamp = None;
     }
 
     /// RFC 2861 / Linux `tcp_cwnd_restart`: after an idle period longer than the RTO,
@@ -276,71 +282,71 @@ impl Connection {
     /// ([`super::fast_start`]). A connection given cached path state starts its
     /// first data the same way.
     pub(super) fn restart_after_idle(&mut self, now: Instant) {
-        if self.fast_start.cached.is_some() && self.snd.nxt <= 1 {
+        if self.tx.fast_start.cached.is_some() && self.snd.nxt <= 1 {
             self.fast_start_from_cache(now);
             return;
         }
-        if !self.sb.is_empty() || self.snd.nxt <= 1 {
+        if !self.tx.sb.is_empty() || self.snd.nxt <= 1 {
             return;
         }
         let idle = now - self.snd.last_data_sent;
-        let rto = self.rtt.rto();
-        if idle <= rto || self.ca.state != CaState::Open {
+        let rto = self.tx.rtt.rto();
+        if idle <= rto || self.tx.ca.state != CaState::Open {
             return;
         }
-        let mut cwnd = self.cong.w.cwnd;
+        let mut cwnd = self.tx.cong.w.cwnd;
         if self.cfg.slow_start_after_idle {
             cwnd = decayed_cwnd(cwnd, self.cfg.initial_window.min(cwnd), idle, rto);
         }
-        let (old, ssthresh) = (self.cong.w.cwnd, self.cong.w.ssthresh);
+        let (old, ssthresh) = (self.tx.cong.w.cwnd, self.tx.cong.w.ssthresh);
         if self.cfg.fast_start && self.fast_start_begin(now, old, ssthresh, cwnd) {
             return;
         }
         if self.cfg.slow_start_after_idle {
             let ssthresh = self.current_ssthresh();
-            restart_window(&mut self.cong.w, cwnd, ssthresh);
+            restart_window(&mut self.tx.cong.w, cwnd, ssthresh);
         }
     }
 
     /// A fast start begins with window `cwnd` and the `ssthresh` in force
     /// ([`super::fast_start`]).
     pub(super) fn fast_start_window(&mut self, cwnd: u32, ssthresh: u32) {
-        restart_window(&mut self.cong.w, cwnd, ssthresh);
+        restart_window(&mut self.tx.cong.w, cwnd, ssthresh);
     }
 
     /// ssthresh from path state an earlier connection left (RFC 9040 §4.3, Linux
     /// `tcp_init_metrics`, capped at the window clamp).
     pub(super) fn use_cached_ssthresh(&mut self, ssthresh: u32) {
-        self.cong.w.ssthresh = ssthresh.min(crate::cc::CWND_CLAMP);
+        self.tx.cong.w.ssthresh = ssthresh.min(crate::cc::CWND_CLAMP);
     }
 
     /// F-RTO (2.b): room for up to two new segments (RFC 5682 §2.1).
     pub(super) fn frto_window_for_two(&mut self) {
-        self.cong.w.cwnd = self.sb.pipe() + 2;
+        self.tx.cong.w.cwnd = self.tx.sb.pipe() + 2;
     }
 
     /// F-RTO (3.a): conventional recovery with cwnd at most 3 segments.
     pub(super) fn frto_fallback_window(&mut self) {
-        self.cong.w.cwnd = self.cong.w.cwnd.min(3);
+        self.tx.cong.w.cwnd = self.tx.cong.w.cwnd.min(3);
     }
 
     /// An undo restores the window from before the reduction (Linux
     /// `tcp_undo_cwnd_reduction`): cwnd and ssthresh at least what they were, or,
     /// with no ssthresh saved, cwnd at least ssthresh.
     pub(super) fn restore_window(&mut self) {
-        if self.undo.prior_ssthresh > 0 {
-            self.cong.w.cwnd = self.cong.w.cwnd.max(self.undo.prior_cwnd);
-            self.cong.w.ssthresh = self.cong.w.ssthresh.max(self.undo.prior_ssthresh);
+        if self.tx.undo.prior_ssthresh > 0 {
+            self.tx.cong.w.cwnd = self.tx.cong.w.cwnd.max(self.tx.undo.prior_cwnd);
+            self.tx.cong.w.ssthresh = self.tx.cong.w.ssthresh.max(self.tx.undo.prior_ssthresh);
         } else {
-            self.cong.w.cwnd = self.cong.w.cwnd.max(self.cong.w.ssthresh);
+            self.tx.cong.w.cwnd = self.tx.cong.w.cwnd.max(self.tx.cong.w.ssthresh);
         }
     }
 
     /// The transfer starts with a window of one segment: the handshake lost a SYN or
     /// SYN-ACK ([`super::syn_loss`]; RFC 5681 §3.1, Linux `tcp_init_transfer`).
     pub(super) fn start_with_one_segment(&mut self) {
-        self.cong.w.cwnd = 1;
-        self.cong.w.cwnd_cnt = 0;
+        self.tx.cong.w.cwnd = 1;
+        self.tx.cong.w.cwnd_cnt = 0;
     }
 
     /// A failed fast start (`fast-start-and-sessions.txt` §3.4.4, §7.1): back to
@@ -349,32 +355,32 @@ impl Connection {
     /// no change to ssthresh from this loss, SACK information kept. Everything
     /// neither acknowledged nor SACKed is marked lost and resent in slow start.
     pub(super) fn fast_start_reset(&mut self, now: Instant) {
-        let Some(p) = self.fast_start.phase else {
+        let Some(p) = self.tx.fast_start.phase else {
             return;
         };
         self.fast_start_end();
-        let partial_ack = self.ca.state == CaState::Recovery;
-        self.tlp.episode = None;
+        let partial_ack = self.tx.ca.state == CaState::Recovery;
+        self.tx.tlp.episode = None;
         self.timers.put(TimerKind::LossProbe, None);
-        self.undo.marker = None;
-        self.undo.prior_ssthresh = 0;
+        self.tx.undo.marker = None;
+        self.tx.undo.prior_ssthresh = 0;
         restart_window(
-            &mut self.cong.w,
+            &mut self.tx.cong.w,
             p.fallback.restart_cwnd,
             p.fallback.saved_ssthresh,
         );
         if !self.opts.sack {
-            self.sb.reset_reno_dupacks();
+            self.tx.sb.reset_reno_dupacks();
         }
-        self.sb.mark_all_lost(true);
-        self.frto = super::Frto::Off;
-        self.ca.high_seq = self.snd.nxt;
-        self.ca.loss_first_retrans = false;
+        self.tx.sb.mark_all_lost(true);
+        self.tx.frto = super::Frto::Off;
+        self.tx.ca.high_seq = self.snd.nxt;
+        self.tx.ca.loss_first_retrans = false;
         self.set_ca(now, CaState::Loss);
-        self.undo.retrans_stamp = None;
+        self.tx.undo.retrans_stamp = None;
         self.timers.put(
             TimerKind::Retransmission,
-            Some(now + self.rtt.rto_backed_off()),
+            Some(now + self.tx.rtt.rto_backed_off()),
         );
         self.trace(
             now,

@@ -78,15 +78,15 @@ impl Connection {
                 self.ctl.syn_retransmitted = true;
                 self.counters.syn_retrans += 1;
                 self.ctl.syn_pending = true;
-                self.rtt.backoff += 1;
+                self.tx.rtt.backoff += 1;
                 self.arm_rto(now);
             }
             State::Closed | State::TimeWait => {}
             _ => {
-                if self.sb.is_empty() {
+                if self.tx.sb.is_empty() {
                     return; // nothing outstanding: spurious
                 }
-                if self.rtt.retransmits >= self.cfg.max_retries {
+                if self.tx.rtt.retransmits >= self.cfg.max_retries {
                     self.counters.aborts += 1;
                     self.ctl.rst_pending = true;
                     self.enter_closed(now, CloseReason::TimedOut);
@@ -95,22 +95,22 @@ impl Connection {
                 self.enter_loss(now);
                 // Linux `tcp_retransmit_timer` retransmits the head whatever cwnd and
                 // pipe say; what follows obeys cwnd.
-                self.ca.force_retransmit = true;
-                self.rtt.backoff += 1;
-                self.rtt.retransmits += 1;
+                self.tx.ca.force_retransmit = true;
+                self.tx.rtt.backoff += 1;
+                self.tx.rtt.retransmits += 1;
                 self.arm_rto(now);
             }
         }
     }
 
     fn arm_rto(&mut self, now: Instant) {
-        let rto = self.rtt.rto_backed_off();
+        let rto = self.tx.rtt.rto_backed_off();
         self.timers.put(TimerKind::Retransmission, Some(now + rto));
         self.trace(
             now,
             Event::Rto {
                 rto_ms: rto.as_secs_f64() * 1e3,
-                backoff: self.rtt.backoff,
+                backoff: self.tx.rtt.backoff,
             },
         );
     }

@@ -50,19 +50,19 @@ impl Connection {
     /// `prior_una`: count the retransmission it shows unnecessary, and undo a reduction
     /// whose every retransmission was (Linux `tcp_check_dsack`, `tcp_try_undo_dsack`).
     pub(super) fn undo_on_dsack(&mut self, now: Instant, (lo, hi): (u64, u64), prior_una: u64) {
-        let Some(marker) = self.undo.marker else {
+        let Some(marker) = self.tx.undo.marker else {
             return;
         };
         let undone = if hi <= prior_una {
             (hi > marker) as i64
         } else {
-            self.sb.dsack_retransmitted(lo, hi) as i64
+            self.tx.sb.dsack_retransmitted(lo, hi) as i64
         };
-        self.undo.retrans -= undone;
+        self.tx.undo.retrans -= undone;
         if self.cfg.undo
             && undone > 0
-            && self.undo.retrans <= 0
-            && matches!(self.ca.state, CaState::Open | CaState::Disorder)
+            && self.tx.undo.retrans <= 0
+            && matches!(self.tx.ca.state, CaState::Open | CaState::Disorder)
         {
             // Late DSACKs after the episode ended: every retransmission was
             // unnecessary (Linux `tcp_try_undo_dsack`).
@@ -73,7 +73,7 @@ impl Connection {
     /// Linux `tcp_packet_delayed`: nothing was retransmitted, or the ACK echoes a
     /// timestamp older than the first retransmission (RFC 3522 Eifel detection).
     pub(super) fn packet_delayed(&self) -> bool {
-        match self.undo.retrans_stamp {
+        match self.tx.undo.retrans_stamp {
             None => true,
             Some(stamp) => self
                 .ts
@@ -84,14 +84,14 @@ impl Connection {
 
     pub(super) fn may_undo(&self) -> bool {
         self.cfg.undo
-            && self.undo.marker.is_some()
-            && (self.undo.retrans <= 0 || self.packet_delayed())
+            && self.tx.undo.marker.is_some()
+            && (self.tx.undo.retrans <= 0 || self.packet_delayed())
     }
 
     pub(crate) fn undo_reduction(&mut self, now: Instant, kind: UndoKind) {
         self.restore_window();
-        self.cong.on_undo();
-        self.undo.marker = None;
+        self.tx.cong.on_undo();
+        self.tx.undo.marker = None;
         match kind {
             UndoKind::Full => self.counters.full_undo += 1,
             UndoKind::Partial => self.counters.partial_undo += 1,
@@ -102,7 +102,7 @@ impl Connection {
                 self.counters.spurious_rtos += 1;
             }
         }
-        let (cwnd, ssthresh) = (self.cong.w.cwnd, self.cong.w.ssthresh);
+        let (cwnd, ssthresh) = (self.tx.cong.w.cwnd, self.tx.cong.w.ssthresh);
         self.trace(
             now,
             Event::Undo {
@@ -119,9 +119,9 @@ impl Connection {
             self.rack_recovery_done();
             return false;
         }
-        let kind = if self.ca.state == CaState::Loss {
+        let kind = if self.tx.ca.state == CaState::Loss {
             UndoKind::Loss
-        } else if self.undo.retrans <= 0 {
+        } else if self.tx.undo.retrans <= 0 {
             UndoKind::Dsack
         } else {
             UndoKind::Full
@@ -138,8 +138,8 @@ impl Connection {
     /// (`tcp_try_keep_open`).
     pub(super) fn try_undo_partial(&mut self, now: Instant) -> PartialUndo {
         if !(self.cfg.undo
-            && self.undo.marker.is_some()
-            && self.undo.retrans_stamp.is_some()
+            && self.tx.undo.marker.is_some()
+            && self.tx.undo.retrans_stamp.is_some()
             && self.packet_delayed())
         {
             return PartialUndo::No;
@@ -148,11 +148,11 @@ impl Connection {
             self.undo_reduction(now, UndoKind::Partial);
             return PartialUndo::No;
         }
-        if self.sb.retrans_out > 0 {
+        if self.tx.sb.retrans_out > 0 {
             return PartialUndo::Hold;
         }
-        if !self.sb.any_retrans_done() {
-            self.undo.retrans_stamp = None;
+        if !self.tx.sb.any_retrans_done() {
+            self.tx.undo.retrans_stamp = None;
         }
         self.undo_reduction(now, UndoKind::Partial);
         self.try_to_open(now);
@@ -161,9 +161,9 @@ impl Connection {
 
     pub(super) fn try_undo_dsack(&mut self, now: Instant) {
         if self.cfg.undo
-            && self.undo.marker.is_some()
-            && self.undo.retrans <= 0
-            && self.undo.retrans_stamp.is_some()
+            && self.tx.undo.marker.is_some()
+            && self.tx.undo.retrans <= 0
+            && self.tx.undo.retrans_stamp.is_some()
         {
             self.rack_dsack_undo();
             self.undo_reduction(now, UndoKind::Dsack);
@@ -172,10 +172,10 @@ impl Connection {
 
     pub(super) fn try_undo_loss(&mut self, now: Instant) {
         if self.may_undo() {
-            self.sb.clear_lost();
+            self.tx.sb.clear_lost();
             self.undo_reduction(now, UndoKind::Loss);
-            self.rtt.retransmits = 0;
-            self.frto = Frto::Off;
+            self.tx.rtt.retransmits = 0;
+            self.tx.frto = Frto::Off;
             self.set_ca(now, CaState::Open);
         }
     }
