@@ -64,59 +64,11 @@ impl Connection {
             self.corrective_on_ack(now, seg, ack);
         }
         let una_advanced = ack > prior_una;
-        let mut acked = crate::scoreboard::Acked::default();
-        if una_advanced {
-            acked = if self.rack_on() {
-                let (min_rtt, tsecr, off) =
-                    (self.tx.rtt.min_rtt(), self.ts.last_ecr, self.ts.offset);
-                let rack = &mut self.tx.loss.rack;
-                self.tx
-                    .sb
-                    .ack_with(ack, |s| rack.advance(now, s, min_rtt, tsecr, off))
-            } else {
-                self.tx.sb.ack(ack)
-            };
-            self.snd.una = ack;
-            self.snd.buf.release(ack.min(self.snd.buf.end()));
-            self.tx.rtt.retransmits = 0;
-            // RTT: Karn's rule for segment timing; timestamps otherwise (RFC 7323 §4.1).
-            // Karn: no segment-timed sample once retransmitted data is acknowledged.
-            let timed = if acked.any_retrans {
-                None
-            } else {
-                acked.rtt_from
-            };
-            let sample = match timed {
-                Some(t) => Some(now - t),
-                None => self.ts.last_ecr.and_then(|ecr| {
-                    let ms = self.tsval(now).wrapping_sub(ecr);
-                    (ms < 1 << 30).then(|| Duration::from_millis(ms.max(1) as u64))
-                }),
-            };
-            if let Some(s) = sample {
-                self.tx.rtt.on_sample(s, self.snd.una, self.snd.nxt);
-                self.tx.rtt.backoff = 0;
-                let (una, nxt) = (self.snd.una, self.snd.nxt);
-                let (train, delay) = self.tx.cong.pkts_acked(now, s, una, nxt);
-                self.counters.hystart_train += train;
-                self.counters.hystart_delay += delay;
-            }
-            if let Some(i) = acked.reord_index
-                && self.opts.sack
-                && i < prior_fackets
-            {
-                self.update_reordering(now, prior_fackets - i, true);
-            }
-            if !self.opts.sack {
-                self.tx.sb.remove_reno_dupacks(acked.segs);
-            }
-            if acked.fin_acked {
-                self.on_fin_acked(now);
-            }
-            if self.tx.fast_start.phase.is_some() {
-                self.fast_start_on_ack(now);
-            }
-        }
+        let acked = if una_advanced {
+            self.on_new_ack(now, ack, prior_fackets)
+        } else {
+            crate::scoreboard::Acked::default()
+        };
         let window_update = self.snd.wnd != prior_wnd;
         // Neither advancing, carrying data or FIN, nor updating the window.
         let dup_shaped =
@@ -165,6 +117,87 @@ impl Connection {
             self.grow_cwnd(now, una_advanced, state, segs, prior_in_flight);
         }
 
+        self.rearm_after_ack(
+            now,
+            ack,
+            una_advanced,
+            dup_shaped && newly_sacked == 0,
+            dsack,
+        );
+        true
+    }
+
+    /// The cumulative ACK `ack` advanced snd.una: the queue is released, the RTT
+    /// sampled (Karn's rule, RFC 7323 §4.1), reordering checked, Reno duplicates
+    /// spent, and the FIN and fast start told.
+    fn on_new_ack(
+        &mut self,
+        now: Instant,
+        ack: u64,
+        prior_fackets: u32,
+    ) -> crate::scoreboard::Acked {
+        let acked = if self.rack_on() {
+            let (min_rtt, tsecr, off) = (self.tx.rtt.min_rtt(), self.ts.last_ecr, self.ts.offset);
+            let rack = &mut self.tx.loss.rack;
+            self.tx
+                .sb
+                .ack_with(ack, |s| rack.advance(now, s, min_rtt, tsecr, off))
+        } else {
+            self.tx.sb.ack(ack)
+        };
+        self.snd.una = ack;
+        self.snd.buf.release(ack.min(self.snd.buf.end()));
+        self.tx.rtt.retransmits = 0;
+        // RTT: Karn's rule for segment timing; timestamps otherwise (RFC 7323 §4.1).
+        // Karn: no segment-timed sample once retransmitted data is acknowledged.
+        let timed = if acked.any_retrans {
+            None
+        } else {
+            acked.rtt_from
+        };
+        let sample = match timed {
+            Some(t) => Some(now - t),
+            None => self.ts.last_ecr.and_then(|ecr| {
+                let ms = self.tsval(now).wrapping_sub(ecr);
+                (ms < 1 << 30).then(|| Duration::from_millis(ms.max(1) as u64))
+            }),
+        };
+        if let Some(s) = sample {
+            self.tx.rtt.on_sample(s, self.snd.una, self.snd.nxt);
+            self.tx.rtt.backoff = 0;
+            let (una, nxt) = (self.snd.una, self.snd.nxt);
+            let (train, delay) = self.tx.cong.pkts_acked(now, s, una, nxt);
+            self.counters.hystart_train += train;
+            self.counters.hystart_delay += delay;
+        }
+        if let Some(i) = acked.reord_index
+            && self.opts.sack
+            && i < prior_fackets
+        {
+            self.update_reordering(now, prior_fackets - i, true);
+        }
+        if !self.opts.sack {
+            self.tx.sb.remove_reno_dupacks(acked.segs);
+        }
+        if acked.fin_acked {
+            self.on_fin_acked(now);
+        }
+        if self.tx.fast_start.phase.is_some() {
+            self.fast_start_on_ack(now);
+        }
+        acked
+    }
+
+    /// RFC 6298 §5.2/5.3 after an ACK, and the tail loss probe's rescheduling.
+    /// `tlp_dupack`: a duplicate that SACKs nothing new (Linux `is_tlp_dupack`).
+    fn rearm_after_ack(
+        &mut self,
+        now: Instant,
+        ack: u64,
+        una_advanced: bool,
+        tlp_dupack: bool,
+        dsack: bool,
+    ) {
         // RFC 6298 §5.2/5.3: restart the timer on new data acknowledged; stop it
         // when nothing is outstanding.
         if self.tx.sb.is_empty() {
@@ -179,13 +212,11 @@ impl Connection {
             if una_advanced {
                 self.tx.tlp.consecutive = 0;
             }
-            // Linux `is_tlp_dupack`: a duplicate that SACKs nothing new, whether or
-            // not data is still outstanding.
-            self.tlp_on_ack(ack, dup_shaped && newly_sacked == 0, dsack);
+            // Linux `is_tlp_dupack`, whether or not data is still outstanding.
+            self.tlp_on_ack(ack, tlp_dupack, dsack);
             // Algorithm 1 handle_ack: cancel and reschedule.
             self.schedule_pto(now);
         }
-        true
     }
 
     fn on_fin_acked(&mut self, now: Instant) {
