@@ -38,21 +38,36 @@ pub(crate) const OPTION_BYTES: u32 = 8;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Corrective {
     /// Negotiated and not turned off.
-    pub on: bool,
+    on: bool,
     /// The encoder, boxed so that connections without Corrective stay small; gone
     /// once nothing more can be sent (fallback, TIME-WAIT, CLOSED).
-    pub enc: Option<Box<Encoder>>,
+    enc: Option<Box<Encoder>>,
     /// Receiver: put R_SUCC on every packet until R_ACK arrives.
-    pub r_succ: bool,
+    r_succ: bool,
     /// Receiver: report a failed recovery of everything up to this offset.
-    pub r_fail_end: Option<u64>,
+    r_fail_end: Option<u64>,
     /// Sender: put R_ACK on the next packet.
-    pub r_ack: bool,
+    r_ack: bool,
     /// Sender: snd.nxt when the last R_SUCC reduction happened; R_SUCC on ACKs at or
     /// below it belongs to that episode.
-    pub cwr_high: Option<u64>,
+    cwr_high: Option<u64>,
     /// After a fallback: the first TSval sent without the option, and snd.nxt then.
-    pub fence: Option<(u32, u64)>,
+    fence: Option<(u32, u64)>,
+}
+
+impl Corrective {
+    /// Negotiated and not turned off.
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+    /// An encoder is running (data sent now is encoded).
+    pub fn encoding(&self) -> bool {
+        self.enc.is_some()
+    }
+    /// Nothing more will be sent: the encoder goes.
+    pub fn stop_encoding(&mut self) {
+        self.enc = None;
+    }
 }
 
 impl Connection {

@@ -549,11 +549,11 @@ impl Connection {
     }
     /// ECN was negotiated (RFC 3168 §6.1.1).
     pub fn ecn_enabled(&self) -> bool {
-        self.ext.ecn.on
+        self.ext.ecn.is_on()
     }
     /// Corrective was negotiated and is still in use.
     pub fn corrective_enabled(&self) -> bool {
-        self.ext.corrective.on
+        self.ext.corrective.is_on()
     }
     /// PRR's `(prr_delivered, prr_out)` in segments while in Recovery with a PRR
     /// algorithm.
@@ -671,7 +671,7 @@ impl Connection {
             self.ctl.close_reason = Some(reason);
         }
         self.timers.clear();
-        self.ext.corrective.enc = None;
+        self.ext.corrective.stop_encoding();
         self.set_state(now, State::Closed);
     }
 

@@ -51,7 +51,7 @@ const HISTORY: usize = 256;
 #[derive(Debug, Default)]
 pub(crate) struct Proactive {
     /// Sending copies (configured and not fallen back).
-    pub on: bool,
+    on: bool,
     st: Option<Box<State>>,
 }
 
@@ -77,6 +77,11 @@ impl Proactive {
             on,
             st: on.then(Box::default),
         }
+    }
+
+    /// Sending copies (configured and not fallen back).
+    pub fn is_on(&self) -> bool {
+        self.on
     }
 
     fn st(&mut self) -> &mut State {

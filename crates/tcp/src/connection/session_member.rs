@@ -22,18 +22,29 @@ use crate::trace::{RetransKind, State};
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Member {
     /// The connection is in a session.
-    pub on: bool,
+    on: bool,
     /// The session allowed one segment that takes sequence space.
-    pub grant: bool,
+    grant: bool,
     /// The session marks the granted segment with the fast start bit.
-    pub mark: bool,
+    mark: bool,
     /// What the last ACK said, for the session.
-    pub report: Option<AckReport>,
+    report: Option<AckReport>,
     /// After a session timeout: snd.nxt then. Retransmissions below it are the
     /// timeout's (the first) and slow start's (the rest).
-    pub timeout_high: Option<u64>,
+    timeout_high: Option<u64>,
     /// The next retransmission is the timeout's first.
-    pub timeout_first: bool,
+    timeout_first: bool,
+}
+
+impl Member {
+    /// The connection is in a session.
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+    /// The granted segment carries the fast start bit.
+    pub fn marks(&self) -> bool {
+        self.mark
+    }
 }
 
 /// What an ACK told a member connection, for its session's loss detection.
