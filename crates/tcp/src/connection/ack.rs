@@ -182,7 +182,7 @@ impl Connection {
         if acked.fin_acked {
             self.on_fin_acked(now);
         }
-        if self.tx.fast_start.phase.is_some() {
+        if self.tx.fast_start.active() {
             self.fast_start_on_ack(now);
         }
         acked
@@ -210,7 +210,7 @@ impl Connection {
         }
         if self.cfg.tlp {
             if una_advanced {
-                self.tx.tlp.consecutive = 0;
+                self.tx.tlp.on_progress();
             }
             // Linux `is_tlp_dupack`, whether or not data is still outstanding.
             self.tlp_on_ack(ack, tlp_dupack, dsack);

@@ -24,7 +24,14 @@ use crate::trace::TimerKind;
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ErState {
     /// Turned off for good after reordering was seen (mitigation 1).
-    pub disabled: bool,
+    disabled: bool,
+}
+
+impl ErState {
+    /// Reordering was seen: off for good (mitigation 1).
+    pub fn disable(&mut self) {
+        self.disabled = true;
+    }
 }
 
 impl Connection {

@@ -57,17 +57,17 @@ pub struct PathMetrics {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Phase {
     /// Data at or past this offset is marked (BSD/OS `fs_startseq`) ...
-    pub mark_from: u64,
+    mark_from: u64,
     /// ... up to this one (`fs_endseq`).
-    pub mark_to: u64,
+    mark_to: u64,
     /// What a failed attempt goes back to.
-    pub fallback: Fallback,
+    fallback: Fallback,
     /// No ACK of new data yet: sends are paced.
-    pub pacing: bool,
-    pub burst_start: Instant,
-    pub burst_sent: u32,
+    pacing: bool,
+    burst_start: Instant,
+    burst_sent: u32,
     /// `maxburst · srtt / cwnd`.
-    pub spacing: Duration,
+    spacing: Duration,
 }
 
 /// What a failed fast start goes back to (§3.4.4 "Slow start without penalty"):
@@ -94,9 +94,35 @@ pub(crate) fn fast_start_cwnd(cwnd: u32, ssthresh: u32) -> u32 {
 /// A connection's fast start state.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct FastStart {
-    pub phase: Option<Phase>,
+    phase: Option<Phase>,
     /// Path state handed over from an earlier connection, used at the first send.
-    pub cached: Option<PathMetrics>,
+    cached: Option<PathMetrics>,
+}
+
+impl FastStart {
+    /// An attempt is under way.
+    pub fn active(&self) -> bool {
+        self.phase.is_some()
+    }
+    /// The attempt under way.
+    pub fn phase(&self) -> Option<Phase> {
+        self.phase
+    }
+    /// The attempt is dropped (the connection joined a session).
+    pub fn cancel(&mut self) {
+        self.phase = None;
+    }
+    /// Path state from an earlier connection waits for the first send.
+    pub fn has_cached(&self) -> bool {
+        self.cached.is_some()
+    }
+}
+
+impl Phase {
+    /// What a failed attempt goes back to.
+    pub fn fallback(&self) -> Fallback {
+        self.fallback
+    }
 }
 
 impl Connection {

@@ -129,7 +129,7 @@ impl Connection {
     /// degree of reordering and stop trusting FACK.
     pub(crate) fn update_reordering(&mut self, now: Instant, metric: u32, sack: bool) {
         if metric > 0 && self.cfg.er_reorder_disable {
-            self.tx.er.disabled = true;
+            self.tx.er.disable();
         }
         if metric > 0 {
             self.tx.loss.rack.reord_seen = true; // Linux `tp->reord_seen++`

@@ -40,22 +40,41 @@ const TIMEOUT_MIN: Duration = Duration::from_millis(2);
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct LossProbe {
     /// The probe timer fired: a probe is due.
-    pub pending: bool,
+    pending: bool,
     /// Probes in a row without new data acknowledged.
-    pub consecutive: u32,
+    consecutive: u32,
     /// The episode being judged.
-    pub episode: Option<TlpEpisode>,
+    episode: Option<TlpEpisode>,
 }
 
 /// A loss-probe episode: the probes sent for one tail.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct TlpEpisode {
     /// snd.nxt when the (last) retransmission probe was sent.
-    pub high_seq: u64,
+    high_seq: u64,
     /// Retransmission probes of this episode.
-    pub probes: u32,
+    probes: u32,
     /// Duplicate ACKs received for them.
-    pub dupacks: u32,
+    dupacks: u32,
+}
+
+impl LossProbe {
+    /// The probe timer fired: a probe is due.
+    pub fn pending(&self) -> bool {
+        self.pending
+    }
+    /// A probe no longer due (the connection joined a session).
+    pub fn cancel_pending(&mut self) {
+        self.pending = false;
+    }
+    /// New data was acknowledged: the count of probes in a row starts again.
+    pub fn on_progress(&mut self) {
+        self.consecutive = 0;
+    }
+    /// The episode is over unjudged (a timeout, a failed fast start).
+    pub fn end_episode(&mut self) {
+        self.episode = None;
+    }
 }
 
 impl Connection {

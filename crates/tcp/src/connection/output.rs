@@ -95,7 +95,7 @@ impl Connection {
                 if let Some(s) = self.corrective_transmit(now) {
                     return Some(s);
                 }
-                if self.tx.tlp.pending
+                if self.tx.tlp.pending()
                     && let Some(s) = self.loss_probe_transmit(now)
                 {
                     return Some(s);
@@ -106,7 +106,7 @@ impl Connection {
                 if let Some(s) = self.send_new(now) {
                     return Some(s);
                 }
-                if self.tx.persist.probe_due {
+                if self.tx.persist.probe_due() {
                     return self.persist_segment(now);
                 }
                 self.rx.rcv.ack_now.then(|| self.ack_segment(now))
@@ -353,7 +353,7 @@ impl Connection {
         if !self.ext.member.is_on() {
             self.restart_after_idle(now);
         }
-        if self.tx.fast_start.phase.is_some() && !self.fast_start_may_send(now) {
+        if self.tx.fast_start.active() && !self.fast_start_may_send(now) {
             return None;
         }
         let start = self.snd.nxt;
@@ -380,7 +380,7 @@ impl Connection {
             s.flags.insert(Flags::FAST_START);
             self.counters.fast_start_segs += 1;
         }
-        if self.tx.fast_start.phase.is_some() {
+        if self.tx.fast_start.active() {
             self.fast_start_on_send(now, start, &mut s);
         }
         self.record_new_data(now, start, len as u64, fin, flags.contains(Flags::PSH));

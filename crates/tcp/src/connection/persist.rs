@@ -24,9 +24,16 @@ use crate::wire::{Flags, Segment};
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Persist {
     /// The persist timer fired: a window probe is due.
-    pub probe_due: bool,
+    probe_due: bool,
     /// Window probes sent since the last ACK.
-    pub probes_out: u32,
+    probes_out: u32,
+}
+
+impl Persist {
+    /// The persist timer fired: a window probe is due.
+    pub fn probe_due(&self) -> bool {
+        self.probe_due
+    }
 }
 
 impl Connection {

@@ -235,7 +235,7 @@ impl Connection {
     pub(super) fn enter_loss(&mut self, now: Instant) {
         self.counters.timeouts += 1;
         self.fast_start_end();
-        self.tx.tlp.episode = None;
+        self.tx.tlp.end_episode();
         self.timers.put(TimerKind::LossProbe, None);
         match self.tx.ca.state {
             CaState::Open => self.counters.timeouts_open += 1,
@@ -282,7 +282,7 @@ impl Connection {
     /// ([`super::fast_start`]). A connection given cached path state starts its
     /// first data the same way.
     pub(super) fn restart_after_idle(&mut self, now: Instant) {
-        if self.tx.fast_start.cached.is_some() && self.snd.nxt <= 1 {
+        if self.tx.fast_start.has_cached() && self.snd.nxt <= 1 {
             self.fast_start_from_cache(now);
             return;
         }
@@ -355,19 +355,19 @@ impl Connection {
     /// no change to ssthresh from this loss, SACK information kept. Everything
     /// neither acknowledged nor SACKed is marked lost and resent in slow start.
     pub(super) fn fast_start_reset(&mut self, now: Instant) {
-        let Some(p) = self.tx.fast_start.phase else {
+        let Some(p) = self.tx.fast_start.phase() else {
             return;
         };
         self.fast_start_end();
         let partial_ack = self.tx.ca.state == CaState::Recovery;
-        self.tx.tlp.episode = None;
+        self.tx.tlp.end_episode();
         self.timers.put(TimerKind::LossProbe, None);
         self.tx.undo.marker = None;
         self.tx.undo.prior_ssthresh = 0;
         restart_window(
             &mut self.tx.cong.w,
-            p.fallback.restart_cwnd,
-            p.fallback.saved_ssthresh,
+            p.fallback().restart_cwnd,
+            p.fallback().saved_ssthresh,
         );
         if !self.opts.sack {
             self.tx.sb.reset_reno_dupacks();
@@ -386,8 +386,8 @@ impl Connection {
             now,
             Event::FastStartReset {
                 partial_ack,
-                cwnd: p.fallback.restart_cwnd,
-                ssthresh: p.fallback.saved_ssthresh,
+                cwnd: p.fallback().restart_cwnd,
+                ssthresh: p.fallback().saved_ssthresh,
             },
         );
     }

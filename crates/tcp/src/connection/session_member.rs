@@ -82,8 +82,8 @@ impl Connection {
         ] {
             self.timers.put(t, None);
         }
-        self.tx.tlp.pending = false;
-        self.tx.fast_start.phase = None;
+        self.tx.tlp.cancel_pending();
+        self.tx.fast_start.cancel();
     }
 
     /// Leaves the session (the connection closed).
