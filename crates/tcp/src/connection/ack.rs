@@ -138,7 +138,7 @@ impl Connection {
     ) -> crate::scoreboard::Acked {
         let acked = if self.rack_on() {
             let (min_rtt, tsecr, off) = (self.tx.rtt.min_rtt(), self.ts.last_ecr, self.ts.offset);
-            let rack = &mut self.tx.loss.rack;
+            let rack = self.tx.loss.rack_mut();
             self.tx
                 .sb
                 .ack_with(ack, |s| rack.advance(now, s, min_rtt, tsecr, off))
@@ -270,7 +270,7 @@ impl Connection {
             }
             let res = if self.rack_on() {
                 let (min_rtt, off) = (self.tx.rtt.min_rtt(), self.ts.offset);
-                let rack = &mut self.tx.loss.rack;
+                let rack = self.tx.loss.rack_mut();
                 // Linux checks the echoed timestamp only for cumulatively
                 // acknowledged segments (`tcp_clean_rtx_queue`), not SACKed ones.
                 self.tx.sb.sack_with(l.max(self.snd.una), r, |s| {
@@ -351,7 +351,7 @@ impl Connection {
                 CaState::Open => {}
             }
             if self.retrans_out_none() {
-                self.tx.undo.retrans_stamp = None;
+                self.tx.undo.clear_stamp();
             }
         }
 
@@ -393,7 +393,8 @@ impl Connection {
                 let do_lost = is_dupack
                     || newly_sacked > 0
                     || (una_advanced
-                        && (!self.opts.sack || self.tx.sb.fackets_out() > self.tx.loss.reordering));
+                        && (!self.opts.sack
+                            || self.tx.sb.fackets_out() > self.tx.loss.reordering()));
                 if do_lost || head_timed_out {
                     newly_lost = self.update_scoreboard(false) > 0;
                 }
@@ -443,7 +444,7 @@ impl Connection {
         }
         if self.tx.sb.lost_out == 0
             && self.tx.loss.fack()
-            && self.tx.sb.fackets_out() <= self.tx.loss.reordering
+            && self.tx.sb.fackets_out() <= self.tx.loss.reordering()
             && self.tx.sb.head_timed_out(now, self.tx.rtt.rto_backed_off())
         {
             self.counters.head_timeout_recovery += 1;

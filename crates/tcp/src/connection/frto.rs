@@ -28,7 +28,7 @@ impl Connection {
     /// F-RTO runs on the first timeout of an episode when nothing was retransmitted
     /// before it (the undo marker is set).
     pub(super) fn frto_on_timeout(&mut self, first_timeout: bool) {
-        if self.cfg.frto && first_timeout && self.tx.undo.marker.is_some() {
+        if self.cfg.frto && first_timeout && self.tx.undo.armed() {
             // RFC 5682 step 1: retransmit only the first unacknowledged segment.
             self.tx.frto = Frto::AwaitFirst;
             self.tx.sb.clear_retrans_and_lost();

@@ -36,11 +36,11 @@ pub(crate) enum Detection {
 /// Loss detection's state.
 #[derive(Clone, Debug)]
 pub(crate) struct LossDetection {
-    pub kind: Detection,
+    kind: Detection,
     /// The duplicate threshold, raised by observed reordering (Linux `reordering`).
-    pub reordering: u32,
+    reordering: u32,
     /// RACK's state (kept whatever the kind: reordering is recorded in it).
-    pub rack: Rack,
+    rack: Rack,
 }
 
 impl LossDetection {
@@ -67,6 +67,27 @@ impl LossDetection {
         if !sack {
             self.kind = Detection::Reno;
         }
+    }
+
+    /// The duplicate threshold now.
+    pub fn reordering(&self) -> u32 {
+        self.reordering
+    }
+
+    /// A timeout: the duplicate threshold goes back to at most `dupthresh` (Linux
+    /// `tcp_enter_loss`).
+    pub fn cap_reordering(&mut self, dupthresh: u32) {
+        self.reordering = self.reordering.min(dupthresh);
+    }
+
+    /// RACK's state.
+    pub fn rack(&self) -> &Rack {
+        &self.rack
+    }
+
+    /// RACK's state, to change.
+    pub fn rack_mut(&mut self) -> &mut Rack {
+        &mut self.rack
     }
 
     /// FACK's rules apply.
@@ -132,7 +153,7 @@ impl Connection {
             self.tx.er.disable();
         }
         if metric > 0 {
-            self.tx.loss.rack.reord_seen = true; // Linux `tp->reord_seen++`
+            self.tx.loss.rack.on_reordering(); // Linux `tp->reord_seen++`
         }
         if metric > self.tx.loss.reordering {
             self.tx.loss.reordering = metric.min(self.cfg.max_reordering);

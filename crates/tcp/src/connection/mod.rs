@@ -58,7 +58,7 @@ use crate::wire::Segment;
 pub use fast_start::PathMetrics;
 pub(crate) use fast_start::{Fallback, fast_start_cwnd};
 use frto::Frto;
-use loss_detection::{Detection, LossDetection};
+use loss_detection::LossDetection;
 use reduction::CaMachine;
 pub(crate) use reduction::{decayed_cwnd, restart_window};
 pub use session_member::AckReport;
@@ -545,7 +545,7 @@ impl Connection {
     }
     /// FACK loss detection is in force (it stops once reordering is seen).
     pub fn fack_enabled(&self) -> bool {
-        self.tx.loss.kind == Detection::Fack
+        self.tx.loss.fack()
     }
     /// ECN was negotiated (RFC 3168 §6.1.1).
     pub fn ecn_enabled(&self) -> bool {
@@ -571,7 +571,7 @@ impl Connection {
     }
     /// The duplicate threshold now, raised by observed reordering.
     pub fn reordering(&self) -> u32 {
-        self.tx.loss.reordering
+        self.tx.loss.reordering()
     }
     /// RACK's reordering window now (RFC 8985 §6.2 step 4), when RACK runs.
     pub fn rack_reo_wnd(&self) -> Option<Duration> {

@@ -111,8 +111,7 @@ impl Connection {
         // halving's exit, takes min(cwnd, ssthresh) unconditionally.)
         if self.cfg.recovery == RecoveryAlgorithm::RateHalving
             || self.tx.ca.state == CaState::Cwr
-            || (self.tx.undo.marker.is_some()
-                && self.tx.cong.w.ssthresh < crate::cc::INFINITE_SSTHRESH)
+            || (self.tx.undo.armed() && self.tx.cong.w.ssthresh < crate::cc::INFINITE_SSTHRESH)
         {
             self.tx.ca.alg.on_exit(&mut self.tx.cong.w);
         }
@@ -121,12 +120,12 @@ impl Connection {
     /// Linux `tcp_enter_cwr`: reduce cwnd to ssthresh through the recovery
     /// algorithm (PRR in Linux 3.x) while the data in flight is acknowledged.
     pub(crate) fn enter_cwr(&mut self, now: Instant) {
-        self.tx.undo.prior_ssthresh = 0;
+        self.tx.undo.save_ssthresh(0);
         if self.tx.ca.state >= CaState::Cwr {
             return;
         }
-        self.tx.undo.marker = None;
-        self.tx.undo.prior_cwnd = self.tx.cong.w.cwnd;
+        let cwnd = self.tx.cong.w.cwnd;
+        self.tx.undo.on_cwr(cwnd);
         self.ecn_queue_cwr();
         self.tx.cong.w.ssthresh = self.tx.cong.reduction_target();
         self.tx.ca.high_seq = self.snd.nxt;
@@ -159,12 +158,12 @@ impl Connection {
         } else {
             self.counters.reno_recovery += 1;
         }
-        self.tx.undo.prior_cwnd = self.tx.cong.w.cwnd;
-        self.tx.undo.marker = Some(self.snd.una);
-        self.tx.undo.retrans = self.tx.sb.retrans_out as i64;
+        let (cwnd, una, retrans_out) = (self.tx.cong.w.cwnd, self.snd.una, self.tx.sb.retrans_out);
+        self.tx.undo.on_recovery(cwnd, una, retrans_out);
         self.ecn_queue_cwr();
         if self.tx.ca.state < CaState::Cwr {
-            self.tx.undo.prior_ssthresh = self.current_ssthresh();
+            let ssthresh = self.current_ssthresh();
+            self.tx.undo.save_ssthresh(ssthresh);
             self.tx.cong.w.ssthresh = self.tx.cong.reduction_target();
         }
         self.tx.ca.high_seq = self.snd.nxt;
@@ -174,10 +173,11 @@ impl Connection {
         // segments, or duplicate ACKs without SACK (Linux `tcp_add_reno_sack`). FACK's
         // entry on the forward-most SACK (`fackets_out` above the reordering degree,
         // Linux `tcp_dupack_heuristics`) is Linux's fast recovery all the same.
-        let fack_entry = self.tx.loss.fack() && self.tx.sb.fackets_out() > self.tx.loss.reordering;
+        let fack_entry =
+            self.tx.loss.fack() && self.tx.sb.fackets_out() > self.tx.loss.reordering();
         self.tx.ca.early_entry = self.tx.sb.sacked_out < 3 && !fack_entry;
         let start = RecoveryStart {
-            prior_cwnd: self.tx.undo.prior_cwnd,
+            prior_cwnd: self.tx.undo.prior_cwnd(),
             pipe: self.tx.sb.pipe(),
             prior_in_flight,
             flight_size: self.tx.sb.packets_out(),
@@ -226,7 +226,7 @@ impl Connection {
         } else {
             self.set_ca(now, CaState::Open);
             if self.tx.sb.retrans_out == 0 {
-                self.tx.undo.retrans_stamp = None;
+                self.tx.undo.clear_stamp();
             }
         }
     }
@@ -249,8 +249,8 @@ impl Connection {
             || self.snd.una == self.tx.ca.high_seq
             || (self.tx.ca.state == CaState::Loss && self.tx.rtt.retransmits == 0)
         {
-            self.tx.undo.prior_ssthresh = self.current_ssthresh();
-            self.tx.undo.prior_cwnd = self.tx.cong.w.cwnd;
+            let (cwnd, ssthresh) = (self.tx.cong.w.cwnd, self.current_ssthresh());
+            self.tx.undo.save(cwnd, ssthresh);
             self.tx.cong.w.ssthresh = self.tx.cong.reduction_target();
         }
         self.tx.cong.on_timeout();
@@ -261,19 +261,19 @@ impl Connection {
             self.tx.sb.reset_reno_dupacks();
         }
         // "Push undo marker, if it was plain RTO and nothing was retransmitted."
-        self.tx.undo.marker = if self.tx.sb.any_ever_retrans() {
+        let marker = if self.tx.sb.any_ever_retrans() {
             None
         } else {
             Some(self.snd.una)
         };
-        self.tx.undo.retrans = 0;
+        self.tx.undo.on_loss(marker);
         self.tx.ca.high_seq = self.snd.nxt;
         self.tx.ca.loss_first_retrans = true;
         self.tx.ca.early_entry = false;
-        self.tx.loss.reordering = self.tx.loss.reordering.min(self.cfg.dupthresh);
+        self.tx.loss.cap_reordering(self.cfg.dupthresh);
         self.frto_on_timeout(first_timeout);
         self.set_ca(now, CaState::Loss);
-        self.tx.undo.retrans_stamp = None;
+        self.tx.undo.clear_stamp();
     }
 
     /// RFC 2861 / Linux `tcp_cwnd_restart`: after an idle period longer than the RTO,
@@ -334,9 +334,9 @@ impl Connection {
     /// `tcp_undo_cwnd_reduction`): cwnd and ssthresh at least what they were, or,
     /// with no ssthresh saved, cwnd at least ssthresh.
     pub(super) fn restore_window(&mut self) {
-        if self.tx.undo.prior_ssthresh > 0 {
-            self.tx.cong.w.cwnd = self.tx.cong.w.cwnd.max(self.tx.undo.prior_cwnd);
-            self.tx.cong.w.ssthresh = self.tx.cong.w.ssthresh.max(self.tx.undo.prior_ssthresh);
+        if self.tx.undo.prior_ssthresh() > 0 {
+            self.tx.cong.w.cwnd = self.tx.cong.w.cwnd.max(self.tx.undo.prior_cwnd());
+            self.tx.cong.w.ssthresh = self.tx.cong.w.ssthresh.max(self.tx.undo.prior_ssthresh());
         } else {
             self.tx.cong.w.cwnd = self.tx.cong.w.cwnd.max(self.tx.cong.w.ssthresh);
         }
@@ -362,8 +362,7 @@ impl Connection {
         let partial_ack = self.tx.ca.state == CaState::Recovery;
         self.tx.tlp.end_episode();
         self.timers.put(TimerKind::LossProbe, None);
-        self.tx.undo.marker = None;
-        self.tx.undo.prior_ssthresh = 0;
+        self.tx.undo.disarm();
         restart_window(
             &mut self.tx.cong.w,
             p.fallback().restart_cwnd,
@@ -377,7 +376,7 @@ impl Connection {
         self.tx.ca.high_seq = self.snd.nxt;
         self.tx.ca.loss_first_retrans = false;
         self.set_ca(now, CaState::Loss);
-        self.tx.undo.retrans_stamp = None;
+        self.tx.undo.clear_stamp();
         self.timers.put(
             TimerKind::Retransmission,
             Some(now + self.tx.rtt.rto_backed_off()),

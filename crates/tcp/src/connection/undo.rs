@@ -21,19 +21,66 @@ use crate::trace::{CaState, Event, UndoKind};
 pub(crate) struct Undo {
     /// snd.una when the episode began; `None` when nothing can be undone (Linux
     /// `undo_marker`).
-    pub marker: Option<u64>,
+    marker: Option<u64>,
     /// Retransmissions of the episode not yet shown unnecessary by a DSACK (Linux
     /// `undo_retrans`).
-    pub retrans: i64,
+    retrans: i64,
     /// TSval of the first retransmission of the episode (Linux `retrans_stamp`).
-    pub retrans_stamp: Option<u32>,
+    retrans_stamp: Option<u32>,
     /// cwnd before the reduction (Linux `prior_cwnd`; PRR's RecoverFS base too).
-    pub prior_cwnd: u32,
+    prior_cwnd: u32,
     /// ssthresh to restore; 0 after a CWR, which is never undone to it.
-    pub prior_ssthresh: u32,
+    prior_ssthresh: u32,
 }
 
 impl Undo {
+    /// An episode that can be undone is running (Linux `undo_marker` set).
+    pub fn armed(&self) -> bool {
+        self.marker.is_some()
+    }
+    /// cwnd before the reduction.
+    pub fn prior_cwnd(&self) -> u32 {
+        self.prior_cwnd
+    }
+    /// ssthresh to restore (0: none).
+    pub fn prior_ssthresh(&self) -> u32 {
+        self.prior_ssthresh
+    }
+    /// Saves `ssthresh` to restore (0: none).
+    pub fn save_ssthresh(&mut self, ssthresh: u32) {
+        self.prior_ssthresh = ssthresh;
+    }
+    /// Saves the window before a reduction.
+    pub fn save(&mut self, cwnd: u32, ssthresh: u32) {
+        self.prior_cwnd = cwnd;
+        self.prior_ssthresh = ssthresh;
+    }
+    /// A CWR reduction from `cwnd` begins: it is never undone.
+    pub fn on_cwr(&mut self, cwnd: u32) {
+        self.marker = None;
+        self.prior_cwnd = cwnd;
+    }
+    /// A recovery from `cwnd` begins at `una` with `retrans_out` retransmissions
+    /// already in flight.
+    pub fn on_recovery(&mut self, cwnd: u32, una: u64, retrans_out: u32) {
+        self.prior_cwnd = cwnd;
+        self.marker = Some(una);
+        self.retrans = retrans_out as i64;
+    }
+    /// A timeout: undoable from `marker` if one is given.
+    pub fn on_loss(&mut self, marker: Option<u64>) {
+        self.marker = marker;
+        self.retrans = 0;
+    }
+    /// Nothing of the reduction can be undone (a failed fast start's reset).
+    pub fn disarm(&mut self) {
+        self.marker = None;
+        self.prior_ssthresh = 0;
+    }
+    /// Forgets the first retransmission's TSval (Linux `retrans_stamp = 0`).
+    pub fn clear_stamp(&mut self) {
+        self.retrans_stamp = None;
+    }
     /// A segment was retransmitted at TSval `tsval`.
     pub fn on_retransmit(&mut self, tsval: u32) {
         if self.retrans_stamp.is_none() {
