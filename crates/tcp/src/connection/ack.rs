@@ -40,7 +40,7 @@ impl Connection {
         // processing decides afresh (Linux `tcp_rearm_rto`).
         self.timers.put(TimerKind::EarlyRetransmit, None);
         let prior_wnd = self.snd.wnd;
-        let prior_ca = self.tx.ca.state;
+        let prior_ca = self.tx.ca.state();
         self.ext.ecn.on_ack(seg);
         self.ts.last_ecr = match (self.opts.ts, seg.options.timestamps) {
             (true, Some(ts)) if ts.ecr != 0 => Some(ts.ecr),
@@ -112,7 +112,7 @@ impl Connection {
             // Linux 3.18+ counts what this ACK delivered (`acked_sacked`): segments
             // SACKed earlier and now cumulatively acknowledged grew nothing then and
             // grow nothing now.
-            let state = self.tx.ca.state;
+            let state = self.tx.ca.state();
             let segs = if self.cfg.abc { delivered } else { 1 };
             self.grow_cwnd(now, una_advanced, state, segs, prior_in_flight);
         }
@@ -307,7 +307,7 @@ impl Connection {
         delivered: u32,
         prior_in_flight: u32,
     ) {
-        if self.tx.ca.state == CaState::Open
+        if self.tx.ca.state() == CaState::Open
             && !is_dupack
             && self.tx.sb.sacked_out == 0
             && self.tx.sb.lost_out == 0
@@ -315,17 +315,17 @@ impl Connection {
         {
             return;
         }
-        if !self.opts.sack && is_dupack && self.tx.ca.state != CaState::Loss {
+        if !self.opts.sack && is_dupack && self.tx.ca.state() != CaState::Loss {
             self.tx.sb.add_reno_dupack();
         }
 
         // E. Exits from a state once the recovery point is acknowledged.
-        if self.tx.ca.state != CaState::Open && self.snd.una >= self.tx.ca.high_seq {
-            match self.tx.ca.state {
+        if self.tx.ca.state() != CaState::Open && self.snd.una >= self.tx.ca.high_seq() {
+            match self.tx.ca.state() {
                 // Linux: "CWR is to be held something *above* high_seq is ACKed for
                 // CWR bit to reach receiver" — an ACK of exactly high_seq may still
                 // echo the ECE that caused this reduction.
-                CaState::Cwr if self.snd.una == self.tx.ca.high_seq => {}
+                CaState::Cwr if self.snd.una == self.tx.ca.high_seq() => {}
                 CaState::Cwr => {
                     self.end_reduction();
                     self.set_ca(now, CaState::Open);
@@ -356,7 +356,7 @@ impl Connection {
         }
 
         // F. Process the state.
-        match self.tx.ca.state {
+        match self.tx.ca.state() {
             CaState::Recovery => {
                 if una_advanced && self.fast_start_partial_ack(now) {
                     return;
@@ -409,7 +409,7 @@ impl Connection {
                 } else if una_advanced {
                     self.try_undo_loss(now);
                 }
-                if self.rack_on() && self.tx.ca.state == CaState::Loss {
+                if self.rack_on() && self.tx.ca.state() == CaState::Loss {
                     self.rack_mark_lost(now); // lost retransmissions
                 }
             }
@@ -423,7 +423,7 @@ impl Connection {
         if !self.opts.sack && una_advanced {
             self.tx.sb.reset_reno_dupacks();
         }
-        if self.tx.ca.state == CaState::Disorder {
+        if self.tx.ca.state() == CaState::Disorder {
             self.try_undo_dsack(now);
         }
         if self.rack_on() {
@@ -432,12 +432,12 @@ impl Connection {
         if !self.time_to_recover(now) && !self.early_retransmit_due(now) {
             // Linux `tcp_try_to_open`: ECE reduces cwnd, once per window
             // (RFC 3168 §6.1.2; `enter_cwr` does nothing in CWR).
-            if self.ext.ecn.ack_ece() && self.tx.ca.state < CaState::Cwr {
+            if self.ext.ecn.ack_ece() && self.tx.ca.state() < CaState::Cwr {
                 self.counters.ecn_reductions += 1;
                 self.enter_cwr(now);
             }
             self.try_to_open(now);
-            if self.tx.ca.state == CaState::Cwr {
+            if self.tx.ca.state() == CaState::Cwr {
                 self.reduction_on_ack(delivered, una_advanced, false);
             }
             return;

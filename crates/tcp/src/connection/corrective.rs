@@ -245,7 +245,7 @@ impl Connection {
             if !same_episode {
                 self.ext.corrective.cwr_high = Some(self.snd.nxt);
                 self.ext.corrective.r_ack = true;
-                if self.tx.ca.state < CaState::Cwr {
+                if self.tx.ca.state() < CaState::Cwr {
                     self.counters.corrective_cwr += 1;
                     self.enter_cwr(now);
                 }

@@ -111,7 +111,8 @@ impl Connection {
     /// The delayed early retransmission is due (Linux `tcp_resume_early_retransmit`).
     pub(crate) fn on_er_timeout(&mut self, now: Instant) {
         self.trace_timer(now, TimerKind::EarlyRetransmit);
-        if self.tx.ca.state > crate::trace::CaState::Disorder || !self.early_retransmit_applies() {
+        if self.tx.ca.state() > crate::trace::CaState::Disorder || !self.early_retransmit_applies()
+        {
             return;
         }
         self.counters.early_retrans += 1;

@@ -302,7 +302,7 @@ impl Connection {
             self.snd.nxt > p.mark_from
         };
         let outstanding = !self.tx.sb.is_empty() && self.snd.una < p.mark_to && marked_out;
-        if !outstanding || self.tx.ca.state == CaState::Loss {
+        if !outstanding || self.tx.ca.state() == CaState::Loss {
             return;
         }
         if self.cfg.fast_start_no_penalty {
@@ -321,7 +321,7 @@ impl Connection {
         if self.tx.fast_start.phase.is_none()
             || !self.cfg.fast_start_partial_abort
             || self.opts.sack
-            || self.snd.una >= self.tx.ca.high_seq
+            || self.snd.una >= self.tx.ca.high_seq()
         {
             return false;
         }

@@ -32,7 +32,7 @@ impl Connection {
             // RFC 5682 step 1: retransmit only the first unacknowledged segment.
             self.tx.frto = Frto::AwaitFirst;
             self.tx.sb.clear_retrans_and_lost();
-            let high = self.tx.ca.high_seq;
+            let high = self.tx.ca.high_seq();
             self.tx.sb.mark_head_lost(1, true, true, high);
         } else {
             self.tx.frto = Frto::Off;
@@ -46,11 +46,11 @@ impl Connection {
             Frto::AwaitFirst => {
                 let has_new_data = self.snd.nxt < self.snd.buf.end()
                     || (self.snd.app_closed && !self.snd.fin_sent);
-                if una_advanced && self.snd.una < self.tx.ca.high_seq && has_new_data {
+                if una_advanced && self.snd.una < self.tx.ca.high_seq() && has_new_data {
                     // (2.b) transmit up to two new segments.
                     self.tx.frto = Frto::AwaitSecond;
                     self.frto_window_for_two();
-                } else if una_advanced && self.snd.una >= self.tx.ca.high_seq {
+                } else if una_advanced && self.snd.una >= self.tx.ca.high_seq() {
                     self.tx.frto = Frto::Off;
                 } else {
                     // (2.a) duplicate ACK, or nothing new to send: conventional recovery.

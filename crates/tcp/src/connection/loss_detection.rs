@@ -123,7 +123,7 @@ impl Connection {
 
     /// Linux `tcp_update_scoreboard`: marks segments lost. Returns how many.
     pub(super) fn update_scoreboard(&mut self, fast_rexmit: bool) -> u32 {
-        let high = self.tx.ca.high_seq;
+        let high = self.tx.ca.high_seq();
         let reordering = self.tx.loss.reordering;
         match self.tx.loss.kind {
             Detection::Reno => self.tx.sb.mark_head_lost(1, true, true, high),

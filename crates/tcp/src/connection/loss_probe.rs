@@ -145,8 +145,8 @@ impl Connection {
 
     /// Probes go out in Open; Linux 4.11+ also in CWR.
     fn probe_state_allows(&self) -> bool {
-        self.tx.ca.state == CaState::Open
-            || (self.tx.ca.state == CaState::Cwr && self.cfg.tlp_flavour == TlpFlavour::Linux6)
+        self.tx.ca.state() == CaState::Open
+            || (self.tx.ca.state() == CaState::Cwr && self.cfg.tlp_flavour == TlpFlavour::Linux6)
     }
 
     /// Algorithm 1 `handle_pto`.

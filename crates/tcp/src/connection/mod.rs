@@ -441,7 +441,7 @@ impl Connection {
     }
     /// Linux's congestion-avoidance state.
     pub fn ca_state(&self) -> CaState {
-        self.tx.ca.state
+        self.tx.ca.state()
     }
     /// This connection's event counters.
     pub fn counters(&self) -> &Counters {
@@ -558,8 +558,8 @@ impl Connection {
     /// PRR's `(prr_delivered, prr_out)` in segments while in Recovery with a PRR
     /// algorithm.
     pub fn prr_counts(&self) -> Option<(u64, u64)> {
-        if self.tx.ca.state == CaState::Recovery {
-            self.tx.ca.alg.prr_counts()
+        if self.tx.ca.state() == CaState::Recovery {
+            self.tx.ca.prr_counts()
         } else {
             None
         }
@@ -567,7 +567,7 @@ impl Connection {
     /// pipe when the current (or last) fast recovery began, before that ACK's loss
     /// marking (where Linux's `tcp_enter_recovery` sees it).
     pub fn recovery_start_pipe(&self) -> u32 {
-        self.tx.ca.start_pipe
+        self.tx.ca.start_pipe()
     }
     /// The duplicate threshold now, raised by observed reordering.
     pub fn reordering(&self) -> u32 {

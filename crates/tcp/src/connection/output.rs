@@ -26,7 +26,7 @@ impl Connection {
                 return Some(copy);
             }
             // A forced retransmission belongs to the ACK that asked for it.
-            self.tx.ca.force_retransmit = false;
+            self.tx.ca.clear_force();
             self.update_persist(now);
             return None;
         };
@@ -54,8 +54,8 @@ impl Connection {
                 self.counters.session_segs += 1;
             }
             // Linux `tcp_in_cwnd_reduction`: PRR counts what is sent in CWR too.
-            if matches!(self.tx.ca.state, CaState::Recovery | CaState::Cwr) {
-                self.tx.ca.alg.on_sent(1);
+            if matches!(self.tx.ca.state(), CaState::Recovery | CaState::Cwr) {
+                self.tx.ca.on_sent(1);
             }
             self.counters.segs_out += 1;
             self.counters.bytes_sent += seg.payload.len() as u64;
@@ -231,7 +231,7 @@ impl Connection {
 
     /// How many segments may be in flight now.
     fn in_flight_for_cwnd(&self) -> u32 {
-        if !self.cfg.limited_transmit && self.tx.ca.state == CaState::Disorder {
+        if !self.cfg.limited_transmit && self.tx.ca.state() == CaState::Disorder {
             // Without RFC 3042, duplicate ACKs do not open room for new data.
             self.tx.sb.packets_out() + self.tx.sb.retrans_out
                 - self.tx.sb.lost_out.min(self.tx.sb.packets_out())
@@ -245,7 +245,7 @@ impl Connection {
             if !self.session_may_send() {
                 return None;
             }
-        } else if self.tx.sb.pipe() >= self.tx.cong.w.cwnd && !self.tx.ca.force_retransmit {
+        } else if self.tx.sb.pipe() >= self.tx.cong.w.cwnd && !self.tx.ca.force_retransmit() {
             return None;
         }
         let (i, forward) = match self.tx.sb.next_lost() {
@@ -255,7 +255,7 @@ impl Connection {
         if forward {
             self.counters.forward_retrans += 1;
         }
-        self.tx.ca.force_retransmit = false;
+        self.tx.ca.clear_force();
         let TxSeg {
             start,
             end,
@@ -273,19 +273,16 @@ impl Connection {
         s.payload = payload;
         let snd_nxt = self.snd.nxt;
         self.tx.sb.on_retransmit(i, now, snd_nxt);
-        let kind = match self.tx.ca.state {
+        let kind = match self.tx.ca.state() {
             _ if self.ext.member.is_on() => self.session_retrans_kind(start),
-            CaState::Loss if self.tx.ca.loss_first_retrans => {
-                self.tx.ca.loss_first_retrans = false;
-                RetransKind::Timeout
-            }
+            CaState::Loss if self.tx.ca.take_loss_first() => RetransKind::Timeout,
             CaState::Loss => {
                 self.counters.slow_start_retrans += 1;
                 RetransKind::SlowStart
             }
             _ => {
                 self.counters.fast_retrans += 1;
-                if std::mem::take(&mut self.tx.ca.early_entry) {
+                if self.tx.ca.take_early_entry() {
                     RetransKind::Early
                 } else {
                     RetransKind::Fast
@@ -318,7 +315,8 @@ impl Connection {
     /// marked lost has been resent and no new data can go out, the holes below the
     /// highest SACK are resent too, as cwnd allows.
     fn forward_retransmit_candidate(&self) -> Option<usize> {
-        if self.tx.ca.state != CaState::Recovery || !self.opts.sack || self.tx.sb.sacked_out == 0 {
+        if self.tx.ca.state() != CaState::Recovery || !self.opts.sack || self.tx.sb.sacked_out == 0
+        {
             return None;
         }
         let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);

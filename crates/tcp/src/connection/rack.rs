@@ -159,7 +159,7 @@ impl Connection {
     /// `tcp_rack_reo_wnd`.
     pub(crate) fn reo_wnd(&self) -> Duration {
         if !self.tx.loss.rack().reord_seen
-            && (self.tx.ca.state >= CaState::Recovery
+            && (self.tx.ca.state() >= CaState::Recovery
                 || self.tx.sb.sacked_out >= self.tx.loss.reordering())
         {
             return Duration::ZERO;
@@ -225,7 +225,7 @@ impl Connection {
             return;
         }
         self.counters.rack_reo_timeouts += 1;
-        if self.tx.ca.state < CaState::Recovery {
+        if self.tx.ca.state() < CaState::Recovery {
             self.enter_recovery(now, prior_pipe);
             self.reduction_on_ack(1, false, true);
         }

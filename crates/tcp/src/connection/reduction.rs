@@ -30,22 +30,22 @@ use crate::trace::{CaState, Event};
 #[derive(Clone, Debug)]
 pub(crate) struct CaMachine {
     /// Open, Disorder, CWR, Recovery or Loss (Linux `icsk_ca_state`).
-    pub state: CaState,
+    state: CaState,
     /// Recovery point (Linux `high_seq`, RFC 6675 `RecoveryPoint`).
-    pub high_seq: u64,
+    high_seq: u64,
     /// The algorithm that shapes cwnd during a reduction.
-    pub alg: Recovery,
+    alg: Recovery,
     /// pipe when the current (or last) recovery began, before its loss marking.
-    pub start_pipe: u32,
+    start_pipe: u32,
     /// Send the next lost segment even if cwnd is full (fast retransmit on entry,
     /// and the timeout's own retransmission).
-    pub force_retransmit: bool,
+    force_retransmit: bool,
     /// The next retransmission in Loss is the timeout's own.
-    pub loss_first_retrans: bool,
+    loss_first_retrans: bool,
     /// The recovery just entered began on fewer than three duplicates (Early
     /// Retransmit, RACK's time-based marking, FACK's head timeout): its first
     /// retransmission is traced as `early`.
-    pub early_entry: bool,
+    early_entry: bool,
 }
 
 impl CaMachine {
@@ -59,6 +59,48 @@ impl CaMachine {
             loss_first_retrans: false,
             early_entry: false,
         }
+    }
+
+    /// Open, Disorder, CWR, Recovery or Loss.
+    pub fn state(&self) -> CaState {
+        self.state
+    }
+    /// The recovery point (Linux `high_seq`).
+    pub fn high_seq(&self) -> u64 {
+        self.high_seq
+    }
+    /// pipe when the current (or last) recovery began.
+    pub fn start_pipe(&self) -> u32 {
+        self.start_pipe
+    }
+    /// PRR's `(prr_delivered, prr_out)`, with a PRR algorithm.
+    pub fn prr_counts(&self) -> Option<(u64, u64)> {
+        self.alg.prr_counts()
+    }
+    /// `n` segments went out during a reduction (the recovery algorithm counts them).
+    pub fn on_sent(&mut self, n: u32) {
+        self.alg.on_sent(n);
+    }
+    /// The next lost segment goes even if cwnd is full.
+    pub fn force_retransmit(&self) -> bool {
+        self.force_retransmit
+    }
+    /// The timeout's own retransmission goes whatever cwnd says.
+    pub fn force_next_retransmit(&mut self) {
+        self.force_retransmit = true;
+    }
+    /// The forced retransmission went, or its ACK is done with.
+    pub fn clear_force(&mut self) {
+        self.force_retransmit = false;
+    }
+    /// Whether this retransmission in Loss is the timeout's own (once).
+    pub fn take_loss_first(&mut self) -> bool {
+        std::mem::take(&mut self.loss_first_retrans)
+    }
+    /// Whether this is the first retransmission of a recovery entered on fewer than
+    /// three duplicates (once).
+    pub fn take_early_entry(&mut self) -> bool {
+        std::mem::take(&mut self.early_entry)
     }
 }
 

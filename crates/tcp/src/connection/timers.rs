@@ -95,7 +95,7 @@ impl Connection {
                 self.enter_loss(now);
                 // Linux `tcp_retransmit_timer` retransmits the head whatever cwnd and
                 // pipe say; what follows obeys cwnd.
-                self.tx.ca.force_retransmit = true;
+                self.tx.ca.force_next_retransmit();
                 self.tx.rtt.backoff += 1;
                 self.tx.rtt.retransmits += 1;
                 self.arm_rto(now);

@@ -109,7 +109,7 @@ impl Connection {
         if self.cfg.undo
             && undone > 0
             && self.tx.undo.retrans <= 0
-            && matches!(self.tx.ca.state, CaState::Open | CaState::Disorder)
+            && matches!(self.tx.ca.state(), CaState::Open | CaState::Disorder)
         {
             // Late DSACKs after the episode ended: every retransmission was
             // unnecessary (Linux `tcp_try_undo_dsack`).
@@ -166,7 +166,7 @@ impl Connection {
             self.rack_recovery_done();
             return false;
         }
-        let kind = if self.tx.ca.state == CaState::Loss {
+        let kind = if self.tx.ca.state() == CaState::Loss {
             UndoKind::Loss
         } else if self.tx.undo.retrans <= 0 {
             UndoKind::Dsack
