@@ -66,17 +66,31 @@ pub struct Sacked {
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
     q: VecDeque<TxSeg>,
-    pub sacked_out: u32,
-    pub lost_out: u32,
-    pub retrans_out: u32,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
     /// Duplicate ACKs counted as "SACKed" segments when SACK is off (Linux's
     /// `tcp_add_reno_sack`); included in `sacked_out`.
     reno: RenoDupacks,
     /// End of the highest SACKed segment (Linux `tcp_highest_sack_seq`), or 0.
-    pub highest_sack_end: u64,
+    highest_sack_end: u64,
 }
 
 impl Scoreboard {
+    /// Segments SACKed above snd.una (Linux `sacked_out`), duplicate ACKs counted
+    /// in without SACK.
+    pub fn sacked_out(&self) -> u32 {
+        self.sacked_out
+    }
+    /// Segments marked lost (Linux `lost_out`).
+    pub fn lost_out(&self) -> u32 {
+        self.lost_out
+    }
+    /// Retransmissions in flight (Linux `retrans_out`).
+    pub fn retrans_out(&self) -> u32 {
+        self.retrans_out
+    }
+
     pub fn with_capacity(n: usize) -> Self {
         Scoreboard {
             q: VecDeque::with_capacity(n),

@@ -147,7 +147,7 @@ impl Connection {
         };
         self.snd.una = ack;
         self.snd.buf.release(ack.min(self.snd.buf.end()));
-        self.tx.rtt.retransmits = 0;
+        self.tx.rtt.clear_retransmits();
         // RTT: Karn's rule for segment timing; timestamps otherwise (RFC 7323 §4.1).
         // Karn: no segment-timed sample once retransmitted data is acknowledged.
         let timed = if acked.any_retrans {
@@ -164,7 +164,7 @@ impl Connection {
         };
         if let Some(s) = sample {
             self.tx.rtt.on_sample(s, self.snd.una, self.snd.nxt);
-            self.tx.rtt.backoff = 0;
+            self.tx.rtt.clear_backoff();
             let (una, nxt) = (self.snd.una, self.snd.nxt);
             let (train, delay) = self.tx.cong.pkts_acked(now, s, una, nxt);
             self.counters.hystart_train += train;
@@ -309,8 +309,8 @@ impl Connection {
     ) {
         if self.tx.ca.state() == CaState::Open
             && !is_dupack
-            && self.tx.sb.sacked_out == 0
-            && self.tx.sb.lost_out == 0
+            && self.tx.sb.sacked_out() == 0
+            && self.tx.sb.lost_out() == 0
             && !self.ext.ecn.ack_ece()
         {
             return;
@@ -379,9 +379,9 @@ impl Connection {
                 let mut newly_lost = false;
                 if self.rack_on() {
                     // Linux 4.10+: `tcp_identify_packet_loss` → `tcp_rack_mark_lost`.
-                    let before = self.tx.sb.lost_out;
+                    let before = self.tx.sb.lost_out();
                     self.rack_mark_lost(now);
-                    self.reduction_on_ack(delivered, una_advanced, self.tx.sb.lost_out > before);
+                    self.reduction_on_ack(delivered, una_advanced, self.tx.sb.lost_out() > before);
                     return;
                 }
                 // Linux `tcp_fastretrans_alert` in Recovery: mark on duplicate ACKs and
@@ -442,7 +442,7 @@ impl Connection {
             }
             return;
         }
-        if self.tx.sb.lost_out == 0
+        if self.tx.sb.lost_out() == 0
             && self.tx.loss.fack()
             && self.tx.sb.fackets_out() <= self.tx.loss.reordering()
             && self.tx.sb.head_timed_out(now, self.tx.rtt.rto_backed_off())
@@ -457,7 +457,7 @@ impl Connection {
     }
 
     fn retrans_out_none(&self) -> bool {
-        self.tx.sb.retrans_out == 0
+        self.tx.sb.retrans_out() == 0
     }
 
     /// Grows cwnd on an ACK of new data when `state` allows it (Linux

@@ -159,7 +159,7 @@ impl Connection {
     /// Linux `tcp_incr_quickack`.
     fn incr_quickack(&mut self) {
         let mss = self.opts.rcv_mss.max(1) as u64;
-        let mut q = (self.rx.rwnd.offered / (2 * mss)).min(u32::MAX as u64) as u32;
+        let mut q = (self.rx.rwnd.offered() / (2 * mss)).min(u32::MAX as u64) as u32;
         if q == 0 {
             q = 2;
         }
@@ -276,7 +276,7 @@ impl Connection {
         // A window update when the read at least doubles a window that had fallen
         // to half the buffer or less.
         let now_win =
-            (self.rx.rcv.rcv_wup + self.rx.rwnd.offered).saturating_sub(self.rx.rcv.rcv_nxt);
+            (self.rx.rcv.rcv_wup + self.rx.rwnd.offered()).saturating_sub(self.rx.rcv.rcv_nxt);
         let buffer = (self.cfg.recv_buffer as u64).min(self.rx.rwnd.max_window());
         if copied > 0 && 2 * now_win <= buffer {
             let free = buffer.saturating_sub(self.rx.rcv.buffered() as u64);

@@ -41,17 +41,17 @@ impl Connection {
         let out = self.tx.sb.packets_out();
         self.cfg.er != EarlyRetransmit::Off
             && !self.tx.er.disabled
-            && self.tx.sb.retrans_out == 0
-            && self.tx.sb.sacked_out > 0
+            && self.tx.sb.retrans_out() == 0
+            && self.tx.sb.sacked_out() > 0
             && out < 4
-            && (out == self.tx.sb.sacked_out + 1 || self.tlp_variant_applies())
+            && (out == self.tx.sb.sacked_out() + 1 || self.tlp_variant_applies())
             && !self.may_send_now()
     }
 
     /// The variant `gentle-aggression-sigcomm13.txt` footnote 5 proposes with the loss
     /// probe: three segments outstanding and one of them SACKed.
     fn tlp_variant_applies(&self) -> bool {
-        self.cfg.tlp && self.tx.sb.packets_out() == 3 && self.tx.sb.sacked_out == 1
+        self.cfg.tlp && self.tx.sb.packets_out() == 3 && self.tx.sb.sacked_out() == 1
     }
 
     /// Linux `tcp_may_send_now`: new data waits and cwnd and the peer's window let a

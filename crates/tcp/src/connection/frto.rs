@@ -64,7 +64,7 @@ impl Connection {
                     self.tx.frto = Frto::Off;
                     self.tx.sb.clear_lost();
                     self.undo_reduction(now, UndoKind::Frto);
-                    self.tx.rtt.retransmits = 0;
+                    self.tx.rtt.clear_retransmits();
                     self.set_ca(now, CaState::Open);
                 } else if is_dupack {
                     // (3.a) conventional recovery with cwnd at most 3 segments.

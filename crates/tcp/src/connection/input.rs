@@ -70,7 +70,7 @@ impl Connection {
         // RTT sample from the handshake (Karn: only if the SYN was not retransmitted,
         // unless timestamps identify the transmission).
         self.handshake_rtt_sample(now, seg);
-        self.tx.rtt.backoff = 0;
+        self.tx.rtt.clear_backoff();
         self.update_window(seg, 0, 1, true);
         self.set_state(now, State::Established);
         self.window_after_syn_loss(seg);
@@ -113,7 +113,7 @@ impl Connection {
         self.snd.nxt = 1;
         self.timers.put(TimerKind::Retransmission, None);
         self.handshake_rtt_sample(now, seg);
-        self.tx.rtt.backoff = 0;
+        self.tx.rtt.clear_backoff();
         self.ctl.syn_pending = false;
         if let (true, Some(ts)) = (self.opts.ts, seg.options.timestamps) {
             self.ts.recent = ts.val;

@@ -106,7 +106,7 @@ impl Connection {
     /// Linux `tcp_time_to_recover` (without early retransmit). With RACK only a
     /// segment marked lost starts recovery.
     pub(super) fn time_to_recover(&self, now: Instant) -> bool {
-        if self.tx.sb.lost_out > 0 {
+        if self.tx.sb.lost_out() > 0 {
             return true;
         }
         let dupacks = match self.tx.loss.kind {
@@ -116,7 +116,7 @@ impl Connection {
                 return true;
             }
             Detection::Fack => self.tx.sb.fackets_out(),
-            Detection::Reno | Detection::Sack => self.tx.sb.sacked_out + 1,
+            Detection::Reno | Detection::Sack => self.tx.sb.sacked_out() + 1,
         };
         dupacks > self.tx.loss.reordering
     }
@@ -132,7 +132,7 @@ impl Connection {
                 self.tx.sb.mark_head_lost(lost, true, false, high)
             }
             Detection::Sack | Detection::Rack => {
-                let sacked = self.tx.sb.sacked_out;
+                let sacked = self.tx.sb.sacked_out();
                 if sacked >= reordering {
                     self.tx
                         .sb

@@ -421,7 +421,7 @@ impl Connection {
             }
             _ => {
                 self.opts.snd_wscale = 0;
-                self.rx.rwnd.shift = 0;
+                self.rx.rwnd.no_scaling();
             }
         }
         let peer_mss = o.mss.unwrap_or(536) as u32; // RFC 9293 §3.7.1 default
@@ -478,19 +478,19 @@ impl Connection {
     }
     /// Consecutive timeouts without progress (Linux `icsk_backoff`, `tcpi_backoff`).
     pub fn backoff(&self) -> u32 {
-        self.tx.rtt.backoff
+        self.tx.rtt.backoff()
     }
     /// Segments SACKed above `snd_una` (Linux `sacked_out`, `tcpi_sacked`).
     pub fn sacked_out(&self) -> u32 {
-        self.tx.sb.sacked_out
+        self.tx.sb.sacked_out()
     }
     /// Segments marked lost (Linux `lost_out`, `tcpi_lost`).
     pub fn lost_out(&self) -> u32 {
-        self.tx.sb.lost_out
+        self.tx.sb.lost_out()
     }
     /// Retransmissions in flight (Linux `retrans_out`, `tcpi_retrans`).
     pub fn retrans_out(&self) -> u32 {
-        self.tx.sb.retrans_out
+        self.tx.sb.retrans_out()
     }
     /// Payload bytes per full-sized segment sent (after options).
     pub fn smss(&self) -> u32 {

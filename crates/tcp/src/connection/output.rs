@@ -34,8 +34,7 @@ impl Connection {
             return Some(seg); // a Corrective packet: not data, and its ACK is not read
         }
         if seg.flags.syn() {
-            self.rx.rwnd.offered = seg.window as u64;
-            self.rx.rwnd.ssthresh = seg.window as u64;
+            self.rx.rwnd.on_syn_sent(seg.window);
         } else if seg.flags.ack() && !seg.flags.rst() {
             self.rx.rwnd.on_sent(seg.window);
         }
@@ -137,7 +136,7 @@ impl Connection {
             });
         }
         if offer(c.window_scale, self.opts.ws) {
-            o.window_scale = Some(self.rx.rwnd.shift);
+            o.window_scale = Some(self.rx.rwnd.shift());
         }
         o.experimental = self
             .corrective_syn_option(synack)
@@ -233,8 +232,8 @@ impl Connection {
     fn in_flight_for_cwnd(&self) -> u32 {
         if !self.cfg.limited_transmit && self.tx.ca.state() == CaState::Disorder {
             // Without RFC 3042, duplicate ACKs do not open room for new data.
-            self.tx.sb.packets_out() + self.tx.sb.retrans_out
-                - self.tx.sb.lost_out.min(self.tx.sb.packets_out())
+            self.tx.sb.packets_out() + self.tx.sb.retrans_out()
+                - self.tx.sb.lost_out().min(self.tx.sb.packets_out())
         } else {
             self.tx.sb.pipe()
         }
@@ -315,7 +314,9 @@ impl Connection {
     /// marked lost has been resent and no new data can go out, the holes below the
     /// highest SACK are resent too, as cwnd allows.
     fn forward_retransmit_candidate(&self) -> Option<usize> {
-        if self.tx.ca.state() != CaState::Recovery || !self.opts.sack || self.tx.sb.sacked_out == 0
+        if self.tx.ca.state() != CaState::Recovery
+            || !self.opts.sack
+            || self.tx.sb.sacked_out() == 0
         {
             return None;
         }

@@ -72,7 +72,7 @@ impl Connection {
             let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
             if self.sws_allows(self.window_room().min(self.opts.smss as u64), unsent) {
                 self.timers.put(TimerKind::Persist, None);
-                self.tx.rtt.backoff = 0;
+                self.tx.rtt.clear_backoff();
             }
         }
         self.tx.persist.probes_out = 0;
@@ -87,7 +87,7 @@ impl Connection {
             return;
         }
         self.tx.persist.probes_out += 1;
-        self.tx.rtt.backoff += 1;
+        self.tx.rtt.add_backoff();
         self.tx.persist.probe_due = true;
     }
 

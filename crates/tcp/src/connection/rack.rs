@@ -160,7 +160,7 @@ impl Connection {
     pub(crate) fn reo_wnd(&self) -> Duration {
         if !self.tx.loss.rack().reord_seen
             && (self.tx.ca.state() >= CaState::Recovery
-                || self.tx.sb.sacked_out >= self.tx.loss.reordering())
+                || self.tx.sb.sacked_out() >= self.tx.loss.reordering())
         {
             return Duration::ZERO;
         }

@@ -200,7 +200,8 @@ impl Connection {
         } else {
             self.counters.reno_recovery += 1;
         }
-        let (cwnd, una, retrans_out) = (self.tx.cong.w.cwnd, self.snd.una, self.tx.sb.retrans_out);
+        let (cwnd, una, retrans_out) =
+            (self.tx.cong.w.cwnd, self.snd.una, self.tx.sb.retrans_out());
         self.tx.undo.on_recovery(cwnd, una, retrans_out);
         self.ecn_queue_cwr();
         if self.tx.ca.state < CaState::Cwr {
@@ -217,7 +218,7 @@ impl Connection {
         // Linux `tcp_dupack_heuristics`) is Linux's fast recovery all the same.
         let fack_entry =
             self.tx.loss.fack() && self.tx.sb.fackets_out() > self.tx.loss.reordering();
-        self.tx.ca.early_entry = self.tx.sb.sacked_out < 3 && !fack_entry;
+        self.tx.ca.early_entry = self.tx.sb.sacked_out() < 3 && !fack_entry;
         let start = RecoveryStart {
             prior_cwnd: self.tx.undo.prior_cwnd(),
             pipe: self.tx.sb.pipe(),
@@ -259,7 +260,7 @@ impl Connection {
         if self.tx.ca.state == CaState::Cwr {
             return;
         }
-        if self.tx.sb.sacked_out + self.tx.sb.lost_out > 0 || self.tx.sb.any_retrans_done() {
+        if self.tx.sb.sacked_out() + self.tx.sb.lost_out() > 0 || self.tx.sb.any_retrans_done() {
             if self.tx.ca.state != CaState::Disorder {
                 // Linux `tcp_try_keep_open`: Disorder lasts until snd.nxt is acknowledged.
                 self.tx.ca.high_seq = self.snd.nxt;
@@ -267,7 +268,7 @@ impl Connection {
             self.set_ca(now, CaState::Disorder);
         } else {
             self.set_ca(now, CaState::Open);
-            if self.tx.sb.retrans_out == 0 {
+            if self.tx.sb.retrans_out() == 0 {
                 self.tx.undo.clear_stamp();
             }
         }
@@ -289,7 +290,7 @@ impl Connection {
         let first_timeout = self.tx.ca.state != CaState::Loss;
         if self.tx.ca.state <= CaState::Disorder
             || self.snd.una == self.tx.ca.high_seq
-            || (self.tx.ca.state == CaState::Loss && self.tx.rtt.retransmits == 0)
+            || (self.tx.ca.state == CaState::Loss && self.tx.rtt.retransmits() == 0)
         {
             let (cwnd, ssthresh) = (self.tx.cong.w.cwnd, self.current_ssthresh());
             self.tx.undo.save(cwnd, ssthresh);

@@ -78,7 +78,7 @@ impl Connection {
                 self.ctl.syn_retransmitted = true;
                 self.counters.syn_retrans += 1;
                 self.ctl.syn_pending = true;
-                self.tx.rtt.backoff += 1;
+                self.tx.rtt.add_backoff();
                 self.arm_rto(now);
             }
             State::Closed | State::TimeWait => {}
@@ -86,7 +86,7 @@ impl Connection {
                 if self.tx.sb.is_empty() {
                     return; // nothing outstanding: spurious
                 }
-                if self.tx.rtt.retransmits >= self.cfg.max_retries {
+                if self.tx.rtt.retransmits() >= self.cfg.max_retries {
                     self.counters.aborts += 1;
                     self.ctl.rst_pending = true;
                     self.enter_closed(now, CloseReason::TimedOut);
@@ -96,8 +96,8 @@ impl Connection {
                 // Linux `tcp_retransmit_timer` retransmits the head whatever cwnd and
                 // pipe say; what follows obeys cwnd.
                 self.tx.ca.force_next_retransmit();
-                self.tx.rtt.backoff += 1;
-                self.tx.rtt.retransmits += 1;
+                self.tx.rtt.add_backoff();
+                self.tx.rtt.add_retransmit();
                 self.arm_rto(now);
             }
         }
@@ -110,7 +110,7 @@ impl Connection {
             now,
             Event::Rto {
                 rto_ms: rto.as_secs_f64() * 1e3,
-                backoff: self.tx.rtt.backoff,
+                backoff: self.tx.rtt.backoff(),
             },
         );
     }

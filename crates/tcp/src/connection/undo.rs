@@ -195,7 +195,7 @@ impl Connection {
             self.undo_reduction(now, UndoKind::Partial);
             return PartialUndo::No;
         }
-        if self.tx.sb.retrans_out > 0 {
+        if self.tx.sb.retrans_out() > 0 {
             return PartialUndo::Hold;
         }
         if !self.tx.sb.any_retrans_done() {
@@ -221,7 +221,7 @@ impl Connection {
         if self.may_undo() {
             self.tx.sb.clear_lost();
             self.undo_reduction(now, UndoKind::Loss);
-            self.tx.rtt.retransmits = 0;
+            self.tx.rtt.clear_retransmits();
             self.tx.frto = Frto::Off;
             self.set_ca(now, CaState::Open);
         }

@@ -323,7 +323,7 @@ impl Scb {
             self.rtt.on_sample(now - sent, una, nxt);
         }
         if d.count > 0 {
-            self.rtt.backoff = 0;
+            self.rtt.clear_backoff();
             if self.fast_start.active && !self.tx.iter().any(|t| t.fast_start) {
                 self.fast_start.active = false; // every fast-start segment went through
             }
@@ -607,7 +607,7 @@ impl Scb {
             self.rto_at = None;
             return;
         }
-        if self.rtt.backoff >= self.max_retries {
+        if self.rtt.backoff() >= self.max_retries {
             // Nothing has come back through max_retries timeouts: the members with
             // data outstanding give up, as a connection would.
             for &id in &self.scratch {
@@ -641,7 +641,7 @@ impl Scb {
         self.force = 0;
         self.pending = None;
         self.recovery_point = Some(self.tx.next_index());
-        self.rtt.backoff += 1;
+        self.rtt.add_backoff();
         self.rto_at = Some(now + self.rtt.rto_backed_off());
     }
 }
