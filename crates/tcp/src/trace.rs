@@ -71,7 +71,7 @@ impl CaState {
 }
 
 /// The timers of a connection: the one list from which the timer table
-/// ([`crate::connection`]'s `TimerTable`) takes its size and keys, and the trace the
+/// (the connection's `TimerTable`) takes its size and keys, and the trace the
 /// names of the timers that fired.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

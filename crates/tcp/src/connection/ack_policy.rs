@@ -125,7 +125,7 @@ impl Connection {
             }
             Some(ato) => {
                 let m = now - self.rx.acks.lrcvtime;
-                let rto = self.tx.rtt.rto();
+                let rto = self.rto_unbacked();
                 if m <= ato_min / 2 {
                     self.rx.acks.ato = Some(ato / 2 + ato_min / 2);
                 } else if m < ato {
@@ -195,7 +195,7 @@ impl Connection {
             } else {
                 DELACK_MAX_BULK
             };
-            if let Some(srtt) = self.tx.rtt.srtt() {
+            if let Some(srtt) = self.srtt() {
                 max_ato = max_ato.min(srtt.max(ato_min));
             }
             ato = ato.min(max_ato);
@@ -249,7 +249,7 @@ impl Connection {
                 self.rx.acks.ato = Some(self.ato_min());
             } else if let Some(ato) = self.rx.acks.ato {
                 // "Delayed ACK missed: inflate ATO."
-                self.rx.acks.ato = Some((ato * 2).min(self.tx.rtt.rto()));
+                self.rx.acks.ato = Some((ato * 2).min(self.rto_unbacked()));
             }
         }
         self.rx.rcv.ack_now = true;

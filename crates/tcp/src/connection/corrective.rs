@@ -236,7 +236,7 @@ impl Connection {
             && let Some(extent) = opt.length()
         {
             let hi = ack + extent as u64;
-            if self.tx.sb.mark_range_lost(ack, hi.min(self.snd.nxt)) > 0 {
+            if self.mark_range_lost(ack, hi.min(self.snd.nxt)) > 0 {
                 self.counters.corrective_fail_recv += 1;
             }
         }
@@ -245,7 +245,7 @@ impl Connection {
             if !same_episode {
                 self.ext.corrective.cwr_high = Some(self.snd.nxt);
                 self.ext.corrective.r_ack = true;
-                if self.tx.ca.state() < CaState::Cwr {
+                if self.ca_state() < CaState::Cwr {
                     self.counters.corrective_cwr += 1;
                     self.enter_cwr(now);
                 }
@@ -302,7 +302,7 @@ impl Connection {
 
     /// RTT/4 (§5), from the smoothed RTT (the handshake gives the first sample).
     fn corrective_delay(&self) -> Duration {
-        self.tx.rtt.srtt().unwrap_or(self.cfg.rto_initial) / 4
+        self.srtt().unwrap_or(self.cfg.rto_initial) / 4
     }
 
     /// When the next Corrective packet is due.

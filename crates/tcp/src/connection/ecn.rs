@@ -9,7 +9,7 @@
 //!   until a data segment with CWR arrives (§6.1.3; Linux `TCP_ECN_DEMAND_CWR`), and
 //!   acknowledges the first CE at once (Linux enters quick-ACK mode);
 //! - the sender reacts to ECE at most once per window of data (§6.1.2): it enters
-//!   CWR through the one reduction path ([`super::reduction`], PRR draining it as
+//!   CWR through the one reduction path (`sender::reduction`, PRR draining it as
 //!   in Linux 3.2+), and sets CWR on the next new data segment. Every reduction —
 //!   CWR, Recovery, Loss — queues that CWR, as Linux's `tcp_init_cwnd_reduction` and
 //!   `tcp_enter_loss` do; ECE is ignored while a reduction is under way.

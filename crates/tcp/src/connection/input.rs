@@ -69,8 +69,7 @@ impl Connection {
         self.timers.put(TimerKind::Retransmission, None);
         // RTT sample from the handshake (Karn: only if the SYN was not retransmitted,
         // unless timestamps identify the transmission).
-        self.handshake_rtt_sample(now, seg);
-        self.tx.rtt.clear_backoff();
+        self.handshake_rtt(now, seg);
         self.update_window(seg, 0, 1, true);
         self.set_state(now, State::Established);
         self.window_after_syn_loss(seg);
@@ -112,8 +111,7 @@ impl Connection {
         self.snd.una = 1;
         self.snd.nxt = 1;
         self.timers.put(TimerKind::Retransmission, None);
-        self.handshake_rtt_sample(now, seg);
-        self.tx.rtt.clear_backoff();
+        self.handshake_rtt(now, seg);
         self.ctl.syn_pending = false;
         if let (true, Some(ts)) = (self.opts.ts, seg.options.timestamps) {
             self.ts.recent = ts.val;
@@ -124,25 +122,6 @@ impl Connection {
         self.window_after_syn_loss(seg);
         if !seg.payload.is_empty() || seg.flags.fin() {
             self.process_data(now, seg);
-        }
-    }
-
-    fn handshake_rtt_sample(&mut self, now: Instant, seg: &Segment) {
-        let sample = if !self.ctl.syn_retransmitted {
-            Some(now - self.ctl.syn_sent_at)
-        } else if let (true, Some(ts)) = (self.opts.ts, seg.options.timestamps) {
-            let ms = self.tsval(now).wrapping_sub(ts.ecr);
-            (ts.ecr != 0 && ms < 1 << 30).then(|| std::time::Duration::from_millis(ms as u64))
-        } else {
-            None
-        };
-        match sample {
-            Some(s) => self.tx.rtt.on_sample(s, 1, 1),
-            // RFC 6298 §5.7: SYN retransmitted and no sample: data RTO starts at 3 s.
-            None => self
-                .tx
-                .rtt
-                .set_fallback_rto(std::time::Duration::from_secs(3)),
         }
     }
 

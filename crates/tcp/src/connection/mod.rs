@@ -2,68 +2,48 @@
 //! baseline. Read RFC 9293 §3.10 (event processing), RFC 6675 (SACK recovery) and
 //! `prr-imc11.txt` §3.2 (Linux recovery) first; each submodule names its sources.
 //!
-//! - [`input`]: segment arrival (handshake, acceptability, data, FIN, RST).
-//! - [`ack`]: the sender's ACK processing and Linux's congestion-state machine.
-//! - [`ack_policy`]: when the receiver acknowledges (quick ACKs, delayed ACKs).
-//! - [`output`]: what to send next.
-//! - [`timers`]: retransmission timeout, F-RTO, delayed ACK, TIME-WAIT.
-//! - [`persist`]: silly-window avoidance and zero-window probes.
-//! - [`early_retransmit`]: RFC 5827 with the delay and reordering mitigations.
-//! - [`loss_probe`]: the tail loss probe and its loss detection.
-//! - [`rack`]: RACK time-based loss detection and its reorder timer.
-//! - [`corrective`]: Corrective's negotiation, signals and fallback.
-//! - [`proactive`]: Proactive's copies and the receiver's filter.
-//! - [`ecn`]: Explicit Congestion Notification (RFC 3168).
-//! - [`fast_start`]: TCP fast start after idle periods and from cached path state.
-//! - [`session_member`]: a connection's side of a TCP session ([`crate::session`]).
+//! [`Connection`] orchestrates three parts and keeps what they share (the sequence
+//! space, the negotiated options, the timestamp clock, the control block, timers,
+//! counters and trace):
+//!
+//! - [`sender`]: the [`Sender`] — scoreboard, window and congestion state, undo,
+//!   F-RTO, loss detection, RTT, Early Retransmit, TLP, persist, fast start — and
+//!   what acts on it: ACK processing, output, the retransmission timer, and a
+//!   connection's side of a TCP session. Its fields are private to that module.
+//! - [`Receiver`]: reassembly, the receive window and the ACK policy:
+//!   [`input`] (segment arrival: handshake, acceptability, data, FIN, RST) and
+//!   [`ack_policy`] (quick ACKs, delayed ACKs).
+//! - [`Extensions`]: [`corrective`] (negotiation, signals, fallback),
+//!   [`proactive`] (copies and the receiver's filter), [`ecn`] (RFC 3168), and the
+//!   session membership ([`sender::Member`]); each keeps its fields private.
+//! - [`timers`]: every timer's expiry, handed to its owner; [`syn_loss`]: the window
+//!   after a lost SYN.
 
-mod ack;
 mod ack_policy;
 mod corrective;
-mod cwnd_validation;
-mod early_retransmit;
 mod ecn;
-mod fast_start;
-mod frto;
 mod input;
-mod loss_detection;
-mod loss_probe;
-mod output;
-mod persist;
 mod proactive;
-mod rack;
-mod reduction;
-mod session_member;
+mod sender;
 mod syn_loss;
 mod timer_table;
 mod timers;
-mod undo;
-
-use std::time::Duration;
 
 use bytes::Bytes;
 use rand_core::RngCore;
 
-use crate::cc::Congestion;
 use crate::config::Config;
 use crate::counters::Counters;
 use crate::receive_window::ReceiveWindow;
 use crate::receiver::Reassembly;
 use crate::rtt::RttEstimator;
-use crate::scoreboard::Scoreboard;
 use crate::sendbuf::SendBuffer;
 use crate::time::Instant;
-use crate::trace::{CaState, Event, State, TimerKind, Traced};
+use crate::trace::{Event, State, TimerKind, Traced};
 use crate::wire::Segment;
-pub use fast_start::PathMetrics;
-pub(crate) use fast_start::{Fallback, fast_start_cwnd};
-use frto::Frto;
-use loss_detection::LossDetection;
-use reduction::CaMachine;
-pub(crate) use reduction::{decayed_cwnd, restart_window};
-pub use session_member::AckReport;
+pub use sender::PathMetrics;
+pub(crate) use sender::{Fallback, Sender, decayed_cwnd, fast_start_cwnd, restart_window};
 use timer_table::TimerTable;
-use undo::Undo;
 
 /// Why a connection ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,37 +105,6 @@ pub struct Connection {
     pub(crate) events: std::collections::VecDeque<Traced>,
 }
 
-/// The sender: its retransmission queue, window and congestion state, and the
-/// loss-recovery mechanisms that act on them (RFC 6675, RFC 5681, RFC 6298 and
-/// the submodules that name their sources).
-#[derive(Debug)]
-pub(crate) struct Sender {
-    /// The retransmission queue.
-    pub sb: Scoreboard,
-    /// The window and its congestion-control algorithm.
-    pub cong: Congestion,
-    /// Linux's congestion-state machine and the cwnd-reduction episode.
-    pub ca: CaMachine,
-    /// What undoing the current reduction would restore.
-    pub undo: Undo,
-    /// F-RTO after a timeout.
-    pub frto: Frto,
-    /// Which segments are deemed lost, and the reordering seen.
-    pub loss: LossDetection,
-    /// RTT estimate, RTO and its back-off.
-    pub rtt: RttEstimator,
-    /// Early Retransmit.
-    pub er: early_retransmit::ErState,
-    /// The tail loss probe.
-    pub tlp: loss_probe::LossProbe,
-    /// Zero-window probing.
-    pub persist: persist::Persist,
-    /// Fast start.
-    pub fast_start: fast_start::FastStart,
-    /// How much of cwnd the current window used.
-    pub cwnd_usage: cwnd_validation::CwndUsage,
-}
-
 /// The receive side (RFC 9293 §3.10.7.4): reassembly, the advertised window, and
 /// when to acknowledge.
 #[derive(Debug)]
@@ -178,7 +127,7 @@ pub(crate) struct Extensions {
     /// Explicit Congestion Notification.
     pub ecn: ecn::Ecn,
     /// Membership of a TCP session.
-    pub member: session_member::Member,
+    pub member: sender::Member,
 }
 
 /// The sending side's sequence space (offsets relative to ISS; the SYN is offset 0)
@@ -302,20 +251,7 @@ impl Connection {
                 rst_pending: false,
                 close_reason: None,
             },
-            tx: Sender {
-                sb: Scoreboard::with_capacity(64),
-                cong: Congestion::new(cfg.cc, cfg.hystart, cfg.initial_window),
-                ca: CaMachine::new(cfg.recovery),
-                undo: Undo::default(),
-                frto: Frto::Off,
-                loss: LossDetection::new(&cfg),
-                rtt,
-                er: early_retransmit::ErState::default(),
-                tlp: loss_probe::LossProbe::default(),
-                persist: persist::Persist::default(),
-                fast_start: fast_start::FastStart::default(),
-                cwnd_usage: Default::default(),
-            },
+            tx: Sender::new(&cfg, rtt),
             rx: Receiver {
                 rcv: Reassembly::new(0),
                 rwnd: ReceiveWindow::new(rcv_wscale),
@@ -325,7 +261,7 @@ impl Connection {
                 corrective: corrective::Corrective::default(),
                 proactive: proactive::Proactive::new(cfg.proactive),
                 ecn: ecn::Ecn::default(),
-                member: session_member::Member::default(),
+                member: sender::Member::default(),
             },
             timers: TimerTable::default(),
             counters: Counters::default(),
@@ -401,7 +337,7 @@ impl Connection {
         }
         for c in [&mut *client, &mut server] {
             let cfg = &c.cfg;
-            c.tx.rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
+            c.tx.forget_rtt(cfg);
             c.counters = Counters::default();
             c.timers.clear();
             c.rx.rcv.ack_now = false;
@@ -428,7 +364,7 @@ impl Connection {
         let mss = peer_mss.min(self.cfg.mss as u32);
         self.opts.smss = mss.saturating_sub(if self.opts.ts { 12 } else { 0 }).max(1);
         self.opts.rcv_mss = self.initial_rcv_mss();
-        self.tx.loss.negotiated(self.opts.sack);
+        self.tx.negotiated(self.opts.sack);
         self.ecn_negotiate(syn);
         self.corrective_negotiate(syn);
     }
@@ -438,10 +374,6 @@ impl Connection {
     /// The RFC 9293 connection state.
     pub fn state(&self) -> State {
         self.state
-    }
-    /// Linux's congestion-avoidance state.
-    pub fn ca_state(&self) -> CaState {
-        self.tx.ca.state()
     }
     /// This connection's event counters.
     pub fn counters(&self) -> &Counters {
@@ -459,50 +391,9 @@ impl Connection {
     pub fn remote_port(&self) -> u16 {
         self.ctl.ports.1
     }
-    /// Congestion window in segments.
-    pub fn cwnd(&self) -> u32 {
-        self.tx.cong.w.cwnd
-    }
-    /// Slow-start threshold in segments.
-    pub fn ssthresh(&self) -> u32 {
-        self.tx.cong.w.ssthresh
-    }
-    /// RFC 6675 pipe, in segments.
-    pub fn pipe(&self) -> u32 {
-        self.tx.sb.pipe()
-    }
-    /// Segments sent and not yet cumulatively acknowledged (Linux `packets_out`,
-    /// `tcpi_unacked`).
-    pub fn packets_out(&self) -> u32 {
-        self.tx.sb.packets_out()
-    }
-    /// Consecutive timeouts without progress (Linux `icsk_backoff`, `tcpi_backoff`).
-    pub fn backoff(&self) -> u32 {
-        self.tx.rtt.backoff()
-    }
-    /// Segments SACKed above `snd_una` (Linux `sacked_out`, `tcpi_sacked`).
-    pub fn sacked_out(&self) -> u32 {
-        self.tx.sb.sacked_out()
-    }
-    /// Segments marked lost (Linux `lost_out`, `tcpi_lost`).
-    pub fn lost_out(&self) -> u32 {
-        self.tx.sb.lost_out()
-    }
-    /// Retransmissions in flight (Linux `retrans_out`, `tcpi_retrans`).
-    pub fn retrans_out(&self) -> u32 {
-        self.tx.sb.retrans_out()
-    }
     /// Payload bytes per full-sized segment sent (after options).
     pub fn smss(&self) -> u32 {
         self.opts.smss
-    }
-    /// Smoothed RTT, once a sample was taken.
-    pub fn srtt(&self) -> Option<Duration> {
-        self.tx.rtt.srtt()
-    }
-    /// The retransmission timeout now, back-off included.
-    pub fn rto(&self) -> Duration {
-        self.tx.rtt.rto_backed_off()
     }
     /// Bytes written by the application and acknowledged by the peer.
     pub fn bytes_acked(&self) -> u64 {
@@ -543,10 +434,6 @@ impl Connection {
     pub fn timestamps_enabled(&self) -> bool {
         self.opts.ts
     }
-    /// FACK loss detection is in force (it stops once reordering is seen).
-    pub fn fack_enabled(&self) -> bool {
-        self.tx.loss.fack()
-    }
     /// ECN was negotiated (RFC 3168 §6.1.1).
     pub fn ecn_enabled(&self) -> bool {
         self.ext.ecn.is_on()
@@ -554,28 +441,6 @@ impl Connection {
     /// Corrective was negotiated and is still in use.
     pub fn corrective_enabled(&self) -> bool {
         self.ext.corrective.is_on()
-    }
-    /// PRR's `(prr_delivered, prr_out)` in segments while in Recovery with a PRR
-    /// algorithm.
-    pub fn prr_counts(&self) -> Option<(u64, u64)> {
-        if self.tx.ca.state() == CaState::Recovery {
-            self.tx.ca.prr_counts()
-        } else {
-            None
-        }
-    }
-    /// pipe when the current (or last) fast recovery began, before that ACK's loss
-    /// marking (where Linux's `tcp_enter_recovery` sees it).
-    pub fn recovery_start_pipe(&self) -> u32 {
-        self.tx.ca.start_pipe()
-    }
-    /// The duplicate threshold now, raised by observed reordering.
-    pub fn reordering(&self) -> u32 {
-        self.tx.loss.reordering()
-    }
-    /// RACK's reordering window now (RFC 8985 §6.2 step 4), when RACK runs.
-    pub fn rack_reo_wnd(&self) -> Option<Duration> {
-        self.rack_on().then(|| self.reo_wnd())
     }
     /// The handshake is complete and the connection not yet closed.
     pub fn is_established(&self) -> bool {
@@ -599,10 +464,6 @@ impl Connection {
     /// The peer's FIN has been received (end of its stream).
     pub fn peer_closed(&self) -> bool {
         self.rx.rcv.fin_received
-    }
-    /// Everything written, including our FIN, has been acknowledged.
-    pub fn all_acked(&self) -> bool {
-        self.tx.sb.is_empty() && self.snd.nxt == self.snd.una && self.snd.una >= self.snd.buf.end()
     }
     /// Bytes readable without blocking.
     pub fn readable(&self) -> usize {

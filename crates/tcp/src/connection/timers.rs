@@ -1,10 +1,11 @@
-//! Timers: the retransmission timer (RFC 6298 §5, with Linux's `tcp_enter_loss`
-//! and F-RTO, RFC 5682), SYN retransmission with back-off from the 1 s initial RTO
-//! (RFC 6298 §2.1, §5.5), the delayed-ACK timer, and TIME-WAIT.
+//! Timers: the earliest deadline, and each timer's expiry handed to its owner —
+//! the retransmission timer (RFC 6298 §5) to the sender's `rto`, the delayed-ACK
+//! timer, zero-window probes, Early Retransmit, the loss probe, RACK's reorder
+//! timer, fast start's, and TIME-WAIT (RFC 9293 §3.10.8).
 
 use super::{CloseReason, Connection};
 use crate::time::Instant;
-use crate::trace::{Event, State, TimerKind};
+use crate::trace::TimerKind;
 
 impl Connection {
     /// The earliest pending deadline, if any.
@@ -63,55 +64,5 @@ impl Connection {
             self.trace_timer(now, TimerKind::Retransmission);
             self.on_rto(now);
         }
-    }
-
-    fn on_rto(&mut self, now: Instant) {
-        match self.state {
-            State::SynSent | State::SynReceived => {
-                if self.ctl.syn_retries >= self.cfg.syn_retries {
-                    self.counters.aborts += 1;
-                    self.enter_closed(now, CloseReason::TimedOut);
-                    return;
-                }
-                self.ctl.syn_retries += 1;
-                self.ctl.syn_resent += 1;
-                self.ctl.syn_retransmitted = true;
-                self.counters.syn_retrans += 1;
-                self.ctl.syn_pending = true;
-                self.tx.rtt.add_backoff();
-                self.arm_rto(now);
-            }
-            State::Closed | State::TimeWait => {}
-            _ => {
-                if self.tx.sb.is_empty() {
-                    return; // nothing outstanding: spurious
-                }
-                if self.tx.rtt.retransmits() >= self.cfg.max_retries {
-                    self.counters.aborts += 1;
-                    self.ctl.rst_pending = true;
-                    self.enter_closed(now, CloseReason::TimedOut);
-                    return;
-                }
-                self.enter_loss(now);
-                // Linux `tcp_retransmit_timer` retransmits the head whatever cwnd and
-                // pipe say; what follows obeys cwnd.
-                self.tx.ca.force_next_retransmit();
-                self.tx.rtt.add_backoff();
-                self.tx.rtt.add_retransmit();
-                self.arm_rto(now);
-            }
-        }
-    }
-
-    fn arm_rto(&mut self, now: Instant) {
-        let rto = self.tx.rtt.rto_backed_off();
-        self.timers.put(TimerKind::Retransmission, Some(now + rto));
-        self.trace(
-            now,
-            Event::Rto {
-                rto_ms: rto.as_secs_f64() * 1e3,
-                backoff: self.tx.rtt.backoff(),
-            },
-        );
     }
 }

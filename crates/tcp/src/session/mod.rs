@@ -477,7 +477,7 @@ impl Scb {
     /// The member to grant next: the oldest retransmission first, then round robin.
     fn next_member(&mut self, members: &mut (impl Members + ?Sized)) -> Option<u32> {
         while let Some(&id) = self.retransmit_queue.front() {
-            if !self.scratch.contains(&id) && members.conn(id).tx.sb.next_lost().is_some() {
+            if !self.scratch.contains(&id) && members.conn(id).session_retransmission_due() {
                 return Some(id);
             }
             self.retransmit_queue.pop_front();
@@ -599,7 +599,7 @@ impl Scb {
         // A member with data outstanding that the list no longer holds (a segment
         // deemed lost whose retransmission has not gone yet) times out too.
         for id in self.wrr.ids() {
-            if !self.scratch.contains(&id) && !members.conn(id).tx.sb.is_empty() {
+            if !self.scratch.contains(&id) && members.conn(id).session_outstanding() {
                 self.scratch.push(id);
             }
         }

@@ -91,6 +91,16 @@ impl Connection {
         self.ext.member = Member::default();
     }
 
+    /// The session marked one of this member's segments lost and it is not resent yet.
+    pub(crate) fn session_retransmission_due(&self) -> bool {
+        self.tx.sb.next_lost().is_some()
+    }
+
+    /// The member has data outstanding.
+    pub(crate) fn session_outstanding(&self) -> bool {
+        !self.tx.sb.is_empty()
+    }
+
     /// The member has a segment taking sequence space to send, were it granted:
     /// a retransmission the session asked for, new data the peer's window takes, or
     /// its FIN.

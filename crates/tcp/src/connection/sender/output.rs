@@ -156,7 +156,7 @@ impl Connection {
         s
     }
 
-    pub(super) fn base_segment(&self, now: Instant, flags: Flags, seq: u64) -> Segment {
+    pub(crate) fn base_segment(&self, now: Instant, flags: Flags, seq: u64) -> Segment {
         let mut s = Segment {
             src_port: self.ctl.ports.0,
             dst_port: self.ctl.ports.1,

@@ -290,7 +290,7 @@ impl Connection {
     /// packets are still outstanding, the sender immediately resets its state"):
     /// reset without penalty (or, with `fast_start_no_penalty` off, time out as the
     /// retransmission timer would); otherwise the retransmission timer takes over.
-    pub(super) fn on_fast_start_reset_timer(&mut self, now: Instant) {
+    pub(crate) fn on_fast_start_reset_timer(&mut self, now: Instant) {
         let Some(p) = self.tx.fast_start.phase else {
             return;
         };
@@ -333,7 +333,7 @@ impl Connection {
     /// While the reset timer runs it stands in for the retransmission timer (§7.1:
     /// "the TCP sender enables the fast start reset timer instead of the standard
     /// retransmit timer"): a retransmission timeout due before it waits for it.
-    pub(super) fn fast_start_holds_rto(&self) -> Option<Instant> {
+    pub(crate) fn fast_start_holds_rto(&self) -> Option<Instant> {
         self.tx.fast_start.phase?;
         self.timers.get(TimerKind::FastStartReset)
     }

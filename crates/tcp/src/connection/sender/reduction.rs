@@ -386,8 +386,8 @@ impl Connection {
     }
 
     /// The transfer starts with a window of one segment: the handshake lost a SYN or
-    /// SYN-ACK ([`super::syn_loss`]; RFC 5681 §3.1, Linux `tcp_init_transfer`).
-    pub(super) fn start_with_one_segment(&mut self) {
+    /// SYN-ACK ([`crate::connection`]'s `syn_loss`; RFC 5681 §3.1, Linux `tcp_init_transfer`).
+    pub(crate) fn start_with_one_segment(&mut self) {
         self.tx.cong.w.cwnd = 1;
         self.tx.cong.w.cwnd_cnt = 0;
     }
