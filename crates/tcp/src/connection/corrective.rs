@@ -88,7 +88,6 @@ impl Connection {
             self.ext.corrective.enc = Some(Box::new(Encoder::new(self.opts.smss)));
             // The last 16 MSS delivered stay available for decoding.
             self.rx
-                .rcv
                 .keep_history(MAX_BLOCKS as usize * self.cfg.mss as usize);
         }
     }
@@ -118,7 +117,7 @@ impl Connection {
         self.ts.offset = self.ts.offset.wrapping_add(1);
         // In SYN-RECEIVED snd.nxt still reads 0, but the SYN-ACK took offset 0.
         self.ext.corrective.fence = Some((self.tsval(now), self.snd.nxt.max(1)));
-        self.rx.rcv.ack_now = true;
+        self.rx.request_ack();
         self.ext.corrective.on = false;
         self.ext.corrective.enc = None;
         self.ext.corrective.r_succ = false;
@@ -164,7 +163,7 @@ impl Connection {
                     .is_some_and(|t| (t.ecr.wrapping_sub(ts) as i32) >= 0);
                 if !echoes && self.ack_offset(seg.ack) <= seq {
                     self.counters.segs_dropped += 1;
-                    self.rx.rcv.ack_now = true;
+                    self.rx.request_ack();
                     return false;
                 }
             }
@@ -199,17 +198,17 @@ impl Connection {
         let start = self.rcv_offset(seg.seq);
         // Like any segment, it must lie in the receive window (RFC 9293 §3.10.7.4);
         // below it, the history decides.
-        if start + len as u64 > self.rx.rcv.rcv_nxt + self.cfg.recv_buffer as u64 {
+        if start + len as u64 > self.rx.rcv_nxt() + self.cfg.recv_buffer as u64 {
             self.counters.segs_dropped += 1;
             return;
         }
-        match decode(&self.rx.rcv, start, len as u64, &seg.payload) {
+        match decode(self.rx.reassembly(), start, len as u64, &seg.payload) {
             Decoded::Complete => self.counters.corrective_unneeded += 1,
             Decoded::Recovered { seq, data } => {
                 self.counters.corrective_recovered += 1;
                 self.ext.corrective.r_succ = true;
                 let rebuilt = Segment {
-                    seq: self.rx.rcv.irs.wrapping_add(seq as u32),
+                    seq: self.rx.irs().wrapping_add(seq as u32),
                     flags: Flags::ACK,
                     payload: data,
                     ..Segment::default()
@@ -219,7 +218,7 @@ impl Connection {
             Decoded::Failed { end } => {
                 self.counters.corrective_failed += 1;
                 self.ext.corrective.r_fail_end = Some(end);
-                self.rx.rcv.ack_now = true;
+                self.rx.request_ack();
             }
             Decoded::Malformed => self.counters.segs_dropped += 1,
         }
@@ -266,10 +265,10 @@ impl Connection {
             f |= flags::R_ACK;
         }
         if let Some(end) = self.ext.corrective.r_fail_end
-            && end > self.rx.rcv.rcv_nxt
+            && end > self.rx.rcv_nxt()
         {
             f |= flags::R_FAIL;
-            length = Some(((end - self.rx.rcv.rcv_nxt) as u32).min(MAX_LENGTH));
+            length = Some(((end - self.rx.rcv_nxt()) as u32).min(MAX_LENGTH));
         }
         CorrectiveOption::Data { flags: f, length }.to_experimental()
     }

@@ -144,7 +144,7 @@ impl Connection {
     /// The receiver's side of a data segment (§6.1.3).
     pub(super) fn ecn_on_data(&mut self, seg: &Segment) {
         if self.ext.ecn.on_data(seg, &mut self.counters) {
-            self.rx.rcv.ack_now = true;
+            self.rx.request_ack();
         }
     }
 

@@ -10,20 +10,20 @@
 //!   F-RTO, loss detection, RTT, Early Retransmit, TLP, persist, fast start — and
 //!   what acts on it: ACK processing, output, the retransmission timer, and a
 //!   connection's side of a TCP session. Its fields are private to that module.
-//! - [`Receiver`]: reassembly, the receive window and the ACK policy:
-//!   [`input`] (segment arrival: handshake, acceptability, data, FIN, RST) and
-//!   [`ack_policy`] (quick ACKs, delayed ACKs).
+//! - [`receiver`]: the [`Receiver`] — reassembly, the receive window and the ACK
+//!   policy — with segment arrival (handshake, acceptability, data, FIN, RST) and
+//!   when to acknowledge (quick ACKs, delayed ACKs). Its fields are private to that
+//!   module.
 //! - [`Extensions`]: [`corrective`] (negotiation, signals, fallback),
 //!   [`proactive`] (copies and the receiver's filter), [`ecn`] (RFC 3168), and the
 //!   session membership ([`sender::Member`]); each keeps its fields private.
 //! - [`timers`]: every timer's expiry, handed to its owner; [`syn_loss`]: the window
 //!   after a lost SYN.
 
-mod ack_policy;
 mod corrective;
 mod ecn;
-mod input;
 mod proactive;
+mod receiver;
 mod sender;
 mod syn_loss;
 mod timer_table;
@@ -34,13 +34,12 @@ use rand_core::RngCore;
 
 use crate::config::Config;
 use crate::counters::Counters;
-use crate::receive_window::ReceiveWindow;
-use crate::receiver::Reassembly;
 use crate::rtt::RttEstimator;
 use crate::sendbuf::SendBuffer;
 use crate::time::Instant;
 use crate::trace::{Event, State, TimerKind, Traced};
 use crate::wire::Segment;
+pub(crate) use receiver::Receiver;
 pub use sender::PathMetrics;
 pub(crate) use sender::{Fallback, Sender, decayed_cwnd, fast_start_cwnd, restart_window};
 use timer_table::TimerTable;
@@ -103,18 +102,6 @@ pub struct Connection {
     pub(crate) timers: TimerTable,
     pub(crate) counters: Counters,
     pub(crate) events: std::collections::VecDeque<Traced>,
-}
-
-/// The receive side (RFC 9293 §3.10.7.4): reassembly, the advertised window, and
-/// when to acknowledge.
-#[derive(Debug)]
-pub(crate) struct Receiver {
-    /// Reassembly, SACK and DSACK reporting (offsets relative to IRS).
-    pub rcv: Reassembly,
-    /// The advertised window and our window-scale shift.
-    pub rwnd: ReceiveWindow,
-    /// When to acknowledge (quick ACKs, the adaptive timeout).
-    pub acks: ack_policy::AckPolicy,
 }
 
 /// The extensions beside standard TCP.
@@ -252,11 +239,7 @@ impl Connection {
                 close_reason: None,
             },
             tx: Sender::new(&cfg, rtt),
-            rx: Receiver {
-                rcv: Reassembly::new(0),
-                rwnd: ReceiveWindow::new(rcv_wscale),
-                acks: ack_policy::AckPolicy::default(),
-            },
+            rx: Receiver::new(rcv_wscale),
             ext: Extensions {
                 corrective: corrective::Corrective::default(),
                 proactive: proactive::Proactive::new(cfg.proactive),
@@ -293,8 +276,7 @@ impl Connection {
         }
         let mut c = Connection::new(cfg, now, syn.dst_port, syn.src_port, rng);
         c.counters.segs_in += 1;
-        c.rx.rcv = Reassembly::new(1);
-        c.rx.rcv.irs = syn.seq;
+        c.rx.on_syn(syn.seq);
         c.negotiate(syn);
         if let Some(ts) = syn.options.timestamps {
             c.ts.recent = ts.val;
@@ -340,7 +322,7 @@ impl Connection {
             c.tx.forget_rtt(cfg);
             c.counters = Counters::default();
             c.timers.clear();
-            c.rx.rcv.ack_now = false;
+            c.rx.cancel_ack();
         }
         server
     }
@@ -357,7 +339,7 @@ impl Connection {
             }
             _ => {
                 self.opts.snd_wscale = 0;
-                self.rx.rwnd.no_scaling();
+                self.rx.no_scaling();
             }
         }
         let peer_mss = o.mss.unwrap_or(536) as u32; // RFC 9293 §3.7.1 default
@@ -403,13 +385,6 @@ impl Connection {
     pub fn bytes_written(&self) -> u64 {
         self.snd.buf.end() - 1
     }
-    /// In-order bytes received (delivered or waiting to be read).
-    pub fn bytes_received(&self) -> u64 {
-        self.rx
-            .rcv
-            .rcv_nxt
-            .saturating_sub(1 + self.rx.rcv.fin_received as u64)
-    }
     /// Sequence offset of the next new byte to send (relative to ISS).
     pub fn snd_nxt(&self) -> u64 {
         self.snd.nxt
@@ -421,10 +396,6 @@ impl Connection {
     /// Our initial sequence number.
     pub fn iss(&self) -> u32 {
         self.snd.iss
-    }
-    /// The peer's initial sequence number.
-    pub fn irs(&self) -> u32 {
-        self.rx.rcv.irs
     }
     /// SACK was negotiated.
     pub fn sack_enabled(&self) -> bool {
@@ -461,14 +432,6 @@ impl Connection {
     pub fn close_reason(&self) -> Option<CloseReason> {
         self.ctl.close_reason
     }
-    /// The peer's FIN has been received (end of its stream).
-    pub fn peer_closed(&self) -> bool {
-        self.rx.rcv.fin_received
-    }
-    /// Bytes readable without blocking.
-    pub fn readable(&self) -> usize {
-        self.rx.rcv.ready_bytes
-    }
 
     // ------------------------------------------------------------ application
 
@@ -479,13 +442,6 @@ impl Connection {
         }
         self.snd.buf.push(data);
         true
-    }
-
-    /// Takes the next chunk of in-order received bytes.
-    pub fn read(&mut self) -> Option<Bytes> {
-        let b = self.rx.rcv.read()?;
-        self.ack_on_read(b.len());
-        Some(b)
     }
 
     /// Closes the sending direction: a FIN follows the queued data.
@@ -549,10 +505,6 @@ impl Connection {
     /// Send offset for a wire ACK number, taken as the value nearest to `snd_una`.
     pub(crate) fn ack_offset(&self, ack: u32) -> u64 {
         unwrap_near(ack.wrapping_sub(self.snd.iss), self.snd.una)
-    }
-    /// Receive offset for a wire sequence number, nearest to `rcv_nxt`.
-    pub(crate) fn rcv_offset(&self, seq: u32) -> u64 {
-        unwrap_near(seq.wrapping_sub(self.rx.rcv.irs), self.rx.rcv.rcv_nxt)
     }
 }
 

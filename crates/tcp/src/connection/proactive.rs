@@ -155,7 +155,7 @@ impl Connection {
             return self.proactive_filter_control(seg, copy);
         }
         let end = seq + len;
-        let received = end <= self.rx.rcv.rcv_nxt || self.rx.rcv.covers(seq, end);
+        let received = end <= self.rx.rcv_nxt() || self.rx.reassembly().covers(seq, end);
         let keep = if copy {
             !received
         } else {

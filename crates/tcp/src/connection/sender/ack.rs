@@ -31,7 +31,7 @@ impl Connection {
         if ack > self.snd.nxt {
             // RFC 9293 §3.10.7.4: ACK of something not yet sent: ACK and drop.
             self.counters.segs_dropped += 1;
-            self.rx.rcv.ack_now = true;
+            self.rx.request_ack();
             return false;
         }
         let prior_una = self.snd.una;

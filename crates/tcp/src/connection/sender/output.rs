@@ -8,7 +8,7 @@ use crate::scoreboard::TxSeg;
 use crate::time::Instant;
 use crate::trace::TimerKind;
 use crate::trace::{CaState, Event, RetransKind, State};
-use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment, Timestamps};
+use crate::wire::{Flags, Options, Segment, Timestamps};
 
 impl Connection {
     /// Returns the next segment to put on the wire, or `None` if nothing is due now.
@@ -33,17 +33,7 @@ impl Connection {
         if self.ext.corrective.is_on() && !seg.flags.syn() && self.corrective_sent(&seg) {
             return Some(seg); // a Corrective packet: not data, and its ACK is not read
         }
-        if seg.flags.syn() {
-            self.rx.rwnd.on_syn_sent(seg.window);
-        } else if seg.flags.ack() && !seg.flags.rst() {
-            self.rx.rwnd.on_sent(seg.window);
-        }
-        if seg.flags.ack() {
-            self.ack_on_sent();
-            self.rx.rcv.rcv_wup = self.rx.rcv.rcv_nxt;
-            self.rx.rcv.ack_now = false;
-            self.rx.rcv.unacked_bytes = 0;
-        }
+        self.receiver_on_sent(&seg);
         if !seg.payload.is_empty() {
             self.ack_on_data_sent(now);
         }
@@ -76,7 +66,7 @@ impl Connection {
         }
         match self.state {
             State::Closed | State::TimeWait => {
-                if self.state == State::TimeWait && self.rx.rcv.ack_now {
+                if self.state == State::TimeWait && self.rx.ack_due() {
                     return Some(self.ack_segment(now));
                 }
                 None
@@ -108,7 +98,7 @@ impl Connection {
                 if self.tx.persist.probe_due() {
                     return self.persist_segment(now);
                 }
-                self.rx.rcv.ack_now.then(|| self.ack_segment(now))
+                self.rx.ack_due().then(|| self.ack_segment(now))
             }
         }
     }
@@ -136,7 +126,7 @@ impl Connection {
             });
         }
         if offer(c.window_scale, self.opts.ws) {
-            o.window_scale = Some(self.rx.rwnd.shift());
+            o.window_scale = Some(self.rx.wscale());
         }
         o.experimental = self
             .corrective_syn_option(synack)
@@ -167,7 +157,7 @@ impl Connection {
             ..Segment::default()
         };
         if flags.ack() {
-            s.ack = self.rx.rcv.irs.wrapping_add(self.rx.rcv.rcv_nxt as u32);
+            s.ack = self.ack_field();
         }
         if self.opts.ts {
             s.options.timestamps = Some(Timestamps {
@@ -184,41 +174,11 @@ impl Connection {
         s
     }
 
-    /// The window field to advertise now (see [`ReceiveWindow`]).
-    fn adv_window(&self) -> u16 {
-        self.rx.rwnd.field(self.window_to_offer())
-    }
-
-    /// The window (bytes) a segment sent now would offer from `rcv_nxt`.
-    pub(crate) fn window_to_offer(&self) -> u64 {
-        let buffer = self.cfg.recv_buffer as u64;
-        let free = buffer.saturating_sub(self.rx.rcv.buffered() as u64);
-        let w = self
-            .rx
-            .rwnd
-            .free_space_window(buffer, free, self.opts.rcv_mss as u64);
-        self.rx
-            .rwnd
-            .select(self.rx.rcv.rcv_nxt, self.rx.rcv.rcv_wup, w)
-    }
-
     /// A segment with ACK set, carrying SACK blocks when there is out-of-order data
     /// or a DSACK to report.
     pub(crate) fn data_or_ack(&mut self, now: Instant, flags: Flags, seq: u64) -> Segment {
         let mut s = self.base_segment(now, flags | Flags::ACK, seq);
-        if self.opts.sack && (self.rx.rcv.has_ooo() || self.rx.rcv.dsack.is_some()) {
-            // 40 option bytes: 12 for timestamps leaves room for 3 blocks, else 4;
-            // the Corrective option's 8 take one more.
-            let max = if self.opts.ts { 3 } else { 4 } - self.ext.corrective.is_on() as usize;
-            let mut out = [(0u64, 0u64); 4];
-            let n = self.rx.rcv.sack_blocks(max, &mut out);
-            let mut blocks = SackBlocks::new();
-            for &(l, r) in &out[..n] {
-                blocks.push(SackBlock {
-                    left: self.rx.rcv.irs.wrapping_add(l as u32),
-                    right: self.rx.rcv.irs.wrapping_add(r as u32),
-                });
-            }
+        if let Some(blocks) = self.sack_to_report() {
             s.options.sack = blocks;
         }
         s
