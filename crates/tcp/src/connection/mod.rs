@@ -7,22 +7,21 @@
 //! counters and trace):
 //!
 //! - [`sender`]: the [`Sender`] — scoreboard, window and congestion state, undo,
-//!   F-RTO, loss detection, RTT, Early Retransmit, TLP, persist, fast start — and
-//!   what acts on it: ACK processing, output, the retransmission timer, and a
-//!   connection's side of a TCP session. Its fields are private to that module.
+//!   F-RTO, loss detection, RTT, Early Retransmit, TLP, persist, fast start,
+//!   session membership — and what acts on it: ACK processing, output, the
+//!   retransmission timer, and a connection's side of a TCP session. Its fields are
+//!   private to that module.
 //! - [`receiver`]: the [`Receiver`] — reassembly, the receive window and the ACK
 //!   policy — with segment arrival (handshake, acceptability, data, FIN, RST) and
 //!   when to acknowledge (quick ACKs, delayed ACKs). Its fields are private to that
 //!   module.
-//! - [`Extensions`]: [`corrective`] (negotiation, signals, fallback),
-//!   [`proactive`] (copies and the receiver's filter), [`ecn`] (RFC 3168), and the
-//!   session membership ([`sender::Member`]); each keeps its fields private.
+//! - [`extensions`]: the [`Extensions`] — Corrective (negotiation, signals,
+//!   fallback), Proactive (copies and the receiver's filter) and ECN (RFC 3168) —
+//!   each with its fields private, and the container's private to that module.
 //! - [`timers`]: every timer's expiry, handed to its owner; [`syn_loss`]: the window
 //!   after a lost SYN.
 
-mod corrective;
-mod ecn;
-mod proactive;
+mod extensions;
 mod receiver;
 mod sender;
 mod syn_loss;
@@ -39,6 +38,7 @@ use crate::sendbuf::SendBuffer;
 use crate::time::Instant;
 use crate::trace::{Event, State, TimerKind, Traced};
 use crate::wire::Segment;
+pub(crate) use extensions::Extensions;
 pub(crate) use receiver::Receiver;
 pub use sender::PathMetrics;
 pub(crate) use sender::{Fallback, Sender, decayed_cwnd, fast_start_cwnd, restart_window};
@@ -102,19 +102,6 @@ pub struct Connection {
     pub(crate) timers: TimerTable,
     pub(crate) counters: Counters,
     pub(crate) events: std::collections::VecDeque<Traced>,
-}
-
-/// The extensions beside standard TCP.
-#[derive(Debug)]
-pub(crate) struct Extensions {
-    /// Corrective (forward error correction).
-    pub corrective: corrective::Corrective,
-    /// Proactive (every segment twice).
-    pub proactive: proactive::Proactive,
-    /// Explicit Congestion Notification.
-    pub ecn: ecn::Ecn,
-    /// Membership of a TCP session.
-    pub member: sender::Member,
 }
 
 /// The sending side's sequence space (offsets relative to ISS; the SYN is offset 0)
@@ -240,12 +227,7 @@ impl Connection {
             },
             tx: Sender::new(&cfg, rtt),
             rx: Receiver::new(rcv_wscale),
-            ext: Extensions {
-                corrective: corrective::Corrective::default(),
-                proactive: proactive::Proactive::new(cfg.proactive),
-                ecn: ecn::Ecn::default(),
-                member: sender::Member::default(),
-            },
+            ext: Extensions::new(&cfg),
             timers: TimerTable::default(),
             counters: Counters::default(),
             events: std::collections::VecDeque::new(),
@@ -407,11 +389,11 @@ impl Connection {
     }
     /// ECN was negotiated (RFC 3168 §6.1.1).
     pub fn ecn_enabled(&self) -> bool {
-        self.ext.ecn.is_on()
+        self.ext.ecn().is_on()
     }
     /// Corrective was negotiated and is still in use.
     pub fn corrective_enabled(&self) -> bool {
-        self.ext.corrective.is_on()
+        self.ext.corrective().is_on()
     }
     /// The handshake is complete and the connection not yet closed.
     pub fn is_established(&self) -> bool {
@@ -488,7 +470,7 @@ impl Connection {
             self.ctl.close_reason = Some(reason);
         }
         self.timers.clear();
-        self.ext.corrective.stop_encoding();
+        self.ext.corrective_mut().stop_encoding();
         self.set_state(now, State::Closed);
     }
 

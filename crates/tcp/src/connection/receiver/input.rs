@@ -193,7 +193,7 @@ impl Connection {
                 self.counters.segs_dropped += 1;
                 return;
             }
-            if self.ext.ecn.is_on() {
+            if self.ext.ecn().is_on() {
                 self.ecn_on_data(seg);
             }
             let len = seg.payload.len() as u32;
@@ -267,7 +267,7 @@ impl Connection {
     pub(crate) fn enter_time_wait(&mut self, now: Instant) {
         self.set_state(now, State::TimeWait);
         self.timers.put(TimerKind::Retransmission, None);
-        self.ext.corrective.stop_encoding(); // everything is acknowledged: nothing left to encode
+        self.ext.corrective_mut().stop_encoding(); // everything is acknowledged: nothing left to encode
         self.timers
             .put(TimerKind::TimeWait, Some(now + self.cfg.time_wait));
         self.ctl.close_reason.get_or_insert(CloseReason::Normal);

@@ -159,7 +159,7 @@ impl Connection {
         if self.opts.sack && (self.rx.rcv.has_ooo() || self.rx.rcv.dsack.is_some()) {
             // 40 option bytes: 12 for timestamps leaves room for 3 blocks, else 4;
             // the Corrective option's 8 take one more.
-            let max = if self.opts.ts { 3 } else { 4 } - self.ext.corrective.is_on() as usize;
+            let max = if self.opts.ts { 3 } else { 4 } - self.ext.corrective().is_on() as usize;
             let mut out = [(0u64, 0u64); 4];
             let n = self.rx.rcv.sack_blocks(max, &mut out);
             let mut blocks = SackBlocks::new();

@@ -41,7 +41,7 @@ impl Connection {
         self.timers.put(TimerKind::EarlyRetransmit, None);
         let prior_wnd = self.snd.wnd;
         let prior_ca = self.tx.ca.state();
-        self.ext.ecn.on_ack(seg);
+        self.ext.ecn_mut().on_ack(seg);
         self.ts.last_ecr = match (self.opts.ts, seg.options.timestamps) {
             (true, Some(ts)) if ts.ecr != 0 => Some(ts.ecr),
             _ => None,
@@ -60,7 +60,7 @@ impl Connection {
         if ack < prior_una {
             return true; // old ACK: SACK information only
         }
-        if self.ext.corrective.is_on() {
+        if self.ext.corrective().is_on() {
             self.corrective_on_ack(now, seg, ack);
         }
         let una_advanced = ack > prior_una;
@@ -74,9 +74,9 @@ impl Connection {
         let dup_shaped =
             !una_advanced && seg.payload.is_empty() && !seg.flags.fin() && !window_update;
         let is_dupack = dup_shaped && !self.tx.sb.is_empty();
-        if self.ext.member.is_on() {
+        if self.tx.member.is_on() {
             // A session member: the session does the rest (§7.3).
-            let ece = self.ext.ecn.ack_ece();
+            let ece = self.ext.ecn().ack_ece();
             let tsecr = self.ts.last_ecr;
             self.session_on_ack(super::AckReport {
                 una: self.snd.una,
@@ -311,7 +311,7 @@ impl Connection {
             && !is_dupack
             && self.tx.sb.sacked_out() == 0
             && self.tx.sb.lost_out() == 0
-            && !self.ext.ecn.ack_ece()
+            && !self.ext.ecn().ack_ece()
         {
             return;
         }
@@ -432,7 +432,7 @@ impl Connection {
         if !self.time_to_recover(now) && !self.early_retransmit_due(now) {
             // Linux `tcp_try_to_open`: ECE reduces cwnd, once per window
             // (RFC 3168 §6.1.2; `enter_cwr` does nothing in CWR).
-            if self.ext.ecn.ack_ece() && self.tx.ca.state() < CaState::Cwr {
+            if self.ext.ecn().ack_ece() && self.tx.ca.state() < CaState::Cwr {
                 self.counters.ecn_reductions += 1;
                 self.enter_cwr(now);
             }
@@ -472,7 +472,7 @@ impl Connection {
     ) {
         if una_advanced
             && !matches!(state, CaState::Recovery | CaState::Cwr)
-            && (!self.ext.ecn.ack_ece() || self.tx.cong.w.cwnd < self.tx.cong.w.ssthresh)
+            && (!self.ext.ecn().ack_ece() || self.tx.cong.w.cwnd < self.tx.cong.w.ssthresh)
             && self.tx.frto == Frto::Off
             && self.is_cwnd_limited(prior_in_flight)
         {

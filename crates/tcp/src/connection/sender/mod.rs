@@ -49,7 +49,7 @@ use loss_detection::LossDetection;
 use reduction::CaMachine;
 pub(crate) use reduction::{decayed_cwnd, restart_window};
 pub use session_member::AckReport;
-pub(crate) use session_member::Member;
+use session_member::Member;
 use undo::Undo;
 
 /// The sender: its retransmission queue, window and congestion state, and the
@@ -81,6 +81,8 @@ pub(crate) struct Sender {
     fast_start: fast_start::FastStart,
     /// How much of cwnd the current window used.
     cwnd_usage: cwnd_validation::CwndUsage,
+    /// Membership of a TCP session.
+    member: Member,
 }
 
 impl Sender {
@@ -99,6 +101,7 @@ impl Sender {
             persist: persist::Persist::default(),
             fast_start: fast_start::FastStart::default(),
             cwnd_usage: Default::default(),
+            member: Member::default(),
         }
     }
 

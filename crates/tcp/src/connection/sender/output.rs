@@ -13,14 +13,14 @@ use crate::wire::{Flags, Options, Segment, Timestamps};
 impl Connection {
     /// Returns the next segment to put on the wire, or `None` if nothing is due now.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
-        if self.ext.proactive.is_on()
+        if self.ext.proactive().is_on()
             && let Some(copy) = self.proactive_copy(false)
         {
             return Some(copy);
         }
         let Some(seg) = self.next_segment(now) else {
             // A send shorter than `tso` frames: its copies leave now.
-            if self.ext.proactive.is_on()
+            if self.ext.proactive().is_on()
                 && let Some(copy) = self.proactive_copy(true)
             {
                 return Some(copy);
@@ -30,7 +30,7 @@ impl Connection {
             self.update_persist(now);
             return None;
         };
-        if self.ext.corrective.is_on() && !seg.flags.syn() && self.corrective_sent(&seg) {
+        if self.ext.corrective().is_on() && !seg.flags.syn() && self.corrective_sent(&seg) {
             return Some(seg); // a Corrective packet: not data, and its ACK is not read
         }
         self.receiver_on_sent(&seg);
@@ -38,7 +38,7 @@ impl Connection {
             self.ack_on_data_sent(now);
         }
         if !seg.payload.is_empty() || seg.flags.fin() {
-            if self.ext.member.is_on() {
+            if self.tx.member.is_on() {
                 self.session_revoke(); // the grant is used
                 self.counters.session_segs += 1;
             }
@@ -51,7 +51,7 @@ impl Connection {
         } else if !seg.flags.syn() && !seg.flags.rst() {
             self.counters.acks_sent += 1;
         }
-        if self.ext.proactive.is_on() {
+        if self.ext.proactive().is_on() {
             self.proactive_on_sent(&seg);
         }
         Some(seg)
@@ -165,10 +165,10 @@ impl Connection {
                 ecr: self.ts.recent,
             });
         }
-        if self.ext.corrective.is_on() {
+        if self.ext.corrective().is_on() {
             s.options.experimental = Some(self.corrective_option(flags.rst()));
         }
-        if self.ext.ecn.is_on() && flags.ack() && !flags.syn() {
+        if self.ext.ecn().is_on() && flags.ack() && !flags.syn() {
             self.ecn_echo(&mut s);
         }
         s
@@ -200,7 +200,7 @@ impl Connection {
     }
 
     fn retransmit(&mut self, now: Instant) -> Option<Segment> {
-        if self.ext.member.is_on() {
+        if self.tx.member.is_on() {
             if !self.session_may_send() {
                 return None;
             }
@@ -233,7 +233,7 @@ impl Connection {
         let snd_nxt = self.snd.nxt;
         self.tx.sb.on_retransmit(i, now, snd_nxt);
         let kind = match self.tx.ca.state() {
-            _ if self.ext.member.is_on() => self.session_retrans_kind(start),
+            _ if self.tx.member.is_on() => self.session_retrans_kind(start),
             CaState::Loss if self.tx.ca.take_loss_first() => RetransKind::Timeout,
             CaState::Loss => {
                 self.counters.slow_start_retrans += 1;
@@ -252,7 +252,7 @@ impl Connection {
         self.counters.bytes_retrans += s.payload.len() as u64;
         let tsval = self.tsval(now);
         self.tx.undo.on_retransmit(tsval);
-        if !self.ext.member.is_on() && !self.timers.is_set(TimerKind::Retransmission) {
+        if !self.tx.member.is_on() && !self.timers.is_set(TimerKind::Retransmission) {
             self.timers.put(
                 TimerKind::Retransmission,
                 Some(now + self.tx.rtt.rto_backed_off()),
@@ -296,7 +296,7 @@ impl Connection {
         if !matches!(self.state, State::Established | State::CloseWait) {
             return None;
         }
-        if self.ext.member.is_on() {
+        if self.tx.member.is_on() {
             if !self.session_may_send() {
                 return None;
             }
@@ -309,7 +309,7 @@ impl Connection {
             return None; // the window is closed or too small: see `persist`
         }
         let len = len as usize;
-        if !self.ext.member.is_on() {
+        if !self.tx.member.is_on() {
             self.restart_after_idle(now);
         }
         if self.tx.fast_start.active() && !self.fast_start_may_send(now) {
@@ -335,7 +335,7 @@ impl Connection {
         let mut s = self.data_or_ack(now, flags, start);
         s.payload = payload;
         self.ecn_new_data(&mut s);
-        if self.ext.member.marks() {
+        if self.tx.member.marks() {
             s.flags.insert(Flags::FAST_START);
             self.counters.fast_start_segs += 1;
         }
@@ -347,7 +347,7 @@ impl Connection {
         let full = self.in_flight_for_cwnd() >= self.tx.cong.w.cwnd;
         self.cwnd_validate(full);
         // Algorithm 1: schedule_pto after new data in Open.
-        if self.cfg.tlp && !self.ext.member.is_on() {
+        if self.cfg.tlp && !self.tx.member.is_on() {
             self.schedule_pto(now);
         }
         Some(s)
@@ -365,7 +365,7 @@ impl Connection {
         psh: bool,
     ) {
         let end = start + len + fin as u64;
-        if self.ext.corrective.encoding() && len > 0 {
+        if self.ext.corrective().encoding() && len > 0 {
             let data = self.snd.buf.slice(start, len as usize);
             self.corrective_on_new_data(now, start, &data);
         }
@@ -383,7 +383,7 @@ impl Connection {
         });
         self.snd.nxt = end;
         self.snd.last_data_sent = now;
-        if !self.ext.member.is_on() && !self.timers.is_set(TimerKind::Retransmission) {
+        if !self.tx.member.is_on() && !self.timers.is_set(TimerKind::Retransmission) {
             self.timers.put(
                 TimerKind::Retransmission,
                 Some(now + self.tx.rtt.rto_backed_off()),

@@ -65,13 +65,13 @@ pub struct AckReport {
 impl Connection {
     /// The connection is a member of a TCP session.
     pub fn in_session(&self) -> bool {
-        self.ext.member.on
+        self.tx.member.on
     }
 
     /// Joins a session: from now on the session decides when this connection sends
     /// and what it retransmits. Its own loss-recovery timers stop.
     pub(crate) fn session_join(&mut self) {
-        self.ext.member.on = true;
+        self.tx.member.on = true;
         for t in [
             TimerKind::Retransmission,
             TimerKind::LossProbe,
@@ -88,7 +88,7 @@ impl Connection {
 
     /// Leaves the session (the connection closed).
     pub(crate) fn session_leave(&mut self) {
-        self.ext.member = Member::default();
+        self.tx.member = Member::default();
     }
 
     /// The session marked one of this member's segments lost and it is not resent yet.
@@ -131,25 +131,25 @@ impl Connection {
 
     /// The session grants one segment; `mark` sets the fast start bit on it.
     pub(crate) fn session_grant(&mut self, mark: bool) {
-        self.ext.member.grant = true;
-        self.ext.member.mark = mark;
+        self.tx.member.grant = true;
+        self.tx.member.mark = mark;
     }
 
     /// The grant is withdrawn (nothing was sent on it).
     pub(crate) fn session_revoke(&mut self) {
-        self.ext.member.grant = false;
-        self.ext.member.mark = false;
+        self.tx.member.grant = false;
+        self.tx.member.mark = false;
     }
 
     /// A member may send a segment that takes sequence space.
     #[inline]
     pub(crate) fn session_may_send(&self) -> bool {
-        self.ext.member.grant
+        self.tx.member.grant
     }
 
     /// Takes what the last ACK said.
     pub(crate) fn take_ack_report(&mut self) -> Option<AckReport> {
-        self.ext.member.report.take()
+        self.tx.member.report.take()
     }
 
     /// `[start, end)` has been delivered: cumulatively acknowledged, or SACKed.
@@ -177,8 +177,8 @@ impl Connection {
         }
         self.tx.sb.mark_all_lost(true);
         self.counters.timeouts += 1;
-        self.ext.member.timeout_high = Some(self.snd.nxt);
-        self.ext.member.timeout_first = true;
+        self.tx.member.timeout_high = Some(self.snd.nxt);
+        self.tx.member.timeout_first = true;
     }
 
     /// The session's timer fired too often in a row (Linux `tcp_retries2`): the
@@ -197,9 +197,9 @@ impl Connection {
 
     /// The kind of a member's retransmission of `[start, ..)`.
     pub(crate) fn session_retrans_kind(&mut self, start: u64) -> RetransKind {
-        match self.ext.member.timeout_high {
-            Some(h) if start < h && self.ext.member.timeout_first => {
-                self.ext.member.timeout_first = false;
+        match self.tx.member.timeout_high {
+            Some(h) if start < h && self.tx.member.timeout_first => {
+                self.tx.member.timeout_first = false;
                 RetransKind::Timeout
             }
             Some(h) if start < h => {
@@ -217,13 +217,13 @@ impl Connection {
     /// retransmission phase once everything sent before it is acknowledged.
     pub(crate) fn session_on_ack(&mut self, report: AckReport) {
         if self
-            .ext
+            .tx
             .member
             .timeout_high
             .is_some_and(|h| self.snd.una >= h)
         {
-            self.ext.member.timeout_high = None;
+            self.tx.member.timeout_high = None;
         }
-        self.ext.member.report = Some(report);
+        self.tx.member.report = Some(report);
     }
 }

@@ -92,7 +92,7 @@ impl Proactive {
 impl Connection {
     /// Queues the copy of `seg`, which just went out, if Proactive copies it.
     #[inline(never)]
-    pub(super) fn proactive_on_sent(&mut self, seg: &Segment) {
+    pub(crate) fn proactive_on_sent(&mut self, seg: &Segment) {
         if !self.ext.proactive.on || seg.flags.contains(Flags::COPY) || seg.flags.rst() {
             return;
         }
@@ -115,7 +115,7 @@ impl Connection {
     /// The next copy to send, if one is due: while a send's copies leave, or, with
     /// `flush`, because nothing else goes out now (the send ended short of `tso`).
     #[inline]
-    pub(super) fn proactive_copy(&mut self, flush: bool) -> Option<Segment> {
+    pub(crate) fn proactive_copy(&mut self, flush: bool) -> Option<Segment> {
         if self
             .ext
             .proactive

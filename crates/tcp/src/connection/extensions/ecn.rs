@@ -120,29 +120,29 @@ impl Ecn {
 
 impl Connection {
     /// Whether `syn` (a SYN or a SYN-ACK) sets ECN up with us (§6.1.1).
-    pub(super) fn ecn_negotiate(&mut self, syn: &Segment) {
+    pub(crate) fn ecn_negotiate(&mut self, syn: &Segment) {
         self.ext.ecn.negotiate(self.cfg.ecn, syn);
     }
 
     /// The ECN flags of our SYN or SYN-ACK (§6.1.1).
-    pub(super) fn ecn_syn_flags(&self, synack: bool) -> Flags {
+    pub(crate) fn ecn_syn_flags(&self, synack: bool) -> Flags {
         self.ext.ecn.syn_flags(synack, self.cfg.ecn)
     }
 
     /// ECE on a segment we send while the peer owes us a CWR (§6.1.3).
     #[inline]
-    pub(super) fn ecn_echo(&self, s: &mut Segment) {
+    pub(crate) fn ecn_echo(&self, s: &mut Segment) {
         self.ext.ecn.echo(s);
     }
 
     /// A new data segment: ECT(0), and CWR if a reduction is to be announced.
     #[inline]
-    pub(super) fn ecn_new_data(&mut self, s: &mut Segment) {
+    pub(crate) fn ecn_new_data(&mut self, s: &mut Segment) {
         self.ext.ecn.new_data(s, &mut self.counters);
     }
 
     /// The receiver's side of a data segment (§6.1.3).
-    pub(super) fn ecn_on_data(&mut self, seg: &Segment) {
+    pub(crate) fn ecn_on_data(&mut self, seg: &Segment) {
         if self.ext.ecn.on_data(seg, &mut self.counters) {
             self.rx.request_ack();
         }
@@ -150,7 +150,7 @@ impl Connection {
 
     /// A reduction of any kind begins: announce it with CWR.
     #[inline]
-    pub(super) fn ecn_queue_cwr(&mut self) {
+    pub(crate) fn ecn_queue_cwr(&mut self) {
         self.ext.ecn.queue_cwr();
     }
 }
