@@ -321,88 +321,19 @@ impl Connection {
 
         // E. Exits from a state once the recovery point is acknowledged.
         if self.tx.ca.state() != CaState::Open && self.snd.una >= self.tx.ca.high_seq() {
-            match self.tx.ca.state() {
-                // Linux: "CWR is to be held something *above* high_seq is ACKed for
-                // CWR bit to reach receiver" — an ACK of exactly high_seq may still
-                // echo the ECE that caused this reduction.
-                CaState::Cwr if self.snd.una == self.tx.ca.high_seq() => {}
-                CaState::Cwr => {
-                    self.end_reduction();
-                    self.set_ca(now, CaState::Open);
-                }
-                CaState::Disorder => {
-                    self.try_undo_dsack(now);
-                    self.set_ca(now, CaState::Open);
-                }
-                CaState::Recovery => {
-                    if !self.opts.sack {
-                        self.tx.sb.reset_reno_dupacks();
-                    }
-                    if !self.try_undo_recovery(now) {
-                        self.end_reduction();
-                    }
-                    self.set_ca(now, CaState::Open);
-                }
-                CaState::Loss => {
-                    self.tx.frto = Frto::Off;
-                    self.try_undo_recovery(now);
-                    self.set_ca(now, CaState::Open);
-                }
-                CaState::Open => {}
-            }
-            if self.retrans_out_none() {
-                self.tx.undo.clear_stamp();
-            }
+            self.exit_at_recovery_point(now);
         }
 
         // F. Process the state.
         match self.tx.ca.state() {
-            CaState::Recovery => {
-                if una_advanced && self.fast_start_partial_ack(now) {
-                    return;
-                }
-                if una_advanced {
-                    match self.try_undo_partial(now) {
-                        PartialUndo::No => {}
-                        PartialUndo::Hold => {
-                            self.reduction_on_ack(delivered, una_advanced, false);
-                            return;
-                        }
-                        PartialUndo::Opened => {
-                            // Out of Recovery (Linux 3.16+): losses are looked for
-                            // afresh and may start a new recovery, as in Open.
-                            self.open_ack(now, una_advanced, delivered, prior_in_flight);
-                            return;
-                        }
-                    }
-                }
-                let mut newly_lost = false;
-                if self.rack_on() {
-                    // Linux 4.10+: `tcp_identify_packet_loss` → `tcp_rack_mark_lost`.
-                    let before = self.tx.sb.lost_out();
-                    self.rack_mark_lost(now);
-                    self.reduction_on_ack(delivered, una_advanced, self.tx.sb.lost_out() > before);
-                    return;
-                }
-                // Linux `tcp_fastretrans_alert` in Recovery: mark on duplicate ACKs and
-                // new SACKs; on a partial ACK when FACK shows a hole beyond the
-                // reordering window (or without SACK); and, with FACK, when the head
-                // has been outstanding longer than the RTO (`tcp_head_timedout`).
-                let rto = self.tx.rtt.rto_backed_off();
-                let head_timed_out = self.tx.loss.fack() && self.tx.sb.head_timed_out(now, rto);
-                let do_lost = is_dupack
-                    || newly_sacked > 0
-                    || (una_advanced
-                        && (!self.opts.sack
-                            || self.tx.sb.fackets_out() > self.tx.loss.reordering()));
-                if do_lost || head_timed_out {
-                    newly_lost = self.update_scoreboard(false) > 0;
-                }
-                if head_timed_out {
-                    newly_lost |= self.tx.sb.mark_timed_out(now, rto) > 0;
-                }
-                self.reduction_on_ack(delivered, una_advanced, newly_lost);
-            }
+            CaState::Recovery => self.recovery_ack(
+                now,
+                una_advanced,
+                is_dupack,
+                newly_sacked,
+                delivered,
+                prior_in_flight,
+            ),
             CaState::Loss => {
                 if self.tx.frto != Frto::Off {
                     self.frto_ack(now, una_advanced, is_dupack);
@@ -415,6 +346,100 @@ impl Connection {
             }
             _ => self.open_ack(now, una_advanced, delivered, prior_in_flight),
         }
+    }
+
+    /// Linux `tcp_fastretrans_alert` step E: the recovery point is acknowledged,
+    /// and the state ends (CWR only above it; undo where the evidence allows).
+    fn exit_at_recovery_point(&mut self, now: Instant) {
+        match self.tx.ca.state() {
+            // Linux: "CWR is to be held something *above* high_seq is ACKed for
+            // CWR bit to reach receiver" — an ACK of exactly high_seq may still
+            // echo the ECE that caused this reduction.
+            CaState::Cwr if self.snd.una == self.tx.ca.high_seq() => {}
+            CaState::Cwr => {
+                self.end_reduction();
+                self.set_ca(now, CaState::Open);
+            }
+            CaState::Disorder => {
+                self.try_undo_dsack(now);
+                self.set_ca(now, CaState::Open);
+            }
+            CaState::Recovery => {
+                if !self.opts.sack {
+                    self.tx.sb.reset_reno_dupacks();
+                }
+                if !self.try_undo_recovery(now) {
+                    self.end_reduction();
+                }
+                self.set_ca(now, CaState::Open);
+            }
+            CaState::Loss => {
+                self.tx.frto = Frto::Off;
+                self.try_undo_recovery(now);
+                self.set_ca(now, CaState::Open);
+            }
+            CaState::Open => {}
+        }
+        if self.retrans_out_none() {
+            self.tx.undo.clear_stamp();
+        }
+    }
+
+    /// An ACK in Recovery (Linux `tcp_fastretrans_alert` step F): a partial ACK's
+    /// fast-start abort or undo, then loss marking and the reduction's step.
+    #[allow(clippy::too_many_arguments)]
+    fn recovery_ack(
+        &mut self,
+        now: Instant,
+        una_advanced: bool,
+        is_dupack: bool,
+        newly_sacked: u32,
+        delivered: u32,
+        prior_in_flight: u32,
+    ) {
+        if una_advanced && self.fast_start_partial_ack(now) {
+            return;
+        }
+        if una_advanced {
+            match self.try_undo_partial(now) {
+                PartialUndo::No => {}
+                PartialUndo::Hold => {
+                    self.reduction_on_ack(delivered, una_advanced, false);
+                    return;
+                }
+                PartialUndo::Opened => {
+                    // Out of Recovery (Linux 3.16+): losses are looked for
+                    // afresh and may start a new recovery, as in Open.
+                    self.open_ack(now, una_advanced, delivered, prior_in_flight);
+                    return;
+                }
+            }
+        }
+        let mut newly_lost = false;
+        if self.rack_on() {
+            // Linux 4.10+: `tcp_identify_packet_loss` → `tcp_rack_mark_lost`.
+            let before = self.tx.sb.lost_out();
+            self.rack_mark_lost(now);
+            self.reduction_on_ack(delivered, una_advanced, self.tx.sb.lost_out() > before);
+            return;
+        }
+        // Linux `tcp_fastretrans_alert` in Recovery: mark on duplicate ACKs and
+        // new SACKs; on a partial ACK when FACK shows a hole beyond the
+        // reordering window (or without SACK); and, with FACK, when the head
+        // has been outstanding longer than the RTO (`tcp_head_timedout`).
+        let rto = self.tx.rtt.rto_backed_off();
+        let head_timed_out = self.tx.loss.fack() && self.tx.sb.head_timed_out(now, rto);
+        let do_lost = is_dupack
+            || newly_sacked > 0
+            || (una_advanced
+                && (!self.opts.sack || self.tx.sb.fackets_out() > self.tx.loss.reordering()));
+        if do_lost || head_timed_out {
+            newly_lost = self.update_scoreboard(false) > 0;
+        }
+        if head_timed_out {
+            newly_lost |= self.tx.sb.mark_timed_out(now, rto) > 0;
+        }
+        self.reduction_on_ack(delivered, una_advanced, newly_lost);
     }
 
     /// An ACK in Open, Disorder or CWR (the rest of Linux `tcp_fastretrans_alert`):
