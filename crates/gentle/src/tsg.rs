@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use gentle_sim::{Observer, PacketEvent, PacketView};
-use gentle_tcp::{CaState, Event, Instant};
+use gentle_tcp::{Event, Instant};
 
 use crate::scenario::Scenario;
 
@@ -172,8 +172,8 @@ impl Observer for FlowRecorder {
                 node: nodes[node as usize].clone(),
                 what: Seen::Ca {
                     conn,
-                    from: ca_name(from),
-                    to: ca_name(to),
+                    from: from.name().to_string(),
+                    to: to.name().to_string(),
                     cwnd: cwnd as u64,
                     ssthresh: ssthresh as u64,
                     pipe: pipe as u64,
@@ -185,18 +185,6 @@ impl Observer for FlowRecorder {
     fn wants_engine_events(&self) -> bool {
         true
     }
-}
-
-/// A congestion state's name as traces print it.
-fn ca_name(s: CaState) -> String {
-    match s {
-        CaState::Open => "open",
-        CaState::Disorder => "disorder",
-        CaState::Cwr => "cwr",
-        CaState::Recovery => "recovery",
-        CaState::Loss => "loss",
-    }
-    .to_string()
 }
 
 fn flow_of(scenario: String, variant: String, ls: &[SeenAt]) -> Flow {

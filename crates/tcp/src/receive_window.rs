@@ -30,11 +30,11 @@
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReceiveWindow {
     /// Bytes offered by the last segment sent, from `rcv_wup` (Linux `rcv_wnd`).
-    pub offered: u64,
+    offered: u64,
     /// Our window-scale shift (RFC 7323 §2.2).
-    pub shift: u8,
+    shift: u8,
     /// The growing cap on the offer (Linux `rcv_ssthresh`).
-    pub ssthresh: u64,
+    ssthresh: u64,
 }
 
 impl ReceiveWindow {
@@ -44,6 +44,25 @@ impl ReceiveWindow {
             shift,
             ssthresh: 0,
         }
+    }
+
+    /// Bytes offered by the last segment sent, from `rcv_wup`.
+    pub fn offered(&self) -> u64 {
+        self.offered
+    }
+    /// Our window-scale shift.
+    pub fn shift(&self) -> u8 {
+        self.shift
+    }
+    /// The peer does not scale windows: neither do we (RFC 7323 §2.2).
+    pub fn no_scaling(&mut self) {
+        self.shift = 0;
+    }
+    /// Our SYN or SYN-ACK offered `window` (unscaled, RFC 7323 §2.2): the offer
+    /// and its cap start there.
+    pub fn on_syn_sent(&mut self, window: u16) {
+        self.offered = window as u64;
+        self.ssthresh = window as u64;
     }
 
     /// Linux `tcp_grow_window` for a segment of `len` bytes: two of our segments

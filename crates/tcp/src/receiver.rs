@@ -20,7 +20,7 @@ const MAX_REPORTED: usize = 4;
 #[derive(Clone, Debug, Default)]
 /// The receive side of a connection: reassembly, SACK and DSACK reporting, and
 /// what is due to be acknowledged (RFC 9293 §3.10.7.4, RFC 2018, RFC 2883).
-pub struct Receiver {
+pub struct Reassembly {
     /// The peer's initial sequence number: every offset here counts from it.
     pub irs: u32,
     /// Next expected sequence offset (relative to the peer's ISN).
@@ -72,10 +72,10 @@ pub struct Arrival {
     pub filled_hole: bool,
 }
 
-impl Receiver {
+impl Reassembly {
     /// An empty receiver expecting `rcv_nxt` next.
     pub fn new(rcv_nxt: u64) -> Self {
-        Receiver {
+        Reassembly {
             rcv_nxt,
             rcv_wup: rcv_nxt,
             ..Default::default()

@@ -30,10 +30,10 @@ pub struct RttEstimator {
     min_rtt: u64,
     /// Doublings of the RTO since the last valid sample or progress (RFC 6298 §5.5;
     /// Linux `icsk_backoff`).
-    pub backoff: u32,
+    backoff: u32,
     /// Consecutive timeouts without progress, toward the abort threshold (RFC 9293
     /// §3.8.3 R2; Linux `icsk_retransmits`).
-    pub retransmits: u32,
+    retransmits: u32,
 }
 
 impl RttEstimator {
@@ -96,6 +96,31 @@ impl RttEstimator {
     }
 
     /// Current RTO, before back-off.
+    /// Doublings of the RTO now.
+    pub fn backoff(&self) -> u32 {
+        self.backoff
+    }
+    /// Progress or a valid sample: the RTO is no longer backed off.
+    pub fn clear_backoff(&mut self) {
+        self.backoff = 0;
+    }
+    /// A timeout (or a window probe) doubles the RTO once more.
+    pub fn add_backoff(&mut self) {
+        self.backoff += 1;
+    }
+    /// Consecutive timeouts without progress.
+    pub fn retransmits(&self) -> u32 {
+        self.retransmits
+    }
+    /// Progress: the count toward the abort starts again.
+    pub fn clear_retransmits(&mut self) {
+        self.retransmits = 0;
+    }
+    /// One more timeout without progress.
+    pub fn add_retransmit(&mut self) {
+        self.retransmits += 1;
+    }
+
     pub fn rto(&self) -> Duration {
         Duration::from_nanos(self.rto)
     }

@@ -66,17 +66,31 @@ pub struct Sacked {
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
     q: VecDeque<TxSeg>,
-    pub sacked_out: u32,
-    pub lost_out: u32,
-    pub retrans_out: u32,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
     /// Duplicate ACKs counted as "SACKed" segments when SACK is off (Linux's
     /// `tcp_add_reno_sack`); included in `sacked_out`.
-    pub reno_dupacks: u32,
+    reno: RenoDupacks,
     /// End of the highest SACKed segment (Linux `tcp_highest_sack_seq`), or 0.
-    pub highest_sack_end: u64,
+    highest_sack_end: u64,
 }
 
 impl Scoreboard {
+    /// Segments SACKed above snd.una (Linux `sacked_out`), duplicate ACKs counted
+    /// in without SACK.
+    pub fn sacked_out(&self) -> u32 {
+        self.sacked_out
+    }
+    /// Segments marked lost (Linux `lost_out`).
+    pub fn lost_out(&self) -> u32 {
+        self.lost_out
+    }
+    /// Retransmissions in flight (Linux `retrans_out`).
+    pub fn retrans_out(&self) -> u32 {
+        self.retrans_out
+    }
+
     pub fn with_capacity(n: usize) -> Self {
         Scoreboard {
             q: VecDeque::with_capacity(n),
@@ -163,7 +177,7 @@ impl Scoreboard {
         if self.q.is_empty() {
             self.highest_sack_end = 0;
             self.sacked_out = 0;
-            self.reno_dupacks = 0;
+            self.reno = RenoDupacks::default();
         } else if self.highest_sack_end <= ack {
             self.highest_sack_end = 0;
         }
@@ -426,21 +440,49 @@ impl Scoreboard {
     /// Non-SACK duplicate ACK accounting (Linux `tcp_add_reno_sack`): each dupack
     /// counts as one segment that left the network, at most packets_out − 1.
     pub fn add_reno_dupack(&mut self) {
-        if self.reno_dupacks + 1 < self.packets_out() {
-            self.reno_dupacks += 1;
+        if self.reno.add(self.packets_out()) {
             self.sacked_out += 1;
         }
     }
     /// A cumulative ACK in non-SACK mode consumes counted dupacks
     /// (Linux `tcp_remove_reno_sacks`).
     pub fn remove_reno_dupacks(&mut self, acked: u32) {
-        let n = acked.saturating_sub(1).min(self.reno_dupacks);
-        self.reno_dupacks -= n;
-        self.sacked_out -= n;
+        self.sacked_out -= self.reno.spend(acked.saturating_sub(1));
     }
     pub fn reset_reno_dupacks(&mut self) {
-        self.sacked_out -= self.reno_dupacks;
-        self.reno_dupacks = 0;
+        self.sacked_out -= self.reno.take();
+    }
+}
+
+/// Duplicate ACKs standing for segments that left the network, without SACK (RFC
+/// 5681 §3.2 counts them; Linux `tcp_add_reno_sack` and `tcp_remove_reno_sacks`):
+/// a connection's scoreboard keeps one, and a TCP session one per member.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RenoDupacks(u32);
+
+impl RenoDupacks {
+    /// Standing duplicates.
+    pub fn get(self) -> u32 {
+        self.0
+    }
+    /// One more duplicate ACK with `out` segments outstanding: it counts unless
+    /// every segment but the first already does. Returns whether it counted.
+    pub fn add(&mut self, out: u32) -> bool {
+        let counts = self.0 + 1 < out;
+        if counts {
+            self.0 += 1;
+        }
+        counts
+    }
+    /// Spends up to `n` standing duplicates; returns how many.
+    pub fn spend(&mut self, n: u32) -> u32 {
+        let k = n.min(self.0);
+        self.0 -= k;
+        k
+    }
+    /// Forgets them all; returns how many there were.
+    pub fn take(&mut self) -> u32 {
+        std::mem::take(&mut self.0)
     }
 }
 

@@ -33,8 +33,7 @@ pub enum State {
 
 /// Linux's congestion-avoidance states (`enum tcp_ca_state`), which the papers use
 /// to classify retransmissions and timeouts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CaState {
     /// No loss indication.
     Open,
@@ -48,15 +47,40 @@ pub enum CaState {
     Loss,
 }
 
+impl CaState {
+    /// Every state, in the order of Linux's values (`TCP_CA_Open` = 0 …
+    /// `TCP_CA_Loss` = 4), which `as u8` gives.
+    pub const ALL: [CaState; 5] = [
+        CaState::Open,
+        CaState::Disorder,
+        CaState::Cwr,
+        CaState::Recovery,
+        CaState::Loss,
+    ];
+
+    /// The state's name as traces print it (the kernel's, lower case).
+    pub const fn name(self) -> &'static str {
+        match self {
+            CaState::Open => "open",
+            CaState::Disorder => "disorder",
+            CaState::Cwr => "cwr",
+            CaState::Recovery => "recovery",
+            CaState::Loss => "loss",
+        }
+    }
+}
+
+/// The timers of a connection: the one list from which the timer table
+/// (the connection's `TimerTable`) takes its size and keys, and the trace the
+/// names of the timers that fired.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-/// Which timer fired.
 pub enum TimerKind {
-    /// The retransmission timer (RFC 6298).
+    /// The retransmission timer (RFC 6298), also SYN retransmission.
     Retransmission,
     /// The receiver's delayed ACK.
     DelayedAck,
-    /// TIME-WAIT ended.
+    /// TIME-WAIT's 2·MSL ended.
     TimeWait,
     /// The persist timer (zero-window probes).
     Persist,
@@ -66,9 +90,38 @@ pub enum TimerKind {
     LossProbe,
     /// RACK's reorder timer (RFC 8985 §6.3).
     ReorderTimeout,
+    /// Fast start's pacing: the next burst of the first round trip
+    /// (`fast-start-and-sessions.txt` §3.4.3); never traced.
+    Pace,
     /// Fast start's reset timer (`fast-start-and-sessions.txt` §3.4.4).
     FastStartReset,
 }
+
+impl TimerKind {
+    /// Every timer, in the order of their values.
+    pub const ALL: [TimerKind; 9] = [
+        TimerKind::Retransmission,
+        TimerKind::DelayedAck,
+        TimerKind::TimeWait,
+        TimerKind::Persist,
+        TimerKind::EarlyRetransmit,
+        TimerKind::LossProbe,
+        TimerKind::ReorderTimeout,
+        TimerKind::Pace,
+        TimerKind::FastStartReset,
+    ];
+    /// How many timers there are.
+    pub const COUNT: usize = Self::ALL.len();
+}
+
+const _: () = {
+    // ALL lists each timer once, at its own value.
+    let mut i = 0;
+    while i < TimerKind::COUNT {
+        assert!(TimerKind::ALL[i] as usize == i);
+        i += 1;
+    }
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -191,4 +244,12 @@ pub struct Traced {
     #[serde(flatten)]
     /// What happened.
     pub event: Event,
+}
+
+/// Traces name a congestion state by [`CaState::name`].
+impl Serialize for CaState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // What `#[derive(Serialize)]` does for a unit variant.
+        s.serialize_unit_variant("CaState", *self as u32, self.name())
+    }
 }

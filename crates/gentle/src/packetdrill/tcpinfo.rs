@@ -4,25 +4,18 @@
 //! arithmetic, `and`/`or`/`not`); any other Python, or a field the engine lacks,
 //! makes the script SKIPPED.
 
-use gentle_tcp::{CaState, Connection, State};
+use gentle_tcp::{Connection, State};
 
 use super::run::{Runner, Step};
 
 /// `struct tcp_info` fields the engine can fill (`include/uapi/linux/tcp.h`).
 fn field(c: &Connection, name: &str) -> Option<i128> {
-    let ca = |s| match s {
-        CaState::Open => 0,
-        CaState::Disorder => 1,
-        CaState::Cwr => 2,
-        CaState::Recovery => 3,
-        CaState::Loss => 4,
-    };
     let us = |d: std::time::Duration| d.as_micros() as i128;
     Some(match name {
         "tcpi_snd_cwnd" => c.cwnd() as i128,
         // TCP_INFINITE_SSTHRESH before the first reduction.
         "tcpi_snd_ssthresh" => (c.ssthresh() as i128).min(0x7fff_ffff),
-        "tcpi_ca_state" => ca(c.ca_state()),
+        "tcpi_ca_state" => c.ca_state() as i128,
         "tcpi_unacked" => c.packets_out() as i128,
         "tcpi_sacked" => c.sacked_out() as i128,
         "tcpi_lost" => c.lost_out() as i128,

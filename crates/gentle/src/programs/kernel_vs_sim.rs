@@ -170,16 +170,6 @@ fn kind_name(k: RetransKind) -> &'static str {
     }
 }
 
-fn ca_name(s: CaState) -> &'static str {
-    match s {
-        CaState::Open => "open",
-        CaState::Disorder => "disorder",
-        CaState::Cwr => "cwr",
-        CaState::Recovery => "recovery",
-        CaState::Loss => "loss",
-    }
-}
-
 /// The segment number of sequence offset `seq` (the SYN is 0, segments of `mss`).
 fn segment_of(seq: u64, mss: u64) -> u64 {
     (seq.saturating_sub(1)) / mss + 1
@@ -225,7 +215,7 @@ fn simulate(scn: &Scenario, v: &Variant, trial: u64) -> Side {
                 at_ms: (t.saturating_sub(t0)) as f64 / 1e6,
             })
             .collect(),
-        ca_state: ca_name(ca).into(),
+        ca_state: ca.name().into(),
         cwnd,
         server_ms: r
             .exchanges

@@ -2,66 +2,47 @@
 //! baseline. Read RFC 9293 §3.10 (event processing), RFC 6675 (SACK recovery) and
 //! `prr-imc11.txt` §3.2 (Linux recovery) first; each submodule names its sources.
 //!
-//! - [`input`]: segment arrival (handshake, acceptability, data, FIN, RST).
-//! - [`ack`]: the sender's ACK processing and Linux's congestion-state machine.
-//! - [`ack_policy`]: when the receiver acknowledges (quick ACKs, delayed ACKs).
-//! - [`output`]: what to send next.
-//! - [`timers`]: retransmission timeout, F-RTO, delayed ACK, TIME-WAIT.
-//! - [`persist`]: silly-window avoidance and zero-window probes.
-//! - [`early_retransmit`]: RFC 5827 with the delay and reordering mitigations.
-//! - [`loss_probe`]: the tail loss probe and its loss detection.
-//! - [`rack`]: RACK time-based loss detection and its reorder timer.
-//! - [`corrective`]: Corrective's negotiation, signals and fallback.
-//! - [`proactive`]: Proactive's copies and the receiver's filter.
-//! - [`ecn`]: Explicit Congestion Notification (RFC 3168).
-//! - [`fast_start`]: TCP fast start after idle periods and from cached path state.
-//! - [`session_member`]: a connection's side of a TCP session ([`crate::session`]).
+//! [`Connection`] orchestrates three parts and keeps what they share (the sequence
+//! space, the negotiated options, the timestamp clock, the control block, timers,
+//! counters and trace):
+//!
+//! - [`sender`]: the [`Sender`] — scoreboard, window and congestion state, undo,
+//!   F-RTO, loss detection, RTT, Early Retransmit, TLP, persist, fast start,
+//!   session membership — and what acts on it: ACK processing, output, the
+//!   retransmission timer, and a connection's side of a TCP session. Its fields are
+//!   private to that module.
+//! - [`receiver`]: the [`Receiver`] — reassembly, the receive window and the ACK
+//!   policy — with segment arrival (handshake, acceptability, data, FIN, RST) and
+//!   when to acknowledge (quick ACKs, delayed ACKs). Its fields are private to that
+//!   module.
+//! - [`extensions`]: the [`Extensions`] — Corrective (negotiation, signals,
+//!   fallback), Proactive (copies and the receiver's filter) and ECN (RFC 3168) —
+//!   each with its fields private, and the container's private to that module.
+//! - [`timers`]: every timer's expiry, handed to its owner; [`syn_loss`]: the window
+//!   after a lost SYN.
 
-mod ack;
-mod ack_policy;
-mod corrective;
-mod cwnd_validation;
-mod early_retransmit;
-mod ecn;
-mod fast_start;
-mod frto;
-mod input;
-mod loss_detection;
-mod loss_probe;
-mod output;
-mod persist;
-mod proactive;
-mod rack;
-mod reduction;
-mod session_member;
+mod extensions;
+mod receiver;
+mod sender;
 mod syn_loss;
 mod timer_table;
 mod timers;
-mod undo;
-
-use std::time::Duration;
 
 use bytes::Bytes;
 use rand_core::RngCore;
 
-use crate::cc::Congestion;
 use crate::config::Config;
 use crate::counters::Counters;
-use crate::receive_window::ReceiveWindow;
-use crate::receiver::Receiver;
 use crate::rtt::RttEstimator;
-use crate::scoreboard::Scoreboard;
 use crate::sendbuf::SendBuffer;
 use crate::time::Instant;
-use crate::trace::{CaState, Event, State, Traced};
+use crate::trace::{Event, State, TimerKind, Traced};
 use crate::wire::Segment;
-pub use fast_start::PathMetrics;
-use frto::Frto;
-use loss_detection::{Detection, LossDetection};
-use reduction::CaMachine;
-pub use session_member::AckReport;
+pub(crate) use extensions::Extensions;
+pub(crate) use receiver::Receiver;
+pub use sender::PathMetrics;
+pub(crate) use sender::{Fallback, Sender, decayed_cwnd, fast_start_cwnd, restart_window};
 use timer_table::TimerTable;
-use undo::Undo;
 
 /// Why a connection ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,54 +84,20 @@ pub enum CloseReason {
 pub struct Connection {
     pub(crate) cfg: Config,
     pub(crate) state: State,
-    /// Our port and the peer's.
-    pub(crate) ports: (u16, u16),
     /// Sequence space, queue and window of the sending side.
     pub(crate) snd: SendState,
     /// What the handshake negotiated.
     pub(crate) opts: Negotiated,
     /// The RFC 7323 timestamp clock and echo.
     pub(crate) ts: TsClock,
-    /// Handshake, reset and close bookkeeping.
+    /// Ports, handshake, reset and close bookkeeping.
     pub(crate) ctl: Control,
-    /// The retransmission queue.
-    pub(crate) sb: Scoreboard,
-    /// The window and its congestion-control algorithm.
-    pub(crate) cong: Congestion,
-    /// Linux's congestion-state machine and the cwnd-reduction episode.
-    pub(crate) ca: CaMachine,
-    /// What undoing the current reduction would restore.
-    pub(crate) undo: Undo,
-    /// F-RTO after a timeout.
-    pub(crate) frto: Frto,
-    /// Which segments are deemed lost, and the reordering seen.
-    pub(crate) loss: LossDetection,
-    /// RTT estimate, RTO and its back-off.
-    pub(crate) rtt: RttEstimator,
-    /// Early Retransmit.
-    pub(crate) er: early_retransmit::ErState,
-    /// The tail loss probe.
-    pub(crate) tlp: loss_probe::LossProbe,
-    /// Zero-window probing.
-    pub(crate) persist: persist::Persist,
-    /// Corrective (forward error correction).
-    pub(crate) corrective: corrective::Corrective,
-    /// Proactive (every segment twice).
-    pub(crate) proactive: proactive::Proactive,
-    /// Explicit Congestion Notification.
-    pub(crate) ecn: ecn::Ecn,
-    /// Fast start.
-    pub(crate) fast_start: fast_start::FastStart,
-    /// How much of cwnd the current window used.
-    pub(crate) cwnd_usage: cwnd_validation::CwndUsage,
-    /// Membership of a TCP session.
-    pub(crate) member: session_member::Member,
-    /// The receive side (offsets relative to IRS).
-    pub(crate) rcv: Receiver,
-    /// The advertised window and our window-scale shift.
-    pub(crate) rwnd: ReceiveWindow,
-    /// When to acknowledge (quick ACKs, the adaptive timeout).
-    pub(crate) acks: ack_policy::AckPolicy,
+    /// The sender's loss recovery and congestion state.
+    pub(crate) tx: Sender,
+    /// The receive side.
+    pub(crate) rx: Receiver,
+    /// Corrective, Proactive, ECN and session membership.
+    pub(crate) ext: Extensions,
     /// Every timer of the connection.
     pub(crate) timers: TimerTable,
     pub(crate) counters: Counters,
@@ -205,9 +152,11 @@ impl TsClock {
     }
 }
 
-/// Handshake, reset and close bookkeeping.
+/// Ports, handshake, reset and close bookkeeping.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Control {
+    /// Our port and the peer's.
+    pub ports: (u16, u16),
     pub syn_pending: bool,
     /// The copy of a redundant SYN is due next.
     pub syn_copy: bool,
@@ -239,7 +188,6 @@ impl Connection {
         };
         Connection {
             state: State::Closed,
-            ports: (local_port, remote_port),
             snd: SendState {
                 iss,
                 una: 0,
@@ -267,6 +215,7 @@ impl Connection {
                 last_ecr: None,
             },
             ctl: Control {
+                ports: (local_port, remote_port),
                 syn_pending: false,
                 syn_copy: false,
                 syn_sent_at: now,
@@ -276,25 +225,9 @@ impl Connection {
                 rst_pending: false,
                 close_reason: None,
             },
-            sb: Scoreboard::with_capacity(64),
-            cong: Congestion::new(cfg.cc, cfg.hystart, cfg.initial_window),
-            ca: CaMachine::new(cfg.recovery),
-            undo: Undo::default(),
-            frto: Frto::Off,
-            loss: LossDetection::new(&cfg),
-            rtt,
-            er: early_retransmit::ErState::default(),
-            tlp: loss_probe::LossProbe::default(),
-            persist: persist::Persist::default(),
-            corrective: corrective::Corrective::default(),
-            proactive: proactive::Proactive::new(cfg.proactive),
-            ecn: ecn::Ecn::default(),
-            fast_start: fast_start::FastStart::default(),
-            cwnd_usage: Default::default(),
-            member: session_member::Member::default(),
-            rcv: Receiver::new(0),
-            rwnd: ReceiveWindow::new(rcv_wscale),
-            acks: ack_policy::AckPolicy::default(),
+            tx: Sender::new(&cfg, rtt),
+            rx: Receiver::new(rcv_wscale),
+            ext: Extensions::new(&cfg),
             timers: TimerTable::default(),
             counters: Counters::default(),
             events: std::collections::VecDeque::new(),
@@ -325,8 +258,7 @@ impl Connection {
         }
         let mut c = Connection::new(cfg, now, syn.dst_port, syn.src_port, rng);
         c.counters.segs_in += 1;
-        c.rcv = Receiver::new(1);
-        c.rcv.irs = syn.seq;
+        c.rx.on_syn(syn.seq);
         c.negotiate(syn);
         if let Some(ts) = syn.options.timestamps {
             c.ts.recent = ts.val;
@@ -369,10 +301,10 @@ impl Connection {
         }
         for c in [&mut *client, &mut server] {
             let cfg = &c.cfg;
-            c.rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
+            c.tx.forget_rtt(cfg);
             c.counters = Counters::default();
             c.timers.clear();
-            c.rcv.ack_now = false;
+            c.rx.cancel_ack();
         }
         server
     }
@@ -389,14 +321,14 @@ impl Connection {
             }
             _ => {
                 self.opts.snd_wscale = 0;
-                self.rwnd.shift = 0;
+                self.rx.no_scaling();
             }
         }
         let peer_mss = o.mss.unwrap_or(536) as u32; // RFC 9293 §3.7.1 default
         let mss = peer_mss.min(self.cfg.mss as u32);
         self.opts.smss = mss.saturating_sub(if self.opts.ts { 12 } else { 0 }).max(1);
         self.opts.rcv_mss = self.initial_rcv_mss();
-        self.loss.negotiated(self.opts.sack);
+        self.tx.negotiated(self.opts.sack);
         self.ecn_negotiate(syn);
         self.corrective_negotiate(syn);
     }
@@ -406,10 +338,6 @@ impl Connection {
     /// The RFC 9293 connection state.
     pub fn state(&self) -> State {
         self.state
-    }
-    /// Linux's congestion-avoidance state.
-    pub fn ca_state(&self) -> CaState {
-        self.ca.state
     }
     /// This connection's event counters.
     pub fn counters(&self) -> &Counters {
@@ -421,56 +349,15 @@ impl Connection {
     }
     /// Our port.
     pub fn local_port(&self) -> u16 {
-        self.ports.0
+        self.ctl.ports.0
     }
     /// The peer's port.
     pub fn remote_port(&self) -> u16 {
-        self.ports.1
-    }
-    /// Congestion window in segments.
-    pub fn cwnd(&self) -> u32 {
-        self.cong.w.cwnd
-    }
-    /// Slow-start threshold in segments.
-    pub fn ssthresh(&self) -> u32 {
-        self.cong.w.ssthresh
-    }
-    /// RFC 6675 pipe, in segments.
-    pub fn pipe(&self) -> u32 {
-        self.sb.pipe()
-    }
-    /// Segments sent and not yet cumulatively acknowledged (Linux `packets_out`,
-    /// `tcpi_unacked`).
-    pub fn packets_out(&self) -> u32 {
-        self.sb.packets_out()
-    }
-    /// Consecutive timeouts without progress (Linux `icsk_backoff`, `tcpi_backoff`).
-    pub fn backoff(&self) -> u32 {
-        self.rtt.backoff
-    }
-    /// Segments SACKed above `snd_una` (Linux `sacked_out`, `tcpi_sacked`).
-    pub fn sacked_out(&self) -> u32 {
-        self.sb.sacked_out
-    }
-    /// Segments marked lost (Linux `lost_out`, `tcpi_lost`).
-    pub fn lost_out(&self) -> u32 {
-        self.sb.lost_out
-    }
-    /// Retransmissions in flight (Linux `retrans_out`, `tcpi_retrans`).
-    pub fn retrans_out(&self) -> u32 {
-        self.sb.retrans_out
+        self.ctl.ports.1
     }
     /// Payload bytes per full-sized segment sent (after options).
     pub fn smss(&self) -> u32 {
         self.opts.smss
-    }
-    /// Smoothed RTT, once a sample was taken.
-    pub fn srtt(&self) -> Option<Duration> {
-        self.rtt.srtt()
-    }
-    /// The retransmission timeout now, back-off included.
-    pub fn rto(&self) -> Duration {
-        self.rtt.rto_backed_off()
     }
     /// Bytes written by the application and acknowledged by the peer.
     pub fn bytes_acked(&self) -> u64 {
@@ -479,12 +366,6 @@ impl Connection {
     /// Bytes written by the application so far.
     pub fn bytes_written(&self) -> u64 {
         self.snd.buf.end() - 1
-    }
-    /// In-order bytes received (delivered or waiting to be read).
-    pub fn bytes_received(&self) -> u64 {
-        self.rcv
-            .rcv_nxt
-            .saturating_sub(1 + self.rcv.fin_received as u64)
     }
     /// Sequence offset of the next new byte to send (relative to ISS).
     pub fn snd_nxt(&self) -> u64 {
@@ -498,10 +379,6 @@ impl Connection {
     pub fn iss(&self) -> u32 {
         self.snd.iss
     }
-    /// The peer's initial sequence number.
-    pub fn irs(&self) -> u32 {
-        self.rcv.irs
-    }
     /// SACK was negotiated.
     pub fn sack_enabled(&self) -> bool {
         self.opts.sack
@@ -510,39 +387,13 @@ impl Connection {
     pub fn timestamps_enabled(&self) -> bool {
         self.opts.ts
     }
-    /// FACK loss detection is in force (it stops once reordering is seen).
-    pub fn fack_enabled(&self) -> bool {
-        self.loss.kind == Detection::Fack
-    }
     /// ECN was negotiated (RFC 3168 §6.1.1).
     pub fn ecn_enabled(&self) -> bool {
-        self.ecn.on
+        self.ext.ecn().is_on()
     }
     /// Corrective was negotiated and is still in use.
     pub fn corrective_enabled(&self) -> bool {
-        self.corrective.on
-    }
-    /// PRR's `(prr_delivered, prr_out)` in segments while in Recovery with a PRR
-    /// algorithm.
-    pub fn prr_counts(&self) -> Option<(u64, u64)> {
-        if self.ca.state == CaState::Recovery {
-            self.ca.alg.prr_counts()
-        } else {
-            None
-        }
-    }
-    /// pipe when the current (or last) fast recovery began, before that ACK's loss
-    /// marking (where Linux's `tcp_enter_recovery` sees it).
-    pub fn recovery_start_pipe(&self) -> u32 {
-        self.ca.start_pipe
-    }
-    /// The duplicate threshold now, raised by observed reordering.
-    pub fn reordering(&self) -> u32 {
-        self.loss.reordering
-    }
-    /// RACK's reordering window now (RFC 8985 §6.2 step 4), when RACK runs.
-    pub fn rack_reo_wnd(&self) -> Option<Duration> {
-        self.rack_on().then(|| self.reo_wnd())
+        self.ext.corrective().is_on()
     }
     /// The handshake is complete and the connection not yet closed.
     pub fn is_established(&self) -> bool {
@@ -563,18 +414,6 @@ impl Connection {
     pub fn close_reason(&self) -> Option<CloseReason> {
         self.ctl.close_reason
     }
-    /// The peer's FIN has been received (end of its stream).
-    pub fn peer_closed(&self) -> bool {
-        self.rcv.fin_received
-    }
-    /// Everything written, including our FIN, has been acknowledged.
-    pub fn all_acked(&self) -> bool {
-        self.sb.is_empty() && self.snd.nxt == self.snd.una && self.snd.una >= self.snd.buf.end()
-    }
-    /// Bytes readable without blocking.
-    pub fn readable(&self) -> usize {
-        self.rcv.ready_bytes
-    }
 
     // ------------------------------------------------------------ application
 
@@ -585,13 +424,6 @@ impl Connection {
         }
         self.snd.buf.push(data);
         true
-    }
-
-    /// Takes the next chunk of in-order received bytes.
-    pub fn read(&mut self) -> Option<Bytes> {
-        let b = self.rcv.read()?;
-        self.ack_on_read(b.len());
-        Some(b)
     }
 
     /// Closes the sending direction: a FIN follows the queued data.
@@ -620,6 +452,11 @@ impl Connection {
         }
     }
 
+    /// A timer fired: traced by its name.
+    pub(crate) fn trace_timer(&mut self, now: Instant, timer: TimerKind) {
+        self.trace(now, Event::Timer { timer });
+    }
+
     pub(crate) fn set_state(&mut self, now: Instant, to: State) {
         if self.state != to {
             let from = self.state;
@@ -633,7 +470,7 @@ impl Connection {
             self.ctl.close_reason = Some(reason);
         }
         self.timers.clear();
-        self.corrective.enc = None;
+        self.ext.corrective_mut().stop_encoding();
         self.set_state(now, State::Closed);
     }
 
@@ -650,10 +487,6 @@ impl Connection {
     /// Send offset for a wire ACK number, taken as the value nearest to `snd_una`.
     pub(crate) fn ack_offset(&self, ack: u32) -> u64 {
         unwrap_near(ack.wrapping_sub(self.snd.iss), self.snd.una)
-    }
-    /// Receive offset for a wire sequence number, nearest to `rcv_nxt`.
-    pub(crate) fn rcv_offset(&self, seq: u32) -> u64 {
-        unwrap_near(seq.wrapping_sub(self.rcv.irs), self.rcv.rcv_nxt)
     }
 }
 

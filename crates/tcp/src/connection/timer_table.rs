@@ -1,54 +1,30 @@
-//! The connection's timers in one table keyed by kind, in the manner of quinn-proto's
+//! The connection's timers in one table keyed by [`TimerKind`], in the manner of quinn-proto's
 //! `timer.rs`: each mechanism sets and stops its own entry, and
 //! [`Connection::poll_timeout`](super::Connection::poll_timeout) is the earliest of
 //! them (with Corrective's send time, which is derived from its encoder).
 
 use crate::time::Instant;
-
-/// The timers of a connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Timer {
-    /// Retransmission timeout (RFC 6298), also SYN retransmission.
-    Rto,
-    /// The receiver's delayed ACK.
-    DelayedAck,
-    /// TIME-WAIT's 2·MSL.
-    TimeWait,
-    /// Zero-window probes.
-    Persist,
-    /// Delayed Early Retransmit.
-    EarlyRetransmit,
-    /// Tail loss probe.
-    LossProbe,
-    /// RACK's reorder timer.
-    Reorder,
-    /// Fast start's pacing: the next burst of the first round trip.
-    Pace,
-    /// Fast start's fine-grained reset timer.
-    FastStartReset,
-}
-
-const COUNT: usize = 9;
+use crate::trace::TimerKind;
 
 /// When each timer fires, if it is set.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct TimerTable {
-    at: [Option<Instant>; COUNT],
+    at: [Option<Instant>; TimerKind::COUNT],
 }
 
 impl TimerTable {
-    pub fn get(&self, t: Timer) -> Option<Instant> {
+    pub fn get(&self, t: TimerKind) -> Option<Instant> {
         self.at[t as usize]
     }
     /// Sets (`Some`) or stops (`None`) timer `t`.
-    pub fn put(&mut self, t: Timer, at: Option<Instant>) {
+    pub fn put(&mut self, t: TimerKind, at: Option<Instant>) {
         self.at[t as usize] = at;
     }
-    pub fn is_set(&self, t: Timer) -> bool {
+    pub fn is_set(&self, t: TimerKind) -> bool {
         self.at[t as usize].is_some()
     }
     /// Timer `t` is due at `now`: it is stopped and true is returned.
-    pub fn take_due(&mut self, t: Timer, now: Instant) -> bool {
+    pub fn take_due(&mut self, t: TimerKind, now: Instant) -> bool {
         if self.at[t as usize].is_some_and(|at| at <= now) {
             self.at[t as usize] = None;
             true
@@ -62,6 +38,6 @@ impl TimerTable {
     }
     /// Stops every timer.
     pub fn clear(&mut self) {
-        self.at = [None; COUNT];
+        self.at = [None; TimerKind::COUNT];
     }
 }

@@ -17,7 +17,7 @@ use bytes::Bytes;
 
 use super::MAX_BLOCKS;
 use super::encoder::xor_wrapping;
-use crate::receiver::Receiver;
+use crate::receiver::Reassembly;
 
 /// What a Corrective packet gave the receiver.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,7 +41,7 @@ pub enum Decoded {
 }
 
 /// Decodes a Corrective packet for `[start, start + len)` with `payload`.
-pub fn decode(rcv: &Receiver, start: u64, len: u64, payload: &[u8]) -> Decoded {
+pub fn decode(rcv: &Reassembly, start: u64, len: u64, payload: &[u8]) -> Decoded {
     let stride = payload.len() as u64;
     if stride == 0 || len < stride || len > MAX_BLOCKS * stride {
         return Decoded::Malformed;

@@ -72,11 +72,12 @@ pub mod transmissions;
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use crate::cc::{self, Window};
-use crate::config::Config;
-use crate::connection::Connection;
+use crate::cc::Congestion;
+use crate::config::{CcAlgorithm, Config};
+use crate::connection::{Connection, Fallback, decayed_cwnd, fast_start_cwnd, restart_window};
 use crate::counters::Counters;
 use crate::rtt::RttEstimator;
+use crate::scoreboard::RenoDupacks;
 use crate::time::Instant;
 use crate::wire::Segment;
 use scheduler::Wrr;
@@ -108,17 +109,16 @@ impl Members for Vec<Connection> {
     }
 }
 
-/// The fast start phase of a session (see the module documentation).
+/// The session's fast start (see the module documentation): its window and its
+/// fallback are a connection's ([`fast_start_cwnd`], [`Fallback`]).
 #[derive(Clone, Copy, Debug, Default)]
-struct FastStart {
+struct SessionFastStart {
     /// Members run fast start.
     on: bool,
     /// New segments still to mark in the current phase.
     marks_left: u32,
-    /// ssthresh before the phase, restored by a failed one.
-    saved_ssthresh: u32,
-    /// The window a failed phase goes back to.
-    restart_cwnd: u32,
+    /// What a failed phase goes back to.
+    fallback: Fallback,
     /// A phase is running.
     active: bool,
 }
@@ -126,7 +126,8 @@ struct FastStart {
 /// A session control block (§6.1, §7.3).
 #[derive(Debug)]
 pub struct Scb {
-    w: Window,
+    /// The session's window, grown by Reno (RFC 5681 §3.1) as a connection's is.
+    cong: Congestion,
     initial_window: u32,
     /// Timeouts in a row before the members give up (Linux `tcp_retries2`).
     max_retries: u32,
@@ -142,11 +143,11 @@ pub struct Scb {
     /// after losses are found goes out at once, as fast retransmit's does.
     force: u32,
     last_send: Option<Instant>,
-    fast_start: FastStart,
+    fast_start: SessionFastStart,
     /// Per member: `(id, segments sent, duplicate ACKs standing for segments
     /// beyond its first that left the network)` — without SACK, as RFC 5681 §3.2
     /// counts them and Linux's `tcp_add_reno_sack` does.
-    shares: Vec<(u32, u64, u32)>,
+    shares: Vec<(u32, u64, RenoDupacks)>,
     /// The sum of the members' standing duplicate ACKs: not outstanding.
     reno_out: u32,
     /// A member whose grant is still open (it sent a pure ACK first).
@@ -161,11 +162,7 @@ impl Scb {
     /// bounds and fast start switch), created at `now`.
     pub fn new(cfg: &Config) -> Self {
         Scb {
-            w: Window {
-                cwnd: cfg.initial_window.max(1),
-                ssthresh: cc::INFINITE_SSTHRESH,
-                cwnd_cnt: 0,
-            },
+            cong: Congestion::new(CcAlgorithm::Reno, false, cfg.initial_window),
             initial_window: cfg.initial_window.max(1),
             max_retries: cfg.max_retries,
             rtt: RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
@@ -176,9 +173,9 @@ impl Scb {
             rto_at: None,
             force: 0,
             last_send: None,
-            fast_start: FastStart {
+            fast_start: SessionFastStart {
                 on: cfg.fast_start,
-                ..FastStart::default()
+                ..SessionFastStart::default()
             },
             shares: Vec::new(),
             reno_out: 0,
@@ -193,11 +190,11 @@ impl Scb {
 
     /// `session_cwnd`, segments.
     pub fn cwnd(&self) -> u32 {
-        self.w.cwnd
+        self.cong.w.cwnd
     }
     /// The session's slow-start threshold, segments.
     pub fn ssthresh(&self) -> u32 {
-        self.w.ssthresh
+        self.cong.w.ssthresh
     }
     /// Segments outstanding over all members.
     pub fn outstanding(&self) -> u32 {
@@ -258,7 +255,7 @@ impl Scb {
         conn.session_join();
         self.wrr.add(id, conn.config().session_weight);
         self.shares.retain(|s| s.0 != id);
-        self.shares.push((id, 0, 0));
+        self.shares.push((id, 0, RenoDupacks::default()));
         self.counters.session_joins += 1;
     }
 
@@ -326,7 +323,7 @@ impl Scb {
             self.rtt.on_sample(now - sent, una, nxt);
         }
         if d.count > 0 {
-            self.rtt.backoff = 0;
+            self.rtt.clear_backoff();
             if self.fast_start.active && !self.tx.iter().any(|t| t.fast_start) {
                 self.fast_start.active = false; // every fast-start segment went through
             }
@@ -341,18 +338,11 @@ impl Scb {
             conn.session_cwr();
         } else if d.count > 0
             && self.recovery_point.is_none()
-            && prior_out + CWND_LIMITED_SLACK >= self.w.cwnd
+            && prior_out + CWND_LIMITED_SLACK >= self.cong.w.cwnd
         {
             // RFC 5681 §3.1 (Linux `tcp_reno_cong_avoid`): slow start below
             // ssthresh, then one segment per window of data acknowledged.
-            let mut acked = d.count;
-            if self.w.cwnd < self.w.ssthresh {
-                acked = cc::slow_start(&mut self.w, acked);
-            }
-            if acked > 0 {
-                let per = self.w.cwnd;
-                cc::additive_increase(&mut self.w, per, acked);
-            }
+            self.cong.cong_avoid(d.count, now, 0);
         }
         self.detect_losses(prior_out, members);
         if d.count > 0 || self.tx.is_empty() {
@@ -365,9 +355,8 @@ impl Scb {
     fn reno_dupack(&mut self, id: u32) {
         let entries = self.tx.count_of(id);
         if let Some(s) = self.shares.iter_mut().find(|s| s.0 == id)
-            && s.2 + 1 < entries
+            && s.2.add(entries)
         {
-            s.2 += 1;
             self.reno_out += 1;
         }
     }
@@ -376,9 +365,7 @@ impl Scb {
     /// duplicates are spent (Linux `tcp_remove_reno_sacks`).
     fn reno_acked(&mut self, id: u32, n: u32) {
         if let Some(s) = self.shares.iter_mut().find(|s| s.0 == id) {
-            let spent = s.2.min(n);
-            s.2 -= spent;
-            self.reno_out -= spent;
+            self.reno_out -= s.2.spend(n);
         }
         self.reno_clamp(id);
     }
@@ -387,20 +374,17 @@ impl Scb {
     fn reno_clamp(&mut self, id: u32) {
         let entries = self.tx.count_of(id);
         if let Some(s) = self.shares.iter_mut().find(|s| s.0 == id)
-            && s.2 > 0
-            && s.2 + 1 > entries
+            && s.2.get() > 0
+            && s.2.get() + 1 > entries
         {
-            let cut = (s.2 + 1 - entries.max(1)).min(s.2);
-            s.2 -= cut;
-            self.reno_out -= cut;
+            self.reno_out -= s.2.spend(s.2.get() + 1 - entries.max(1));
         }
     }
 
     /// Forgets member `id`'s standing duplicates.
     fn reno_reset(&mut self, id: u32) {
         if let Some(s) = self.shares.iter_mut().find(|s| s.0 == id) {
-            self.reno_out -= s.2;
-            s.2 = 0;
+            self.reno_out -= s.2.take();
         }
     }
 
@@ -441,9 +425,8 @@ impl Scb {
             self.fast_start.active = false;
             self.fast_start.marks_left = 0;
             self.counters.fast_start_resets += 1;
-            self.w.cwnd = self.fast_start.restart_cwnd;
-            self.w.ssthresh = self.fast_start.saved_ssthresh;
-            self.w.cwnd_cnt = 0;
+            let f = self.fast_start.fallback;
+            restart_window(&mut self.cong.w, f.restart_cwnd, f.saved_ssthresh);
             self.recovery_point = Some(self.tx.next_index());
         } else if reduce {
             self.reduce(flight);
@@ -453,9 +436,9 @@ impl Scb {
     /// Halves the window (RFC 5681 §3.2 (4): ssthresh = max(FlightSize / 2, 2)).
     fn reduce(&mut self, flight: u32) {
         self.counters.session_reductions += 1;
-        self.w.ssthresh = (flight.min(self.w.cwnd) / 2).max(2);
-        self.w.cwnd = self.w.ssthresh;
-        self.w.cwnd_cnt = 0;
+        self.cong.w.ssthresh = (flight.min(self.cong.w.cwnd) / 2).max(2);
+        self.cong.w.cwnd = self.cong.w.ssthresh;
+        self.cong.w.cwnd_cnt = 0;
         self.recovery_point = Some(self.tx.next_index());
     }
 
@@ -475,7 +458,7 @@ impl Scb {
         {
             return Some(out);
         }
-        if self.outstanding() >= self.w.cwnd && self.force == 0 {
+        if self.outstanding() >= self.cong.w.cwnd && self.force == 0 {
             return None;
         }
         self.scratch.clear();
@@ -494,7 +477,7 @@ impl Scb {
     /// The member to grant next: the oldest retransmission first, then round robin.
     fn next_member(&mut self, members: &mut (impl Members + ?Sized)) -> Option<u32> {
         while let Some(&id) = self.retransmit_queue.front() {
-            if !self.scratch.contains(&id) && members.conn(id).sb.next_lost().is_some() {
+            if !self.scratch.contains(&id) && members.conn(id).session_retransmission_due() {
                 return Some(id);
             }
             self.retransmit_queue.pop_front();
@@ -534,7 +517,7 @@ impl Scb {
             self.fast_start.marks_left -= 1;
         }
         self.tx.push(id, start, end, tsval, now, retrans, marked);
-        if self.outstanding() > self.w.cwnd {
+        if self.outstanding() > self.cong.w.cwnd {
             self.force = self.force.saturating_sub(1);
         }
         if let Some(s) = self.shares.iter_mut().find(|s| s.0 == id) {
@@ -565,39 +548,34 @@ impl Scb {
             return;
         }
         self.last_send = Some(now); // once per idle period
-        let restart = self.initial_window.min(self.w.cwnd);
+        let w = self.cong.w;
+        let restart = self.initial_window.min(w.cwnd);
         if self.fast_start.on && self.rtt.srtt().is_some() {
-            // §3.4.2: after slow start the last window was doubled within its last
-            // round trip, so half of it went through; after congestion avoidance,
-            // all but the last increment.
-            let cwnd = if self.w.cwnd < self.w.ssthresh {
-                self.w.cwnd / 2
-            } else {
-                self.w.cwnd - 1
-            }
-            .max(restart);
-            self.fast_start = FastStart {
+            // §3.4.2, as a connection's fast start; no less than the restart.
+            let cwnd = fast_start_cwnd(w.cwnd, w.ssthresh).max(restart);
+            self.fast_start = SessionFastStart {
                 on: true,
                 marks_left: cwnd - restart,
-                saved_ssthresh: self.w.ssthresh,
-                restart_cwnd: restart,
+                fallback: Fallback {
+                    restart_cwnd: restart,
+                    saved_ssthresh: w.ssthresh,
+                },
                 active: cwnd > restart,
             };
             if cwnd > restart {
                 self.counters.fast_start += 1;
             }
-            self.w.cwnd = cwnd;
+            restart_window(&mut self.cong.w, cwnd, w.ssthresh);
         } else {
-            self.w.ssthresh = self.w.ssthresh.max(self.w.cwnd * 3 / 4);
-            let mut cwnd = self.w.cwnd;
-            let mut left = idle;
-            while left > rto && cwnd > restart {
-                cwnd /= 2;
-                left -= rto;
-            }
-            self.w.cwnd = cwnd.max(restart);
+            // ssthresh as RFC 2861 §3 has it (3/4 of cwnd), where a connection
+            // takes Linux's `tcp_current_ssthresh` (cwnd/2 + cwnd/4).
+            let ssthresh = w.ssthresh.max(w.cwnd * 3 / 4);
+            restart_window(
+                &mut self.cong.w,
+                decayed_cwnd(w.cwnd, restart, idle, rto),
+                ssthresh,
+            );
         }
-        self.w.cwnd_cnt = 0;
     }
 
     // ----------------------------------------------------------------- timers
@@ -621,7 +599,7 @@ impl Scb {
         // A member with data outstanding that the list no longer holds (a segment
         // deemed lost whose retransmission has not gone yet) times out too.
         for id in self.wrr.ids() {
-            if !self.scratch.contains(&id) && !members.conn(id).sb.is_empty() {
+            if !self.scratch.contains(&id) && members.conn(id).session_outstanding() {
                 self.scratch.push(id);
             }
         }
@@ -629,7 +607,7 @@ impl Scb {
             self.rto_at = None;
             return;
         }
-        if self.rtt.backoff >= self.max_retries {
+        if self.rtt.backoff() >= self.max_retries {
             // Nothing has come back through max_retries timeouts: the members with
             // data outstanding give up, as a connection would.
             for &id in &self.scratch {
@@ -639,21 +617,21 @@ impl Scb {
             self.retransmit_queue.clear();
             self.reno_out = 0;
             for s in self.shares.iter_mut() {
-                s.2 = 0;
+                s.2.take();
             }
             self.rto_at = None;
             return;
         }
         self.counters.session_timeouts += 1;
-        self.w.ssthresh = (self.outstanding().min(self.w.cwnd) / 2).max(2);
-        self.w.cwnd = 1;
-        self.w.cwnd_cnt = 0;
+        self.cong.w.ssthresh = (self.outstanding().min(self.cong.w.cwnd) / 2).max(2);
+        self.cong.w.cwnd = 1;
+        self.cong.w.cwnd_cnt = 0;
         self.fast_start.active = false;
         self.fast_start.marks_left = 0;
         self.tx.clear();
         self.retransmit_queue.clear();
         for s in self.shares.iter_mut() {
-            s.2 = 0;
+            s.2.take();
         }
         self.reno_out = 0;
         for &id in &self.scratch {
@@ -663,7 +641,7 @@ impl Scb {
         self.force = 0;
         self.pending = None;
         self.recovery_point = Some(self.tx.next_index());
-        self.rtt.backoff += 1;
+        self.rtt.add_backoff();
         self.rto_at = Some(now + self.rtt.rto_backed_off());
     }
 }

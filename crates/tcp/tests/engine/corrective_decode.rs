@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use gentle_tcp::corrective::{Decoded, MAX_BLOCKS, decode};
-use gentle_tcp::receiver::Receiver;
+use gentle_tcp::receiver::Reassembly;
 use proptest::prelude::*;
 
 fn xor_fold(data: &[u8], stride: usize) -> Vec<u8> {
@@ -51,7 +51,7 @@ proptest! {
         }
         // The block starts `prefix` bytes into the stream; the prefix arrived.
         let base = 1 + prefix as u64;
-        let mut rcv = Receiver::new(1);
+        let mut rcv = Reassembly::new(1);
         rcv.keep_history(MAX_BLOCKS as usize * 200);
         if prefix > 0 {
             rcv.on_data(1, Bytes::from(vec![0xAB; prefix]), false);

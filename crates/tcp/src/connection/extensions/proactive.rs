@@ -51,7 +51,7 @@ const HISTORY: usize = 256;
 #[derive(Debug, Default)]
 pub(crate) struct Proactive {
     /// Sending copies (configured and not fallen back).
-    pub on: bool,
+    on: bool,
     st: Option<Box<State>>,
 }
 
@@ -79,6 +79,11 @@ impl Proactive {
         }
     }
 
+    /// Sending copies (configured and not fallen back).
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+
     fn st(&mut self) -> &mut State {
         self.st.get_or_insert_with(Box::default)
     }
@@ -87,8 +92,8 @@ impl Proactive {
 impl Connection {
     /// Queues the copy of `seg`, which just went out, if Proactive copies it.
     #[inline(never)]
-    pub(super) fn proactive_on_sent(&mut self, seg: &Segment) {
-        if !self.proactive.on || seg.flags.contains(Flags::COPY) || seg.flags.rst() {
+    pub(crate) fn proactive_on_sent(&mut self, seg: &Segment) {
+        if !self.ext.proactive.on || seg.flags.contains(Flags::COPY) || seg.flags.rst() {
             return;
         }
         let data = !seg.payload.is_empty() || seg.flags.fin();
@@ -97,11 +102,11 @@ impl Connection {
         }
         let mut copy = seg.clone();
         copy.flags.insert(Flags::COPY);
-        self.proactive.st().queue.push_back(copy);
+        self.ext.proactive.st().queue.push_back(copy);
         // A send of `tso` frames leaves whole before its copies; a pure ACK is its
         // own send.
         let tso = self.cfg.tso.max(1) as usize;
-        let st = self.proactive.st();
+        let st = self.ext.proactive.st();
         if !data || st.queue.len() >= tso {
             st.draining = true;
         }
@@ -110,8 +115,9 @@ impl Connection {
     /// The next copy to send, if one is due: while a send's copies leave, or, with
     /// `flush`, because nothing else goes out now (the send ended short of `tso`).
     #[inline]
-    pub(super) fn proactive_copy(&mut self, flush: bool) -> Option<Segment> {
+    pub(crate) fn proactive_copy(&mut self, flush: bool) -> Option<Segment> {
         if self
+            .ext
             .proactive
             .st
             .as_ref()
@@ -124,7 +130,7 @@ impl Connection {
 
     #[inline(never)]
     fn proactive_copy_due(&mut self, flush: bool) -> Option<Segment> {
-        let p = self.proactive.st();
+        let p = self.ext.proactive.st();
         if !(p.draining || flush) {
             return None;
         }
@@ -149,23 +155,23 @@ impl Connection {
             return self.proactive_filter_control(seg, copy);
         }
         let end = seq + len;
-        let received = end <= self.rcv.rcv_nxt || self.rcv.covers(seq, end);
+        let received = end <= self.rx.rcv_nxt() || self.rx.reassembly().covers(seq, end);
         let keep = if copy {
             !received
         } else {
             !received || !self.proactive_copy_came_first(seq, end)
         };
         if copy {
-            self.proactive.st().originals_run = 0;
+            self.ext.proactive.st().originals_run = 0;
             if keep {
                 self.counters.proactive_repairs += 1;
             }
         } else if !received {
-            let st = self.proactive.st();
+            let st = self.ext.proactive.st();
             st.originals_run += 1;
-            if st.originals_run >= FALLBACK_ORIGINALS && self.proactive.on {
-                self.proactive.on = false;
-                self.proactive.st().queue.clear();
+            if st.originals_run >= FALLBACK_ORIGINALS && self.ext.proactive.on {
+                self.ext.proactive.on = false;
+                self.ext.proactive.st().queue.clear();
                 self.counters.proactive_fallback += 1;
             }
         } else if !keep {
@@ -174,7 +180,7 @@ impl Connection {
         } else {
             // Data received twice, unmarked: copies get through (a middlebox cleared
             // their flag), or this is a retransmission. No reason to fall back.
-            self.proactive.st().originals_run = 0;
+            self.ext.proactive.st().originals_run = 0;
         }
         // Remembered as "a copy that delivered the data" only when it did.
         self.proactive_remember(seq, end, copy && keep);
@@ -183,7 +189,7 @@ impl Connection {
 
     /// A copied SYN, or a copied ACK that acknowledges nothing new, is dropped.
     fn proactive_filter_control(&mut self, seg: &Segment, copy: bool) -> bool {
-        let last = self.proactive.st().last_ack;
+        let last = self.ext.proactive.st().last_ack;
         let news = seg.flags.ack() && last.is_none_or(|a| (seg.ack.wrapping_sub(a) as i32) > 0);
         let keep = !copy || (!seg.flags.syn() && news);
         self.proactive_verdict(seg, keep)
@@ -196,7 +202,7 @@ impl Connection {
             self.counters.proactive_discarded += 1;
             self.counters.segs_dropped += 1;
         } else if seg.flags.ack() {
-            let last = &mut self.proactive.st().last_ack;
+            let last = &mut self.ext.proactive.st().last_ack;
             if last.is_none_or(|a| (seg.ack.wrapping_sub(a) as i32) > 0) {
                 *last = Some(seg.ack);
             }
@@ -207,7 +213,8 @@ impl Connection {
     /// Whether the last arrival that carried `[start, end)` was a copy that delivered
     /// it: the copy overtook (or outlived) its original, which is this packet.
     fn proactive_copy_came_first(&mut self, start: u64, end: u64) -> bool {
-        self.proactive
+        self.ext
+            .proactive
             .st()
             .history
             .iter()
@@ -217,7 +224,7 @@ impl Connection {
     }
 
     fn proactive_remember(&mut self, start: u64, end: u64, copy: bool) {
-        let h = &mut self.proactive.st().history;
+        let h = &mut self.ext.proactive.st().history;
         if h.len() == HISTORY {
             h.pop_front();
         }

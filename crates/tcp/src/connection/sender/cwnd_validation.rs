@@ -39,8 +39,8 @@ impl Connection {
         if self.cfg.cwnd_validation != CwndValidation::MaxPacketsOut {
             return;
         }
-        let packets_out = self.sb.packets_out();
-        let u = &mut self.cwnd_usage;
+        let packets_out = self.tx.sb.packets_out();
+        let u = &mut self.tx.cwnd_usage;
         if self.snd.una >= u.usage_seq
             || limited
             || (!u.is_cwnd_limited && packets_out > u.max_packets_out)
@@ -54,12 +54,13 @@ impl Connection {
     /// Whether an ACK may grow the window: `prior_in_flight` is what was in
     /// flight before it.
     pub(crate) fn is_cwnd_limited(&self, prior_in_flight: u32) -> bool {
-        let cwnd = self.cong.w.cwnd;
+        let cwnd = self.tx.cong.w.cwnd;
         match self.cfg.cwnd_validation {
             CwndValidation::InFlight => prior_in_flight + CWND_LIMITED_SLACK >= cwnd,
             CwndValidation::MaxPacketsOut => {
-                let u = &self.cwnd_usage;
-                u.is_cwnd_limited || (cwnd < self.cong.w.ssthresh && cwnd < 2 * u.max_packets_out)
+                let u = &self.tx.cwnd_usage;
+                u.is_cwnd_limited
+                    || (cwnd < self.tx.cong.w.ssthresh && cwnd < 2 * u.max_packets_out)
             }
         }
     }

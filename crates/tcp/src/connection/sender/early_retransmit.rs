@@ -16,36 +16,42 @@
 //! segments outstanding and one of them SACKed.
 
 use super::Connection;
-use super::timer_table::Timer;
 use crate::config::EarlyRetransmit;
 use crate::time::Instant;
-use crate::trace::{Event, TimerKind};
+use crate::trace::TimerKind;
 
 /// Early Retransmit's state.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ErState {
     /// Turned off for good after reordering was seen (mitigation 1).
-    pub disabled: bool,
+    disabled: bool,
+}
+
+impl ErState {
+    /// Reordering was seen: off for good (mitigation 1).
+    pub fn disable(&mut self) {
+        self.disabled = true;
+    }
 }
 
 impl Connection {
     /// RFC 5827's condition: few segments outstanding, all but one of them reported
     /// by SACK or duplicate ACKs, nothing retransmitted, and no new data can go out.
     fn early_retransmit_applies(&self) -> bool {
-        let out = self.sb.packets_out();
+        let out = self.tx.sb.packets_out();
         self.cfg.er != EarlyRetransmit::Off
-            && !self.er.disabled
-            && self.sb.retrans_out == 0
-            && self.sb.sacked_out > 0
+            && !self.tx.er.disabled
+            && self.tx.sb.retrans_out() == 0
+            && self.tx.sb.sacked_out() > 0
             && out < 4
-            && (out == self.sb.sacked_out + 1 || self.tlp_variant_applies())
+            && (out == self.tx.sb.sacked_out() + 1 || self.tlp_variant_applies())
             && !self.may_send_now()
     }
 
     /// The variant `gentle-aggression-sigcomm13.txt` footnote 5 proposes with the loss
     /// probe: three segments outstanding and one of them SACKed.
     fn tlp_variant_applies(&self) -> bool {
-        self.cfg.tlp && self.sb.packets_out() == 3 && self.sb.sacked_out == 1
+        self.cfg.tlp && self.tx.sb.packets_out() == 3 && self.tx.sb.sacked_out() == 1
     }
 
     /// Linux `tcp_may_send_now`: new data waits and cwnd and the peer's window let a
@@ -53,7 +59,7 @@ impl Connection {
     fn may_send_now(&self) -> bool {
         let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
         unsent > 0
-            && self.sb.pipe() < self.cong.w.cwnd
+            && self.tx.sb.pipe() < self.tx.cong.w.cwnd
             && self.sws_allows(self.window_room().min(self.opts.smss as u64), unsent)
     }
 
@@ -74,16 +80,20 @@ impl Connection {
                 // Linux `tcp_pause_early_retransmit`: no delay without an RTT sample,
                 // nor when the retransmission timer would fire before the delay ends
                 // ("unless ... RTO is scheduled to fire first"): retransmit now.
-                let Some(srtt) = self.rtt.srtt() else {
+                let Some(srtt) = self.tx.rtt.srtt() else {
                     self.counters.early_retrans += 1;
                     return true;
                 };
                 let at = now + self.er_delay(srtt);
-                if self.timers.get(Timer::Rto).is_some_and(|rto| rto <= at) {
+                if self
+                    .timers
+                    .get(TimerKind::Retransmission)
+                    .is_some_and(|rto| rto <= at)
+                {
                     self.counters.early_retrans += 1;
                     return true;
                 }
-                self.timers.put(Timer::EarlyRetransmit, Some(at));
+                self.timers.put(TimerKind::EarlyRetransmit, Some(at));
                 false
             }
         }
@@ -100,18 +110,14 @@ impl Connection {
 
     /// The delayed early retransmission is due (Linux `tcp_resume_early_retransmit`).
     pub(crate) fn on_er_timeout(&mut self, now: Instant) {
-        self.trace(
-            now,
-            Event::Timer {
-                timer: TimerKind::EarlyRetransmit,
-            },
-        );
-        if self.ca.state > crate::trace::CaState::Disorder || !self.early_retransmit_applies() {
+        self.trace_timer(now, TimerKind::EarlyRetransmit);
+        if self.tx.ca.state() > crate::trace::CaState::Disorder || !self.early_retransmit_applies()
+        {
             return;
         }
         self.counters.early_retrans += 1;
         self.counters.early_retrans_delayed += 1;
-        let pipe = self.sb.pipe();
+        let pipe = self.tx.sb.pipe();
         self.start_recovery(now, pipe);
     }
 }

@@ -38,21 +38,36 @@ pub(crate) const OPTION_BYTES: u32 = 8;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Corrective {
     /// Negotiated and not turned off.
-    pub on: bool,
+    on: bool,
     /// The encoder, boxed so that connections without Corrective stay small; gone
     /// once nothing more can be sent (fallback, TIME-WAIT, CLOSED).
-    pub enc: Option<Box<Encoder>>,
+    enc: Option<Box<Encoder>>,
     /// Receiver: put R_SUCC on every packet until R_ACK arrives.
-    pub r_succ: bool,
+    r_succ: bool,
     /// Receiver: report a failed recovery of everything up to this offset.
-    pub r_fail_end: Option<u64>,
+    r_fail_end: Option<u64>,
     /// Sender: put R_ACK on the next packet.
-    pub r_ack: bool,
+    r_ack: bool,
     /// Sender: snd.nxt when the last R_SUCC reduction happened; R_SUCC on ACKs at or
     /// below it belongs to that episode.
-    pub cwr_high: Option<u64>,
+    cwr_high: Option<u64>,
     /// After a fallback: the first TSval sent without the option, and snd.nxt then.
-    pub fence: Option<(u32, u64)>,
+    fence: Option<(u32, u64)>,
+}
+
+impl Corrective {
+    /// Negotiated and not turned off.
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+    /// An encoder is running (data sent now is encoded).
+    pub fn encoding(&self) -> bool {
+        self.enc.is_some()
+    }
+    /// Nothing more will be sent: the encoder goes.
+    pub fn stop_encoding(&mut self) {
+        self.enc = None;
+    }
 }
 
 impl Connection {
@@ -61,18 +76,18 @@ impl Connection {
         let offered = CorrectiveOption::of(syn);
         // Timestamps are required: the fallback uses them to tell the peer's packets
         // sent after it stopped using Corrective from stripped Corrective packets.
-        self.corrective.on = self.cfg.corrective
+        self.ext.corrective.on = self.cfg.corrective
             && self.opts.ts
             && offered
                 == Some(CorrectiveOption::Offer {
                     encoding: ENCODING_XOR,
                 });
-        if self.corrective.on {
+        if self.ext.corrective.on {
             self.opts.smss = self.opts.smss.saturating_sub(OPTION_BYTES).max(1);
             self.opts.rcv_mss = self.initial_rcv_mss();
-            self.corrective.enc = Some(Box::new(Encoder::new(self.opts.smss)));
+            self.ext.corrective.enc = Some(Box::new(Encoder::new(self.opts.smss)));
             // The last 16 MSS delivered stay available for decoding.
-            self.rcv
+            self.rx
                 .keep_history(MAX_BLOCKS as usize * self.cfg.mss as usize);
         }
     }
@@ -80,7 +95,7 @@ impl Connection {
     /// The option our SYN or SYN-ACK carries, if any.
     pub(crate) fn corrective_syn_option(&self, synack: bool) -> Option<CorrectiveOption> {
         let offer = if synack {
-            self.corrective.on
+            self.ext.corrective.on
         } else {
             self.cfg.corrective && self.cfg.timestamps
         };
@@ -101,13 +116,13 @@ impl Connection {
     fn corrective_off(&mut self, now: Instant) {
         self.ts.offset = self.ts.offset.wrapping_add(1);
         // In SYN-RECEIVED snd.nxt still reads 0, but the SYN-ACK took offset 0.
-        self.corrective.fence = Some((self.tsval(now), self.snd.nxt.max(1)));
-        self.rcv.ack_now = true;
-        self.corrective.on = false;
-        self.corrective.enc = None;
-        self.corrective.r_succ = false;
-        self.corrective.r_fail_end = None;
-        self.corrective.r_ack = false;
+        self.ext.corrective.fence = Some((self.tsval(now), self.snd.nxt.max(1)));
+        self.rx.request_ack();
+        self.ext.corrective.on = false;
+        self.ext.corrective.enc = None;
+        self.ext.corrective.r_succ = false;
+        self.ext.corrective.r_fail_end = None;
+        self.ext.corrective.r_ack = false;
         self.counters.corrective_fallback += 1;
     }
 
@@ -116,8 +131,8 @@ impl Connection {
     #[inline]
     pub(crate) fn corrective_filter(&mut self, now: Instant, seg: &Segment) -> bool {
         // Without Corrective, a segment without the experimental option needs no look.
-        if !self.corrective.on
-            && self.corrective.fence.is_none()
+        if !self.ext.corrective.on
+            && self.ext.corrective.fence.is_none()
             && seg.options.experimental.is_none()
         {
             return true;
@@ -131,14 +146,14 @@ impl Connection {
             return true;
         }
         let opt = CorrectiveOption::of(seg);
-        if !self.corrective.on {
+        if !self.ext.corrective.on {
             // After a fallback, the peer may still send Corrective packets until it
             // notices: they are never data.
             if opt.is_some_and(|o| o.has(flags::ENCODED)) {
                 self.counters.segs_dropped += 1;
                 return false;
             }
-            if let Some((ts, seq)) = self.corrective.fence
+            if let Some((ts, seq)) = self.ext.corrective.fence
                 && opt.is_none()
                 && !seg.payload.is_empty()
             {
@@ -148,7 +163,7 @@ impl Connection {
                     .is_some_and(|t| (t.ecr.wrapping_sub(ts) as i32) >= 0);
                 if !echoes && self.ack_offset(seg.ack) <= seq {
                     self.counters.segs_dropped += 1;
-                    self.rcv.ack_now = true;
+                    self.rx.request_ack();
                     return false;
                 }
             }
@@ -165,7 +180,7 @@ impl Connection {
             return false;
         }
         if opt.has(flags::R_ACK) {
-            self.corrective.r_succ = false;
+            self.ext.corrective.r_succ = false;
         }
         true
     }
@@ -183,17 +198,17 @@ impl Connection {
         let start = self.rcv_offset(seg.seq);
         // Like any segment, it must lie in the receive window (RFC 9293 §3.10.7.4);
         // below it, the history decides.
-        if start + len as u64 > self.rcv.rcv_nxt + self.cfg.recv_buffer as u64 {
+        if start + len as u64 > self.rx.rcv_nxt() + self.cfg.recv_buffer as u64 {
             self.counters.segs_dropped += 1;
             return;
         }
-        match decode(&self.rcv, start, len as u64, &seg.payload) {
+        match decode(self.rx.reassembly(), start, len as u64, &seg.payload) {
             Decoded::Complete => self.counters.corrective_unneeded += 1,
             Decoded::Recovered { seq, data } => {
                 self.counters.corrective_recovered += 1;
-                self.corrective.r_succ = true;
+                self.ext.corrective.r_succ = true;
                 let rebuilt = Segment {
-                    seq: self.rcv.irs.wrapping_add(seq as u32),
+                    seq: self.rx.irs().wrapping_add(seq as u32),
                     flags: Flags::ACK,
                     payload: data,
                     ..Segment::default()
@@ -202,8 +217,8 @@ impl Connection {
             }
             Decoded::Failed { end } => {
                 self.counters.corrective_failed += 1;
-                self.corrective.r_fail_end = Some(end);
-                self.rcv.ack_now = true;
+                self.ext.corrective.r_fail_end = Some(end);
+                self.rx.request_ack();
             }
             Decoded::Malformed => self.counters.segs_dropped += 1,
         }
@@ -220,16 +235,16 @@ impl Connection {
             && let Some(extent) = opt.length()
         {
             let hi = ack + extent as u64;
-            if self.sb.mark_range_lost(ack, hi.min(self.snd.nxt)) > 0 {
+            if self.mark_range_lost(ack, hi.min(self.snd.nxt)) > 0 {
                 self.counters.corrective_fail_recv += 1;
             }
         }
         if opt.has(flags::R_SUCC) {
-            let same_episode = self.corrective.cwr_high.is_some_and(|h| ack <= h);
+            let same_episode = self.ext.corrective.cwr_high.is_some_and(|h| ack <= h);
             if !same_episode {
-                self.corrective.cwr_high = Some(self.snd.nxt);
-                self.corrective.r_ack = true;
-                if self.ca.state < CaState::Cwr {
+                self.ext.corrective.cwr_high = Some(self.snd.nxt);
+                self.ext.corrective.r_ack = true;
+                if self.ca_state() < CaState::Cwr {
                     self.counters.corrective_cwr += 1;
                     self.enter_cwr(now);
                 }
@@ -243,17 +258,17 @@ impl Connection {
     pub(crate) fn corrective_option(&self, rst: bool) -> Experimental {
         let mut f = 0;
         let mut length = None;
-        if self.corrective.r_succ {
+        if self.ext.corrective.r_succ {
             f |= flags::R_SUCC;
         }
-        if self.corrective.r_ack && !rst {
+        if self.ext.corrective.r_ack && !rst {
             f |= flags::R_ACK;
         }
-        if let Some(end) = self.corrective.r_fail_end
-            && end > self.rcv.rcv_nxt
+        if let Some(end) = self.ext.corrective.r_fail_end
+            && end > self.rx.rcv_nxt()
         {
             f |= flags::R_FAIL;
-            length = Some(((end - self.rcv.rcv_nxt) as u32).min(MAX_LENGTH));
+            length = Some(((end - self.rx.rcv_nxt()) as u32).min(MAX_LENGTH));
         }
         CorrectiveOption::Data { flags: f, length }.to_experimental()
     }
@@ -269,9 +284,9 @@ impl Connection {
             return true;
         }
         if o.has(flags::R_ACK) {
-            self.corrective.r_ack = false;
+            self.ext.corrective.r_ack = false;
         }
-        self.corrective.r_fail_end = None;
+        self.ext.corrective.r_fail_end = None;
         false
     }
 
@@ -279,20 +294,20 @@ impl Connection {
     #[inline(never)]
     pub(crate) fn corrective_on_new_data(&mut self, now: Instant, start: u64, payload: &[u8]) {
         let delay = self.corrective_delay();
-        if let Some(enc) = self.corrective.enc.as_mut() {
+        if let Some(enc) = self.ext.corrective.enc.as_mut() {
             enc.on_new_data(now, start, payload, delay);
         }
     }
 
     /// RTT/4 (§5), from the smoothed RTT (the handshake gives the first sample).
     fn corrective_delay(&self) -> Duration {
-        self.rtt.srtt().unwrap_or(self.cfg.rto_initial) / 4
+        self.srtt().unwrap_or(self.cfg.rto_initial) / 4
     }
 
     /// When the next Corrective packet is due.
     #[inline]
     pub(crate) fn corrective_due(&self) -> Option<Instant> {
-        self.corrective.enc.as_ref().and_then(|e| e.next_due())
+        self.ext.corrective.enc.as_ref().and_then(|e| e.next_due())
     }
 
     /// The next Corrective packet, when one is due.
@@ -311,7 +326,7 @@ impl Connection {
                 start,
                 len,
                 payload,
-            } = self.corrective.enc.as_mut()?.take_due(now)?;
+            } = self.ext.corrective.enc.as_mut()?.take_due(now)?;
             if start + len <= self.snd.una {
                 continue; // everything it encodes is acknowledged already
             }

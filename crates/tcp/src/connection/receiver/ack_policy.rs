@@ -36,11 +36,10 @@
 use std::time::Duration;
 
 use super::Connection;
-use super::timer_table::Timer;
 use crate::config::ReceiverPolicy;
 use crate::receiver::Arrival;
 use crate::time::Instant;
-use crate::trace::{Event, TimerKind};
+use crate::trace::TimerKind;
 
 /// `TCP_DELACK_MAX`: the longest delayed-ACK wait when interactive or pushed.
 const DELACK_MAX: Duration = Duration::from_millis(200);
@@ -84,33 +83,33 @@ impl Connection {
     pub(crate) fn ack_on_data(&mut self, now: Instant, a: Arrival, len: u32, pushed: bool) {
         let ofo = a.out_of_order || a.duplicate;
         if a.delivered > 0 {
-            self.rcv.unacked_bytes += a.delivered as u32;
+            self.rx.rcv.unacked_bytes += a.delivered as u32;
             // The peer's segment size, which the window selection uses too.
             self.measure_rcv_mss(len, pushed);
         }
         if self.cfg.delayed_ack.is_none() {
-            self.rcv.ack_now = true;
+            self.rx.rcv.ack_now = true;
             return;
         }
         if self.cfg.receiver != ReceiverPolicy::Linux {
             let full = 2 * self.opts.smss;
-            if ofo || a.filled_hole || self.rcv.unacked_bytes >= full {
-                self.rcv.ack_now = true;
-            } else if a.delivered > 0 && !self.timers.is_set(Timer::DelayedAck) {
+            if ofo || a.filled_hole || self.rx.rcv.unacked_bytes >= full {
+                self.rx.rcv.ack_now = true;
+            } else if a.delivered > 0 && !self.timers.is_set(TimerKind::DelayedAck) {
                 self.timers
-                    .put(Timer::DelayedAck, Some(now + self.ato_min()));
+                    .put(TimerKind::DelayedAck, Some(now + self.ato_min()));
             }
             return;
         }
         if ofo && a.delivered == 0 {
             // `tcp_data_queue`: out-of-order, duplicate or out-of-window data.
             self.enter_quickack_mode();
-            self.rcv.ack_now = true;
+            self.rx.rcv.ack_now = true;
             return;
         }
         self.event_data_recv(now);
-        if a.filled_hole && !self.rcv.has_ooo() {
-            self.acks.pingpong = false;
+        if a.filled_hole && !self.rx.rcv.has_ooo() {
+            self.rx.acks.pingpong = false;
         }
         self.ack_snd_check(now);
     }
@@ -119,68 +118,68 @@ impl Connection {
     /// before, by [`Self::measure_rcv_mss`]).
     fn event_data_recv(&mut self, now: Instant) {
         let ato_min = self.ato_min();
-        match self.acks.ato {
+        match self.rx.acks.ato {
             None => {
                 self.incr_quickack();
-                self.acks.ato = Some(ato_min);
+                self.rx.acks.ato = Some(ato_min);
             }
             Some(ato) => {
-                let m = now - self.acks.lrcvtime;
-                let rto = self.rtt.rto();
+                let m = now - self.rx.acks.lrcvtime;
+                let rto = self.rto_unbacked();
                 if m <= ato_min / 2 {
-                    self.acks.ato = Some(ato / 2 + ato_min / 2);
+                    self.rx.acks.ato = Some(ato / 2 + ato_min / 2);
                 } else if m < ato {
-                    self.acks.ato = Some((ato / 2 + m).min(rto));
+                    self.rx.acks.ato = Some((ato / 2 + m).min(rto));
                 } else if m > rto {
                     self.incr_quickack();
                 }
             }
         }
-        self.acks.lrcvtime = now;
+        self.rx.acks.lrcvtime = now;
     }
 
     /// Linux `tcp_measure_rcv_mss`.
     fn measure_rcv_mss(&mut self, len: u32, psh: bool) {
-        let lss = std::mem::take(&mut self.acks.last_seg_size);
+        let lss = std::mem::take(&mut self.rx.acks.last_seg_size);
         if len >= self.opts.rcv_mss {
             self.opts.rcv_mss = len;
             return;
         }
         let opts = if self.opts.ts { 12 } else { 0 };
         if len + opts >= MSS_DEFAULT || (len + opts >= MIN_MSS && !psh) {
-            self.acks.last_seg_size = len;
+            self.rx.acks.last_seg_size = len;
             if len == lss {
                 self.opts.rcv_mss = len;
                 return;
             }
         }
-        self.acks.pushed = (self.acks.pushed + 1).min(2);
+        self.rx.acks.pushed = (self.rx.acks.pushed + 1).min(2);
     }
 
     /// Linux `tcp_incr_quickack`.
     fn incr_quickack(&mut self) {
         let mss = self.opts.rcv_mss.max(1) as u64;
-        let mut q = (self.rwnd.offered / (2 * mss)).min(u32::MAX as u64) as u32;
+        let mut q = (self.rx.rwnd.offered() / (2 * mss)).min(u32::MAX as u64) as u32;
         if q == 0 {
             q = 2;
         }
         q = q.min(self.cfg.quickack);
-        self.acks.quick = self.acks.quick.max(q);
+        self.rx.acks.quick = self.rx.acks.quick.max(q);
     }
 
     /// Linux `tcp_enter_quickack_mode`.
     fn enter_quickack_mode(&mut self) {
         self.incr_quickack();
-        self.acks.pingpong = false;
-        self.acks.ato = Some(self.ato_min());
+        self.rx.acks.pingpong = false;
+        self.rx.acks.ato = Some(self.ato_min());
     }
 
     /// Linux `__tcp_ack_snd_check` for in-order data.
     fn ack_snd_check(&mut self, now: Instant) {
-        let more_than_one = self.rcv.rcv_nxt - self.rcv.rcv_wup > self.opts.rcv_mss as u64;
-        let quick = self.acks.quick > 0 && !self.acks.pingpong;
-        if more_than_one || quick || self.rcv.has_ooo() {
-            self.rcv.ack_now = true;
+        let more_than_one = self.rx.rcv.rcv_nxt - self.rx.rcv.rcv_wup > self.opts.rcv_mss as u64;
+        let quick = self.rx.acks.quick > 0 && !self.rx.acks.pingpong;
+        if more_than_one || quick || self.rx.rcv.has_ooo() {
+            self.rx.rcv.ack_now = true;
         } else {
             self.send_delayed_ack(now);
         }
@@ -189,105 +188,104 @@ impl Connection {
     /// Linux `tcp_send_delayed_ack`.
     fn send_delayed_ack(&mut self, now: Instant) {
         let ato_min = self.ato_min();
-        let mut ato = self.acks.ato.unwrap_or(ato_min);
+        let mut ato = self.rx.acks.ato.unwrap_or(ato_min);
         if ato > ato_min {
-            let mut max_ato = if self.acks.pingpong || self.acks.pushed > 0 {
+            let mut max_ato = if self.rx.acks.pingpong || self.rx.acks.pushed > 0 {
                 DELACK_MAX
             } else {
                 DELACK_MAX_BULK
             };
-            if let Some(srtt) = self.rtt.srtt() {
+            if let Some(srtt) = self.srtt() {
                 max_ato = max_ato.min(srtt.max(ato_min));
             }
             ato = ato.min(max_ato);
         }
         let mut at = now + ato;
-        if let Some(t) = self.timers.get(Timer::DelayedAck) {
+        if let Some(t) = self.timers.get(TimerKind::DelayedAck) {
             // "If delack timer was blocked or is about to expire, send ACK now."
             if t <= now + ato / 4 {
-                self.rcv.ack_now = true;
+                self.rx.rcv.ack_now = true;
                 return;
             }
             at = at.min(t);
         }
-        self.timers.put(Timer::DelayedAck, Some(at));
+        self.timers.put(TimerKind::DelayedAck, Some(at));
     }
 
     /// An ACK-bearing segment went out (Linux `tcp_event_ack_sent`,
     /// `tcp_dec_quickack_mode`).
     pub(crate) fn ack_on_sent(&mut self) {
-        let scheduled = self.rcv.unacked_bytes > 0 || self.rcv.ack_now;
-        if scheduled && self.acks.quick > 0 {
-            self.acks.quick -= 1;
-            if self.acks.quick == 0 {
-                self.acks.ato = Some(self.ato_min()); // "leaving quickack mode we deflate ATO"
+        let scheduled = self.rx.rcv.unacked_bytes > 0 || self.rx.rcv.ack_now;
+        if scheduled && self.rx.acks.quick > 0 {
+            self.rx.acks.quick -= 1;
+            if self.rx.acks.quick == 0 {
+                self.rx.acks.ato = Some(self.ato_min()); // "leaving quickack mode we deflate ATO"
             }
         }
-        self.acks.pushed = 0;
-        self.timers.put(Timer::DelayedAck, None);
+        self.rx.acks.pushed = 0;
+        self.timers.put(TimerKind::DelayedAck, None);
     }
 
     /// A data segment went out (Linux `tcp_event_data_sent`): a reply within `ato`
     /// of the last arrival marks the connection interactive.
     pub(crate) fn ack_on_data_sent(&mut self, now: Instant) {
-        if let Some(ato) = self.acks.ato
-            && now - self.acks.lrcvtime < ato
+        if let Some(ato) = self.rx.acks.ato
+            && now - self.rx.acks.lrcvtime < ato
         {
-            self.acks.pingpong = true;
+            self.rx.acks.pingpong = true;
         }
     }
 
     /// The delayed-ACK timer fired (Linux `tcp_delack_timer_handler`).
     pub(crate) fn on_delack_timeout(&mut self, now: Instant) {
-        self.timers.put(Timer::DelayedAck, None);
-        if self.rcv.unacked_bytes == 0 && !self.rcv.ack_now {
+        self.timers.put(TimerKind::DelayedAck, None);
+        if self.rx.rcv.unacked_bytes == 0 && !self.rx.rcv.ack_now {
             return;
         }
         if self.cfg.receiver == ReceiverPolicy::Linux {
-            if self.acks.pingpong {
+            if self.rx.acks.pingpong {
                 // "Delayed ACK missed: leave pingpong mode and deflate ATO."
-                self.acks.pingpong = false;
-                self.acks.ato = Some(self.ato_min());
-            } else if let Some(ato) = self.acks.ato {
+                self.rx.acks.pingpong = false;
+                self.rx.acks.ato = Some(self.ato_min());
+            } else if let Some(ato) = self.rx.acks.ato {
                 // "Delayed ACK missed: inflate ATO."
-                self.acks.ato = Some((ato * 2).min(self.rtt.rto()));
+                self.rx.acks.ato = Some((ato * 2).min(self.rto_unbacked()));
             }
         }
-        self.rcv.ack_now = true;
+        self.rx.rcv.ack_now = true;
         self.counters.delayed_acks += 1;
-        self.trace(
-            now,
-            Event::Timer {
-                timer: TimerKind::DelayedAck,
-            },
-        );
+        self.trace_timer(now, TimerKind::DelayedAck);
     }
 
     /// The application read `copied` bytes (Linux `tcp_cleanup_rbuf`).
     pub(crate) fn ack_on_read(&mut self, copied: usize) {
-        if self.rcv.ack_now {
+        if self.rx.rcv.ack_now {
             return;
         }
-        if self.cfg.receiver == ReceiverPolicy::Linux && self.rcv.unacked_bytes > 0 {
-            let more_than_one = self.rcv.rcv_nxt - self.rcv.rcv_wup > self.opts.rcv_mss as u64;
-            let drained = self.rcv.buffered() == 0;
-            let pushed = self.acks.pushed >= 2 || (self.acks.pushed == 1 && !self.acks.pingpong);
+        if self.cfg.receiver == ReceiverPolicy::Linux && self.rx.rcv.unacked_bytes > 0 {
+            let more_than_one =
+                self.rx.rcv.rcv_nxt - self.rx.rcv.rcv_wup > self.opts.rcv_mss as u64;
+            let drained = self.rx.rcv.buffered() == 0;
+            let pushed =
+                self.rx.acks.pushed >= 2 || (self.rx.acks.pushed == 1 && !self.rx.acks.pingpong);
             if more_than_one || (copied > 0 && drained && pushed) {
-                self.rcv.ack_now = true;
+                self.rx.rcv.ack_now = true;
                 return;
             }
         }
         // A window update when the read at least doubles a window that had fallen
         // to half the buffer or less.
-        let now_win = (self.rcv.rcv_wup + self.rwnd.offered).saturating_sub(self.rcv.rcv_nxt);
-        let buffer = (self.cfg.recv_buffer as u64).min(self.rwnd.max_window());
+        let now_win =
+            (self.rx.rcv.rcv_wup + self.rx.rwnd.offered()).saturating_sub(self.rx.rcv.rcv_nxt);
+        let buffer = (self.cfg.recv_buffer as u64).min(self.rx.rwnd.max_window());
         if copied > 0 && 2 * now_win <= buffer {
-            let free = buffer.saturating_sub(self.rcv.buffered() as u64);
+            let free = buffer.saturating_sub(self.rx.rcv.buffered() as u64);
             let new = self
+                .rx
                 .rwnd
                 .free_space_window(buffer, free, self.opts.rcv_mss as u64);
             if new != 0 && new >= 2 * now_win {
-                self.rcv.ack_now = true;
+                self.rx.rcv.ack_now = true;
             }
         }
     }

@@ -3,66 +3,55 @@
 //! window, the FIN, and otherwise a pure ACK when one is due.
 
 use super::Connection;
-use super::timer_table::Timer;
 use crate::receive_window::ReceiveWindow;
 use crate::scoreboard::TxSeg;
 use crate::time::Instant;
+use crate::trace::TimerKind;
 use crate::trace::{CaState, Event, RetransKind, State};
-use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment, Timestamps};
+use crate::wire::{Flags, Options, Segment, Timestamps};
 
 impl Connection {
     /// Returns the next segment to put on the wire, or `None` if nothing is due now.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
-        if self.proactive.on
+        if self.ext.proactive().is_on()
             && let Some(copy) = self.proactive_copy(false)
         {
             return Some(copy);
         }
         let Some(seg) = self.next_segment(now) else {
             // A send shorter than `tso` frames: its copies leave now.
-            if self.proactive.on
+            if self.ext.proactive().is_on()
                 && let Some(copy) = self.proactive_copy(true)
             {
                 return Some(copy);
             }
             // A forced retransmission belongs to the ACK that asked for it.
-            self.ca.force_retransmit = false;
+            self.tx.ca.clear_force();
             self.update_persist(now);
             return None;
         };
-        if self.corrective.on && !seg.flags.syn() && self.corrective_sent(&seg) {
+        if self.ext.corrective().is_on() && !seg.flags.syn() && self.corrective_sent(&seg) {
             return Some(seg); // a Corrective packet: not data, and its ACK is not read
         }
-        if seg.flags.syn() {
-            self.rwnd.offered = seg.window as u64;
-            self.rwnd.ssthresh = seg.window as u64;
-        } else if seg.flags.ack() && !seg.flags.rst() {
-            self.rwnd.on_sent(seg.window);
-        }
-        if seg.flags.ack() {
-            self.ack_on_sent();
-            self.rcv.rcv_wup = self.rcv.rcv_nxt;
-            self.rcv.ack_now = false;
-            self.rcv.unacked_bytes = 0;
-        }
+        self.receiver_on_sent(&seg);
         if !seg.payload.is_empty() {
             self.ack_on_data_sent(now);
         }
         if !seg.payload.is_empty() || seg.flags.fin() {
-            if self.member.on {
+            if self.tx.member.is_on() {
                 self.session_revoke(); // the grant is used
                 self.counters.session_segs += 1;
             }
             // Linux `tcp_in_cwnd_reduction`: PRR counts what is sent in CWR too.
-            if matches!(self.ca.state, CaState::Recovery | CaState::Cwr) {
-                self.ca.alg.on_sent(1);
+            if matches!(self.tx.ca.state(), CaState::Recovery | CaState::Cwr) {
+                self.tx.ca.on_sent(1);
             }
             self.counters.segs_out += 1;
             self.counters.bytes_sent += seg.payload.len() as u64;
         } else if !seg.flags.syn() && !seg.flags.rst() {
             self.counters.acks_sent += 1;
         }
-        if self.proactive.on {
+        if self.ext.proactive().is_on() {
             self.proactive_on_sent(&seg);
         }
         Some(seg)
@@ -77,7 +66,7 @@ impl Connection {
         }
         match self.state {
             State::Closed | State::TimeWait => {
-                if self.state == State::TimeWait && self.rcv.ack_now {
+                if self.state == State::TimeWait && self.rx.ack_due() {
                     return Some(self.ack_segment(now));
                 }
                 None
@@ -95,7 +84,7 @@ impl Connection {
                 if let Some(s) = self.corrective_transmit(now) {
                     return Some(s);
                 }
-                if self.tlp.pending
+                if self.tx.tlp.pending()
                     && let Some(s) = self.loss_probe_transmit(now)
                 {
                     return Some(s);
@@ -106,10 +95,10 @@ impl Connection {
                 if let Some(s) = self.send_new(now) {
                     return Some(s);
                 }
-                if self.persist.probe_due {
+                if self.tx.persist.probe_due() {
                     return self.persist_segment(now);
                 }
-                self.rcv.ack_now.then(|| self.ack_segment(now))
+                self.rx.ack_due().then(|| self.ack_segment(now))
             }
         }
     }
@@ -137,7 +126,7 @@ impl Connection {
             });
         }
         if offer(c.window_scale, self.opts.ws) {
-            o.window_scale = Some(self.rwnd.shift);
+            o.window_scale = Some(self.rx.wscale());
         }
         o.experimental = self
             .corrective_syn_option(synack)
@@ -148,17 +137,19 @@ impl Connection {
         if self.ctl.syn_retries == 0 {
             self.ctl.syn_sent_at = now;
         }
-        if !self.timers.is_set(Timer::Rto) {
-            self.timers
-                .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
+        if !self.timers.is_set(TimerKind::Retransmission) {
+            self.timers.put(
+                TimerKind::Retransmission,
+                Some(now + self.tx.rtt.rto_backed_off()),
+            );
         }
         s
     }
 
-    pub(super) fn base_segment(&self, now: Instant, flags: Flags, seq: u64) -> Segment {
+    pub(crate) fn base_segment(&self, now: Instant, flags: Flags, seq: u64) -> Segment {
         let mut s = Segment {
-            src_port: self.ports.0,
-            dst_port: self.ports.1,
+            src_port: self.ctl.ports.0,
+            dst_port: self.ctl.ports.1,
             seq: self.wire_seq(seq),
             ack: 0,
             flags,
@@ -166,7 +157,7 @@ impl Connection {
             ..Segment::default()
         };
         if flags.ack() {
-            s.ack = self.rcv.irs.wrapping_add(self.rcv.rcv_nxt as u32);
+            s.ack = self.ack_field();
         }
         if self.opts.ts {
             s.options.timestamps = Some(Timestamps {
@@ -174,47 +165,20 @@ impl Connection {
                 ecr: self.ts.recent,
             });
         }
-        if self.corrective.on {
+        if self.ext.corrective().is_on() {
             s.options.experimental = Some(self.corrective_option(flags.rst()));
         }
-        if self.ecn.on && flags.ack() && !flags.syn() {
+        if self.ext.ecn().is_on() && flags.ack() && !flags.syn() {
             self.ecn_echo(&mut s);
         }
         s
-    }
-
-    /// The window field to advertise now (see [`ReceiveWindow`]).
-    fn adv_window(&self) -> u16 {
-        self.rwnd.field(self.window_to_offer())
-    }
-
-    /// The window (bytes) a segment sent now would offer from `rcv_nxt`.
-    pub(crate) fn window_to_offer(&self) -> u64 {
-        let buffer = self.cfg.recv_buffer as u64;
-        let free = buffer.saturating_sub(self.rcv.buffered() as u64);
-        let w = self
-            .rwnd
-            .free_space_window(buffer, free, self.opts.rcv_mss as u64);
-        self.rwnd.select(self.rcv.rcv_nxt, self.rcv.rcv_wup, w)
     }
 
     /// A segment with ACK set, carrying SACK blocks when there is out-of-order data
     /// or a DSACK to report.
     pub(crate) fn data_or_ack(&mut self, now: Instant, flags: Flags, seq: u64) -> Segment {
         let mut s = self.base_segment(now, flags | Flags::ACK, seq);
-        if self.opts.sack && (self.rcv.has_ooo() || self.rcv.dsack.is_some()) {
-            // 40 option bytes: 12 for timestamps leaves room for 3 blocks, else 4;
-            // the Corrective option's 8 take one more.
-            let max = if self.opts.ts { 3 } else { 4 } - self.corrective.on as usize;
-            let mut out = [(0u64, 0u64); 4];
-            let n = self.rcv.sack_blocks(max, &mut out);
-            let mut blocks = SackBlocks::new();
-            for &(l, r) in &out[..n] {
-                blocks.push(SackBlock {
-                    left: self.rcv.irs.wrapping_add(l as u32),
-                    right: self.rcv.irs.wrapping_add(r as u32),
-                });
-            }
+        if let Some(blocks) = self.sack_to_report() {
             s.options.sack = blocks;
         }
         s
@@ -226,38 +190,38 @@ impl Connection {
 
     /// How many segments may be in flight now.
     fn in_flight_for_cwnd(&self) -> u32 {
-        if !self.cfg.limited_transmit && self.ca.state == CaState::Disorder {
+        if !self.cfg.limited_transmit && self.tx.ca.state() == CaState::Disorder {
             // Without RFC 3042, duplicate ACKs do not open room for new data.
-            self.sb.packets_out() + self.sb.retrans_out
-                - self.sb.lost_out.min(self.sb.packets_out())
+            self.tx.sb.packets_out() + self.tx.sb.retrans_out()
+                - self.tx.sb.lost_out().min(self.tx.sb.packets_out())
         } else {
-            self.sb.pipe()
+            self.tx.sb.pipe()
         }
     }
 
     fn retransmit(&mut self, now: Instant) -> Option<Segment> {
-        if self.member.on {
+        if self.tx.member.is_on() {
             if !self.session_may_send() {
                 return None;
             }
-        } else if self.sb.pipe() >= self.cong.w.cwnd && !self.ca.force_retransmit {
+        } else if self.tx.sb.pipe() >= self.tx.cong.w.cwnd && !self.tx.ca.force_retransmit() {
             return None;
         }
-        let (i, forward) = match self.sb.next_lost() {
+        let (i, forward) = match self.tx.sb.next_lost() {
             Some(i) => (i, false),
             None => (self.forward_retransmit_candidate()?, true),
         };
         if forward {
             self.counters.forward_retrans += 1;
         }
-        self.ca.force_retransmit = false;
+        self.tx.ca.clear_force();
         let TxSeg {
             start,
             end,
             fin,
             psh,
             ..
-        } = *self.sb.get(i)?;
+        } = *self.tx.sb.get(i)?;
         let data_end = if fin { end - 1 } else { end };
         let payload = self.snd.buf.slice(start, (data_end - start) as usize);
         let mut flags = if psh { Flags::PSH } else { Flags::empty() };
@@ -267,20 +231,17 @@ impl Connection {
         let mut s = self.data_or_ack(now, flags, start);
         s.payload = payload;
         let snd_nxt = self.snd.nxt;
-        self.sb.on_retransmit(i, now, snd_nxt);
-        let kind = match self.ca.state {
-            _ if self.member.on => self.session_retrans_kind(start),
-            CaState::Loss if self.ca.loss_first_retrans => {
-                self.ca.loss_first_retrans = false;
-                RetransKind::Timeout
-            }
+        self.tx.sb.on_retransmit(i, now, snd_nxt);
+        let kind = match self.tx.ca.state() {
+            _ if self.tx.member.is_on() => self.session_retrans_kind(start),
+            CaState::Loss if self.tx.ca.take_loss_first() => RetransKind::Timeout,
             CaState::Loss => {
                 self.counters.slow_start_retrans += 1;
                 RetransKind::SlowStart
             }
             _ => {
                 self.counters.fast_retrans += 1;
-                if std::mem::take(&mut self.ca.early_entry) {
+                if self.tx.ca.take_early_entry() {
                     RetransKind::Early
                 } else {
                     RetransKind::Fast
@@ -290,10 +251,12 @@ impl Connection {
         self.counters.retrans_segs += 1;
         self.counters.bytes_retrans += s.payload.len() as u64;
         let tsval = self.tsval(now);
-        self.undo.on_retransmit(tsval);
-        if !self.member.on && !self.timers.is_set(Timer::Rto) {
-            self.timers
-                .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
+        self.tx.undo.on_retransmit(tsval);
+        if !self.tx.member.is_on() && !self.timers.is_set(TimerKind::Retransmission) {
+            self.timers.put(
+                TimerKind::Retransmission,
+                Some(now + self.tx.rtt.rto_backed_off()),
+            );
         }
         self.trace(
             now,
@@ -311,14 +274,17 @@ impl Connection {
     /// marked lost has been resent and no new data can go out, the holes below the
     /// highest SACK are resent too, as cwnd allows.
     fn forward_retransmit_candidate(&self) -> Option<usize> {
-        if self.ca.state != CaState::Recovery || !self.opts.sack || self.sb.sacked_out == 0 {
+        if self.tx.ca.state() != CaState::Recovery
+            || !self.opts.sack
+            || self.tx.sb.sacked_out() == 0
+        {
             return None;
         }
         let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
         if unsent > 0 && self.window_room() > 0 {
             return None;
         }
-        self.sb.next_forward_hole()
+        self.tx.sb.next_forward_hole()
     }
 
     fn send_new(&mut self, now: Instant) -> Option<Segment> {
@@ -330,11 +296,11 @@ impl Connection {
         if !matches!(self.state, State::Established | State::CloseWait) {
             return None;
         }
-        if self.member.on {
+        if self.tx.member.is_on() {
             if !self.session_may_send() {
                 return None;
             }
-        } else if self.in_flight_for_cwnd() >= self.cong.w.cwnd {
+        } else if self.in_flight_for_cwnd() >= self.tx.cong.w.cwnd {
             self.cwnd_validate(true);
             return None;
         }
@@ -343,10 +309,10 @@ impl Connection {
             return None; // the window is closed or too small: see `persist`
         }
         let len = len as usize;
-        if !self.member.on {
+        if !self.tx.member.is_on() {
             self.restart_after_idle(now);
         }
-        if self.fast_start.phase.is_some() && !self.fast_start_may_send(now) {
+        if self.tx.fast_start.active() && !self.fast_start_may_send(now) {
             return None;
         }
         let start = self.snd.nxt;
@@ -369,19 +335,19 @@ impl Connection {
         let mut s = self.data_or_ack(now, flags, start);
         s.payload = payload;
         self.ecn_new_data(&mut s);
-        if self.member.mark {
+        if self.tx.member.marks() {
             s.flags.insert(Flags::FAST_START);
             self.counters.fast_start_segs += 1;
         }
-        if self.fast_start.phase.is_some() {
+        if self.tx.fast_start.active() {
             self.fast_start_on_send(now, start, &mut s);
         }
         self.record_new_data(now, start, len as u64, fin, flags.contains(Flags::PSH));
         // Linux `tcp_write_xmit`: cwnd-limited also when what is in flight fills it.
-        let full = self.in_flight_for_cwnd() >= self.cong.w.cwnd;
+        let full = self.in_flight_for_cwnd() >= self.tx.cong.w.cwnd;
         self.cwnd_validate(full);
         // Algorithm 1: schedule_pto after new data in Open.
-        if self.cfg.tlp && !self.member.on {
+        if self.cfg.tlp && !self.tx.member.is_on() {
             self.schedule_pto(now);
         }
         Some(s)
@@ -399,11 +365,11 @@ impl Connection {
         psh: bool,
     ) {
         let end = start + len + fin as u64;
-        if self.corrective.enc.is_some() && len > 0 {
+        if self.ext.corrective().encoding() && len > 0 {
             let data = self.snd.buf.slice(start, len as usize);
             self.corrective_on_new_data(now, start, &data);
         }
-        self.sb.push(TxSeg {
+        self.tx.sb.push(TxSeg {
             start,
             end,
             fin,
@@ -417,9 +383,11 @@ impl Connection {
         });
         self.snd.nxt = end;
         self.snd.last_data_sent = now;
-        if !self.member.on && !self.timers.is_set(Timer::Rto) {
-            self.timers
-                .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
+        if !self.tx.member.is_on() && !self.timers.is_set(TimerKind::Retransmission) {
+            self.timers.put(
+                TimerKind::Retransmission,
+                Some(now + self.tx.rtt.rto_backed_off()),
+            );
         }
     }
 }

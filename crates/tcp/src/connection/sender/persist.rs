@@ -15,19 +15,25 @@
 //!   clears the back-off. Unanswered probes count toward `max_retries`; any ACK
 //!   resets that count, so a live receiver may keep its window closed indefinitely.
 
-use super::timer_table::Timer;
 use super::{CloseReason, Connection};
 use crate::time::Instant;
-use crate::trace::{Event, State, TimerKind};
+use crate::trace::{State, TimerKind};
 use crate::wire::{Flags, Segment};
 
 /// Zero-window probing's state.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Persist {
     /// The persist timer fired: a window probe is due.
-    pub probe_due: bool,
+    probe_due: bool,
     /// Window probes sent since the last ACK.
-    pub probes_out: u32,
+    probes_out: u32,
+}
+
+impl Persist {
+    /// The persist timer fired: a window probe is due.
+    pub fn probe_due(&self) -> bool {
+        self.probe_due
+    }
 }
 
 impl Connection {
@@ -47,54 +53,49 @@ impl Connection {
         let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
         let blocked = matches!(self.state, State::Established | State::CloseWait)
             && unsent > 0
-            && self.sb.is_empty()
+            && self.tx.sb.is_empty()
             && !self.sws_allows(self.window_room().min(self.opts.smss as u64), unsent);
         if blocked {
-            if !self.timers.is_set(Timer::Persist) {
+            if !self.timers.is_set(TimerKind::Persist) {
                 self.timers
-                    .put(Timer::Persist, Some(now + self.rtt.rto_backed_off()));
+                    .put(TimerKind::Persist, Some(now + self.tx.rtt.rto_backed_off()));
             }
         } else {
-            self.timers.put(Timer::Persist, None);
+            self.timers.put(TimerKind::Persist, None);
         }
     }
 
     /// On every acceptable ACK, after the window update (Linux `tcp_ack_probe`):
     /// a window that admits the next segment stops probing and clears the back-off.
     pub(crate) fn persist_on_ack(&mut self) {
-        if self.timers.is_set(Timer::Persist) || self.persist.probes_out > 0 {
+        if self.timers.is_set(TimerKind::Persist) || self.tx.persist.probes_out > 0 {
             let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
             if self.sws_allows(self.window_room().min(self.opts.smss as u64), unsent) {
-                self.timers.put(Timer::Persist, None);
-                self.rtt.backoff = 0;
+                self.timers.put(TimerKind::Persist, None);
+                self.tx.rtt.clear_backoff();
             }
         }
-        self.persist.probes_out = 0;
+        self.tx.persist.probes_out = 0;
     }
 
     pub(crate) fn on_persist_timeout(&mut self, now: Instant) {
-        self.trace(
-            now,
-            Event::Timer {
-                timer: TimerKind::Persist,
-            },
-        );
-        if self.persist.probes_out >= self.cfg.max_retries {
+        self.trace_timer(now, TimerKind::Persist);
+        if self.tx.persist.probes_out >= self.cfg.max_retries {
             self.counters.aborts += 1;
             self.ctl.rst_pending = true;
             self.enter_closed(now, CloseReason::TimedOut);
             return;
         }
-        self.persist.probes_out += 1;
-        self.rtt.backoff += 1;
-        self.persist.probe_due = true;
+        self.tx.persist.probes_out += 1;
+        self.tx.rtt.add_backoff();
+        self.tx.persist.probe_due = true;
     }
 
     /// The persist timer's segment (Linux `tcp_write_wakeup`): what the window
     /// admits of new data, whatever silly-window avoidance says, or a zero-window
     /// probe.
     pub(crate) fn persist_segment(&mut self, now: Instant) -> Option<Segment> {
-        self.persist.probe_due = false;
+        self.tx.persist.probe_due = false;
         self.counters.window_probes += 1;
         let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
         let len = self.window_room().min(self.opts.smss as u64).min(unsent);

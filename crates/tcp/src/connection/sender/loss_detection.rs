@@ -36,11 +36,11 @@ pub(crate) enum Detection {
 /// Loss detection's state.
 #[derive(Clone, Debug)]
 pub(crate) struct LossDetection {
-    pub kind: Detection,
+    kind: Detection,
     /// The duplicate threshold, raised by observed reordering (Linux `reordering`).
-    pub reordering: u32,
+    reordering: u32,
     /// RACK's state (kept whatever the kind: reordering is recorded in it).
-    pub rack: Rack,
+    rack: Rack,
 }
 
 impl LossDetection {
@@ -69,6 +69,27 @@ impl LossDetection {
         }
     }
 
+    /// The duplicate threshold now.
+    pub fn reordering(&self) -> u32 {
+        self.reordering
+    }
+
+    /// A timeout: the duplicate threshold goes back to at most `dupthresh` (Linux
+    /// `tcp_enter_loss`).
+    pub fn cap_reordering(&mut self, dupthresh: u32) {
+        self.reordering = self.reordering.min(dupthresh);
+    }
+
+    /// RACK's state.
+    pub fn rack(&self) -> &Rack {
+        &self.rack
+    }
+
+    /// RACK's state, to change.
+    pub fn rack_mut(&mut self) -> &mut Rack {
+        &mut self.rack
+    }
+
     /// FACK's rules apply.
     pub fn fack(&self) -> bool {
         self.kind == Detection::Fack
@@ -79,44 +100,45 @@ impl Connection {
     /// RACK runs on this connection: the switch is on and SACK was negotiated
     /// (without SACK, Linux counts duplicate ACKs as NewReno does).
     pub(crate) fn rack_on(&self) -> bool {
-        self.loss.kind == Detection::Rack
+        self.tx.loss.kind == Detection::Rack
     }
 
     /// Linux `tcp_time_to_recover` (without early retransmit). With RACK only a
     /// segment marked lost starts recovery.
     pub(super) fn time_to_recover(&self, now: Instant) -> bool {
-        if self.sb.lost_out > 0 {
+        if self.tx.sb.lost_out() > 0 {
             return true;
         }
-        let dupacks = match self.loss.kind {
+        let dupacks = match self.tx.loss.kind {
             Detection::Rack => return false,
             // "Trick #3": with FACK, a head outstanding longer than the RTO.
-            Detection::Fack if self.sb.head_timed_out(now, self.rtt.rto_backed_off()) => {
+            Detection::Fack if self.tx.sb.head_timed_out(now, self.tx.rtt.rto_backed_off()) => {
                 return true;
             }
-            Detection::Fack => self.sb.fackets_out(),
-            Detection::Reno | Detection::Sack => self.sb.sacked_out + 1,
+            Detection::Fack => self.tx.sb.fackets_out(),
+            Detection::Reno | Detection::Sack => self.tx.sb.sacked_out() + 1,
         };
-        dupacks > self.loss.reordering
+        dupacks > self.tx.loss.reordering
     }
 
     /// Linux `tcp_update_scoreboard`: marks segments lost. Returns how many.
     pub(super) fn update_scoreboard(&mut self, fast_rexmit: bool) -> u32 {
-        let high = self.ca.high_seq;
-        let reordering = self.loss.reordering;
-        match self.loss.kind {
-            Detection::Reno => self.sb.mark_head_lost(1, true, true, high),
+        let high = self.tx.ca.high_seq();
+        let reordering = self.tx.loss.reordering;
+        match self.tx.loss.kind {
+            Detection::Reno => self.tx.sb.mark_head_lost(1, true, true, high),
             Detection::Fack => {
-                let lost = self.sb.fackets_out().saturating_sub(reordering).max(1);
-                self.sb.mark_head_lost(lost, true, false, high)
+                let lost = self.tx.sb.fackets_out().saturating_sub(reordering).max(1);
+                self.tx.sb.mark_head_lost(lost, true, false, high)
             }
             Detection::Sack | Detection::Rack => {
-                let sacked = self.sb.sacked_out;
+                let sacked = self.tx.sb.sacked_out();
                 if sacked >= reordering {
-                    self.sb
+                    self.tx
+                        .sb
                         .mark_head_lost(sacked - reordering, false, false, high)
                 } else if fast_rexmit {
-                    self.sb.mark_head_lost(1, true, true, high)
+                    self.tx.sb.mark_head_lost(1, true, true, high)
                 } else {
                     0
                 }
@@ -128,25 +150,25 @@ impl Connection {
     /// degree of reordering and stop trusting FACK.
     pub(crate) fn update_reordering(&mut self, now: Instant, metric: u32, sack: bool) {
         if metric > 0 && self.cfg.er_reorder_disable {
-            self.er.disabled = true;
+            self.tx.er.disable();
         }
         if metric > 0 {
-            self.loss.rack.reord_seen = true; // Linux `tp->reord_seen++`
+            self.tx.loss.rack.on_reordering(); // Linux `tp->reord_seen++`
         }
-        if metric > self.loss.reordering {
-            self.loss.reordering = metric.min(self.cfg.max_reordering);
+        if metric > self.tx.loss.reordering {
+            self.tx.loss.reordering = metric.min(self.cfg.max_reordering);
             if sack {
                 self.counters.sack_reorder += 1;
             } else {
                 self.counters.reno_reorder += 1;
             }
-            if self.loss.kind == Detection::Fack {
-                self.loss.kind = Detection::Sack;
+            if self.tx.loss.kind == Detection::Fack {
+                self.tx.loss.kind = Detection::Sack;
             }
             self.trace(
                 now,
                 Event::Reordering {
-                    degree: self.loss.reordering,
+                    degree: self.tx.loss.reordering,
                 },
             );
         }

@@ -21,19 +21,66 @@ use crate::trace::{CaState, Event, UndoKind};
 pub(crate) struct Undo {
     /// snd.una when the episode began; `None` when nothing can be undone (Linux
     /// `undo_marker`).
-    pub marker: Option<u64>,
+    marker: Option<u64>,
     /// Retransmissions of the episode not yet shown unnecessary by a DSACK (Linux
     /// `undo_retrans`).
-    pub retrans: i64,
+    retrans: i64,
     /// TSval of the first retransmission of the episode (Linux `retrans_stamp`).
-    pub retrans_stamp: Option<u32>,
+    retrans_stamp: Option<u32>,
     /// cwnd before the reduction (Linux `prior_cwnd`; PRR's RecoverFS base too).
-    pub prior_cwnd: u32,
+    prior_cwnd: u32,
     /// ssthresh to restore; 0 after a CWR, which is never undone to it.
-    pub prior_ssthresh: u32,
+    prior_ssthresh: u32,
 }
 
 impl Undo {
+    /// An episode that can be undone is running (Linux `undo_marker` set).
+    pub fn armed(&self) -> bool {
+        self.marker.is_some()
+    }
+    /// cwnd before the reduction.
+    pub fn prior_cwnd(&self) -> u32 {
+        self.prior_cwnd
+    }
+    /// ssthresh to restore (0: none).
+    pub fn prior_ssthresh(&self) -> u32 {
+        self.prior_ssthresh
+    }
+    /// Saves `ssthresh` to restore (0: none).
+    pub fn save_ssthresh(&mut self, ssthresh: u32) {
+        self.prior_ssthresh = ssthresh;
+    }
+    /// Saves the window before a reduction.
+    pub fn save(&mut self, cwnd: u32, ssthresh: u32) {
+        self.prior_cwnd = cwnd;
+        self.prior_ssthresh = ssthresh;
+    }
+    /// A CWR reduction from `cwnd` begins: it is never undone.
+    pub fn on_cwr(&mut self, cwnd: u32) {
+        self.marker = None;
+        self.prior_cwnd = cwnd;
+    }
+    /// A recovery from `cwnd` begins at `una` with `retrans_out` retransmissions
+    /// already in flight.
+    pub fn on_recovery(&mut self, cwnd: u32, una: u64, retrans_out: u32) {
+        self.prior_cwnd = cwnd;
+        self.marker = Some(una);
+        self.retrans = retrans_out as i64;
+    }
+    /// A timeout: undoable from `marker` if one is given.
+    pub fn on_loss(&mut self, marker: Option<u64>) {
+        self.marker = marker;
+        self.retrans = 0;
+    }
+    /// Nothing of the reduction can be undone (a failed fast start's reset).
+    pub fn disarm(&mut self) {
+        self.marker = None;
+        self.prior_ssthresh = 0;
+    }
+    /// Forgets the first retransmission's TSval (Linux `retrans_stamp = 0`).
+    pub fn clear_stamp(&mut self) {
+        self.retrans_stamp = None;
+    }
     /// A segment was retransmitted at TSval `tsval`.
     pub fn on_retransmit(&mut self, tsval: u32) {
         if self.retrans_stamp.is_none() {
@@ -50,19 +97,19 @@ impl Connection {
     /// `prior_una`: count the retransmission it shows unnecessary, and undo a reduction
     /// whose every retransmission was (Linux `tcp_check_dsack`, `tcp_try_undo_dsack`).
     pub(super) fn undo_on_dsack(&mut self, now: Instant, (lo, hi): (u64, u64), prior_una: u64) {
-        let Some(marker) = self.undo.marker else {
+        let Some(marker) = self.tx.undo.marker else {
             return;
         };
         let undone = if hi <= prior_una {
             (hi > marker) as i64
         } else {
-            self.sb.dsack_retransmitted(lo, hi) as i64
+            self.tx.sb.dsack_retransmitted(lo, hi) as i64
         };
-        self.undo.retrans -= undone;
+        self.tx.undo.retrans -= undone;
         if self.cfg.undo
             && undone > 0
-            && self.undo.retrans <= 0
-            && matches!(self.ca.state, CaState::Open | CaState::Disorder)
+            && self.tx.undo.retrans <= 0
+            && matches!(self.tx.ca.state(), CaState::Open | CaState::Disorder)
         {
             // Late DSACKs after the episode ended: every retransmission was
             // unnecessary (Linux `tcp_try_undo_dsack`).
@@ -73,7 +120,7 @@ impl Connection {
     /// Linux `tcp_packet_delayed`: nothing was retransmitted, or the ACK echoes a
     /// timestamp older than the first retransmission (RFC 3522 Eifel detection).
     pub(super) fn packet_delayed(&self) -> bool {
-        match self.undo.retrans_stamp {
+        match self.tx.undo.retrans_stamp {
             None => true,
             Some(stamp) => self
                 .ts
@@ -84,19 +131,14 @@ impl Connection {
 
     pub(super) fn may_undo(&self) -> bool {
         self.cfg.undo
-            && self.undo.marker.is_some()
-            && (self.undo.retrans <= 0 || self.packet_delayed())
+            && self.tx.undo.marker.is_some()
+            && (self.tx.undo.retrans <= 0 || self.packet_delayed())
     }
 
     pub(crate) fn undo_reduction(&mut self, now: Instant, kind: UndoKind) {
-        if self.undo.prior_ssthresh > 0 {
-            self.cong.w.cwnd = self.cong.w.cwnd.max(self.undo.prior_cwnd);
-            self.cong.w.ssthresh = self.cong.w.ssthresh.max(self.undo.prior_ssthresh);
-        } else {
-            self.cong.w.cwnd = self.cong.w.cwnd.max(self.cong.w.ssthresh);
-        }
-        self.cong.on_undo();
-        self.undo.marker = None;
+        self.restore_window();
+        self.tx.cong.on_undo();
+        self.tx.undo.marker = None;
         match kind {
             UndoKind::Full => self.counters.full_undo += 1,
             UndoKind::Partial => self.counters.partial_undo += 1,
@@ -107,7 +149,7 @@ impl Connection {
                 self.counters.spurious_rtos += 1;
             }
         }
-        let (cwnd, ssthresh) = (self.cong.w.cwnd, self.cong.w.ssthresh);
+        let (cwnd, ssthresh) = (self.tx.cong.w.cwnd, self.tx.cong.w.ssthresh);
         self.trace(
             now,
             Event::Undo {
@@ -124,9 +166,9 @@ impl Connection {
             self.rack_recovery_done();
             return false;
         }
-        let kind = if self.ca.state == CaState::Loss {
+        let kind = if self.tx.ca.state() == CaState::Loss {
             UndoKind::Loss
-        } else if self.undo.retrans <= 0 {
+        } else if self.tx.undo.retrans <= 0 {
             UndoKind::Dsack
         } else {
             UndoKind::Full
@@ -143,8 +185,8 @@ impl Connection {
     /// (`tcp_try_keep_open`).
     pub(super) fn try_undo_partial(&mut self, now: Instant) -> PartialUndo {
         if !(self.cfg.undo
-            && self.undo.marker.is_some()
-            && self.undo.retrans_stamp.is_some()
+            && self.tx.undo.marker.is_some()
+            && self.tx.undo.retrans_stamp.is_some()
             && self.packet_delayed())
         {
             return PartialUndo::No;
@@ -153,11 +195,11 @@ impl Connection {
             self.undo_reduction(now, UndoKind::Partial);
             return PartialUndo::No;
         }
-        if self.sb.retrans_out > 0 {
+        if self.tx.sb.retrans_out() > 0 {
             return PartialUndo::Hold;
         }
-        if !self.sb.any_retrans_done() {
-            self.undo.retrans_stamp = None;
+        if !self.tx.sb.any_retrans_done() {
+            self.tx.undo.retrans_stamp = None;
         }
         self.undo_reduction(now, UndoKind::Partial);
         self.try_to_open(now);
@@ -166,9 +208,9 @@ impl Connection {
 
     pub(super) fn try_undo_dsack(&mut self, now: Instant) {
         if self.cfg.undo
-            && self.undo.marker.is_some()
-            && self.undo.retrans <= 0
-            && self.undo.retrans_stamp.is_some()
+            && self.tx.undo.marker.is_some()
+            && self.tx.undo.retrans <= 0
+            && self.tx.undo.retrans_stamp.is_some()
         {
             self.rack_dsack_undo();
             self.undo_reduction(now, UndoKind::Dsack);
@@ -177,10 +219,10 @@ impl Connection {
 
     pub(super) fn try_undo_loss(&mut self, now: Instant) {
         if self.may_undo() {
-            self.sb.clear_lost();
+            self.tx.sb.clear_lost();
             self.undo_reduction(now, UndoKind::Loss);
-            self.rtt.retransmits = 0;
-            self.frto = Frto::Off;
+            self.tx.rtt.clear_retransmits();
+            self.tx.frto = Frto::Off;
             self.set_ca(now, CaState::Open);
         }
     }

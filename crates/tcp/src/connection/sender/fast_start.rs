@@ -32,8 +32,8 @@
 use std::time::Duration;
 
 use super::Connection;
-use super::timer_table::Timer;
 use crate::time::Instant;
+use crate::trace::TimerKind;
 use crate::trace::{CaState, Event};
 use crate::wire::{Flags, Segment};
 
@@ -57,37 +57,82 @@ pub struct PathMetrics {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Phase {
     /// Data at or past this offset is marked (BSD/OS `fs_startseq`) ...
-    pub mark_from: u64,
+    mark_from: u64,
     /// ... up to this one (`fs_endseq`).
-    pub mark_to: u64,
-    /// ssthresh when the attempt began, restored if it fails.
-    pub saved_ssthresh: u32,
+    mark_to: u64,
+    /// What a failed attempt goes back to.
+    fallback: Fallback,
+    /// No ACK of new data yet: sends are paced.
+    pacing: bool,
+    burst_start: Instant,
+    burst_sent: u32,
+    /// `maxburst · srtt / cwnd`.
+    spacing: Duration,
+}
+
+/// What a failed fast start goes back to (§3.4.4 "Slow start without penalty"):
+/// the window a normal restart would have used and the ssthresh from before the
+/// fast start. Connections and TCP sessions keep one per attempt.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Fallback {
     /// The window a normal restart would have used.
     pub restart_cwnd: u32,
-    /// No ACK of new data yet: sends are paced.
-    pub pacing: bool,
-    pub burst_start: Instant,
-    pub burst_sent: u32,
-    /// `maxburst · srtt / cwnd`.
-    pub spacing: Duration,
+    /// ssthresh when the attempt began.
+    pub saved_ssthresh: u32,
+}
+
+/// The window a fast start restarts with, from the last window `cwnd` and its
+/// `ssthresh` (§3.4.2; §7.1: "either half the old cwnd (if old cwnd < ssthresh) or
+/// cwnd minus maxseg (if old cwnd > ssthresh)"): after slow start the last window
+/// was doubled within its last round trip, so half of it went through; after
+/// congestion avoidance, all but the last increment. Connections and TCP sessions
+/// start by it.
+pub(crate) fn fast_start_cwnd(cwnd: u32, ssthresh: u32) -> u32 {
+    if cwnd < ssthresh { cwnd / 2 } else { cwnd - 1 }
 }
 
 /// A connection's fast start state.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct FastStart {
-    pub phase: Option<Phase>,
+    phase: Option<Phase>,
     /// Path state handed over from an earlier connection, used at the first send.
-    pub cached: Option<PathMetrics>,
+    cached: Option<PathMetrics>,
+}
+
+impl FastStart {
+    /// An attempt is under way.
+    pub fn active(&self) -> bool {
+        self.phase.is_some()
+    }
+    /// The attempt under way.
+    pub fn phase(&self) -> Option<Phase> {
+        self.phase
+    }
+    /// The attempt is dropped (the connection joined a session).
+    pub fn cancel(&mut self) {
+        self.phase = None;
+    }
+    /// Path state from an earlier connection waits for the first send.
+    pub fn has_cached(&self) -> bool {
+        self.cached.is_some()
+    }
+}
+
+impl Phase {
+    /// What a failed attempt goes back to.
+    pub fn fallback(&self) -> Fallback {
+        self.fallback
+    }
 }
 
 impl Connection {
     /// What this connection knows of its path now, once it has an RTT sample.
     pub fn path_metrics(&self) -> Option<PathMetrics> {
         Some(PathMetrics {
-            cwnd: self.cong.w.cwnd,
-            ssthresh: self.cong.w.ssthresh,
-            srtt: self.rtt.srtt()?,
-            rttvar: self.rtt.rttvar()?,
+            cwnd: self.tx.cong.w.cwnd,
+            ssthresh: self.tx.cong.w.ssthresh,
+            srtt: self.tx.rtt.srtt()?,
+            rttvar: self.tx.rtt.rttvar()?,
         })
     }
 
@@ -97,20 +142,20 @@ impl Connection {
     /// 9040 §4.3); and with `fast_start` the first data goes out as a fast start
     /// from the cached window. Call it right after the constructor.
     pub fn use_path_metrics(&mut self, m: PathMetrics) {
-        self.rtt.seed(m.srtt, m.rttvar);
+        self.tx.rtt.seed(m.srtt, m.rttvar);
         if self.cfg.temporal_sharing {
             // RFC 9040 §4.3: "TCB.ssthresh = cached ssthresh" (Linux
             // `tcp_init_metrics`, capped at the window clamp).
-            self.cong.w.ssthresh = m.ssthresh.min(crate::cc::CWND_CLAMP);
+            self.use_cached_ssthresh(m.ssthresh);
         }
         if self.cfg.fast_start {
-            self.fast_start.cached = Some(m);
+            self.tx.fast_start.cached = Some(m);
         }
     }
 
     /// A fast start is under way.
     pub fn in_fast_start(&self) -> bool {
-        self.fast_start.phase.is_some()
+        self.tx.fast_start.phase.is_some()
     }
 
     /// Data is about to be sent after an idle period longer than the RTO whose
@@ -124,31 +169,29 @@ impl Connection {
         ssthresh: u32,
         restart: u32,
     ) -> bool {
-        let Some(srtt) = self.rtt.srtt() else {
+        let Some(srtt) = self.tx.rtt.srtt() else {
             return false;
         };
-        // §7.1: "either half the old cwnd (if old cwnd < ssthresh) or cwnd minus
-        // maxseg (if old cwnd > ssthresh)".
-        let fs_cwnd = if cwnd < ssthresh { cwnd / 2 } else { cwnd - 1 };
+        let fs_cwnd = fast_start_cwnd(cwnd, ssthresh);
         if fs_cwnd <= restart {
             return false;
         }
         let smss = self.opts.smss as u64;
         let nxt = self.snd.nxt;
         let maxburst = self.cfg.fast_start_maxburst;
-        self.fast_start.phase = Some(Phase {
+        self.tx.fast_start.phase = Some(Phase {
             mark_from: nxt + restart as u64 * smss,
             mark_to: nxt + fs_cwnd as u64 * smss,
-            saved_ssthresh: ssthresh,
-            restart_cwnd: restart,
+            fallback: Fallback {
+                restart_cwnd: restart,
+                saved_ssthresh: ssthresh,
+            },
             pacing: true,
             burst_start: now,
             burst_sent: 0,
             spacing: srtt * maxburst / fs_cwnd,
         });
-        self.cong.w.cwnd = fs_cwnd;
-        self.cong.w.ssthresh = ssthresh;
-        self.cong.w.cwnd_cnt = 0;
+        self.fast_start_window(fs_cwnd, ssthresh);
         self.counters.fast_start += 1;
         self.trace(
             now,
@@ -162,7 +205,7 @@ impl Connection {
 
     /// The first data of a connection given cached path state (§3.2).
     pub(super) fn fast_start_from_cache(&mut self, now: Instant) {
-        let Some(m) = self.fast_start.cached.take() else {
+        let Some(m) = self.tx.fast_start.cached.take() else {
             return;
         };
         let restart = self.cfg.initial_window.min(m.cwnd);
@@ -173,7 +216,7 @@ impl Connection {
     /// timer is set for the next burst.
     pub(super) fn fast_start_may_send(&mut self, now: Instant) -> bool {
         let maxburst = self.cfg.fast_start_maxburst;
-        let Some(p) = self.fast_start.phase.as_mut() else {
+        let Some(p) = self.tx.fast_start.phase.as_mut() else {
             return true;
         };
         if !p.pacing || p.burst_sent < maxburst {
@@ -185,7 +228,7 @@ impl Connection {
             p.burst_sent = 0;
             return true;
         }
-        self.timers.put(Timer::Pace, Some(next));
+        self.timers.put(TimerKind::Pace, Some(next));
         false
     }
 
@@ -194,7 +237,7 @@ impl Connection {
     /// reset timer.
     pub(super) fn fast_start_on_send(&mut self, now: Instant, start: u64, s: &mut Segment) {
         let mark = self.cfg.fast_start_mark;
-        let Some(p) = self.fast_start.phase.as_mut() else {
+        let Some(p) = self.tx.fast_start.phase.as_mut() else {
             return;
         };
         if p.pacing {
@@ -205,7 +248,7 @@ impl Connection {
                 s.flags.insert(Flags::FAST_START);
             }
             self.counters.fast_start_segs += 1;
-            if self.cfg.fast_start_reset_timer && !self.timers.is_set(Timer::FastStartReset) {
+            if self.cfg.fast_start_reset_timer && !self.timers.is_set(TimerKind::FastStartReset) {
                 self.arm_fast_start_reset(now);
             }
         }
@@ -215,7 +258,7 @@ impl Connection {
     /// at the next tick of the fast TCP timer (§7.1: "tied to the fast TCP timer
     /// (200 ms period, typically)").
     fn arm_fast_start_reset(&mut self, now: Instant) {
-        let Some(t) = self.rtt.fine_rto() else {
+        let Some(t) = self.tx.rtt.fine_rto() else {
             return;
         };
         let mut at = (now + t).as_nanos();
@@ -224,21 +267,21 @@ impl Connection {
             at = at.div_ceil(tick) * tick;
         }
         self.timers
-            .put(Timer::FastStartReset, Some(Instant::from_nanos(at)));
+            .put(TimerKind::FastStartReset, Some(Instant::from_nanos(at)));
     }
 
     /// An ACK advanced snd.una: the ACK clock is back (pacing ends), and the attempt
     /// is over once every fast-start segment is acknowledged.
     pub(super) fn fast_start_on_ack(&mut self, now: Instant) {
-        let Some(p) = self.fast_start.phase.as_mut() else {
+        let Some(p) = self.tx.fast_start.phase.as_mut() else {
             return;
         };
         p.pacing = false;
-        self.timers.put(Timer::Pace, None);
+        self.timers.put(TimerKind::Pace, None);
         if self.snd.una >= p.mark_to {
-            self.fast_start.phase = None;
-            self.timers.put(Timer::FastStartReset, None);
-        } else if self.timers.is_set(Timer::FastStartReset) {
+            self.tx.fast_start.phase = None;
+            self.timers.put(TimerKind::FastStartReset, None);
+        } else if self.timers.is_set(TimerKind::FastStartReset) {
             self.arm_fast_start_reset(now);
         }
     }
@@ -247,8 +290,8 @@ impl Connection {
     /// packets are still outstanding, the sender immediately resets its state"):
     /// reset without penalty (or, with `fast_start_no_penalty` off, time out as the
     /// retransmission timer would); otherwise the retransmission timer takes over.
-    pub(super) fn on_fast_start_reset_timer(&mut self, now: Instant) {
-        let Some(p) = self.fast_start.phase else {
+    pub(crate) fn on_fast_start_reset_timer(&mut self, now: Instant) {
+        let Some(p) = self.tx.fast_start.phase else {
             return;
         };
         // §7.1: any fast-start packet outstanding; §3.4.4: the earliest
@@ -258,16 +301,16 @@ impl Connection {
         } else {
             self.snd.nxt > p.mark_from
         };
-        let outstanding = !self.sb.is_empty() && self.snd.una < p.mark_to && marked_out;
-        if !outstanding || self.ca.state == CaState::Loss {
+        let outstanding = !self.tx.sb.is_empty() && self.snd.una < p.mark_to && marked_out;
+        if !outstanding || self.tx.ca.state() == CaState::Loss {
             return;
         }
         if self.cfg.fast_start_no_penalty {
             self.counters.fast_start_resets += 1;
             self.fast_start_reset(now);
         } else {
-            self.fast_start.phase = None;
-            self.timers.put(Timer::Rto, Some(now));
+            self.tx.fast_start.phase = None;
+            self.timers.put(TimerKind::Retransmission, Some(now));
         }
     }
 
@@ -275,10 +318,10 @@ impl Connection {
     /// "Recovery from multiple losses"): abort to slow start without penalty.
     /// Returns true if it did.
     pub(super) fn fast_start_partial_ack(&mut self, now: Instant) -> bool {
-        if self.fast_start.phase.is_none()
+        if self.tx.fast_start.phase.is_none()
             || !self.cfg.fast_start_partial_abort
             || self.opts.sack
-            || self.snd.una >= self.ca.high_seq
+            || self.snd.una >= self.tx.ca.high_seq()
         {
             return false;
         }
@@ -290,16 +333,16 @@ impl Connection {
     /// While the reset timer runs it stands in for the retransmission timer (§7.1:
     /// "the TCP sender enables the fast start reset timer instead of the standard
     /// retransmit timer"): a retransmission timeout due before it waits for it.
-    pub(super) fn fast_start_holds_rto(&self) -> Option<Instant> {
-        self.fast_start.phase?;
-        self.timers.get(Timer::FastStartReset)
+    pub(crate) fn fast_start_holds_rto(&self) -> Option<Instant> {
+        self.tx.fast_start.phase?;
+        self.timers.get(TimerKind::FastStartReset)
     }
 
     /// A timeout or the end of the connection ends the attempt.
     pub(super) fn fast_start_end(&mut self) {
-        if self.fast_start.phase.take().is_some() {
-            self.timers.put(Timer::Pace, None);
-            self.timers.put(Timer::FastStartReset, None);
+        if self.tx.fast_start.phase.take().is_some() {
+            self.timers.put(TimerKind::Pace, None);
+            self.timers.put(TimerKind::FastStartReset, None);
         }
     }
 }

@@ -24,7 +24,6 @@
 use std::time::Duration;
 
 use super::Connection;
-use super::timer_table::Timer;
 use crate::config::{TlpDetection, TlpFlavour};
 use crate::scoreboard::TxSeg;
 use crate::time::Instant;
@@ -41,28 +40,47 @@ const TIMEOUT_MIN: Duration = Duration::from_millis(2);
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct LossProbe {
     /// The probe timer fired: a probe is due.
-    pub pending: bool,
+    pending: bool,
     /// Probes in a row without new data acknowledged.
-    pub consecutive: u32,
+    consecutive: u32,
     /// The episode being judged.
-    pub episode: Option<TlpEpisode>,
+    episode: Option<TlpEpisode>,
 }
 
 /// A loss-probe episode: the probes sent for one tail.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct TlpEpisode {
     /// snd.nxt when the (last) retransmission probe was sent.
-    pub high_seq: u64,
+    high_seq: u64,
     /// Retransmission probes of this episode.
-    pub probes: u32,
+    probes: u32,
     /// Duplicate ACKs received for them.
-    pub dupacks: u32,
+    dupacks: u32,
+}
+
+impl LossProbe {
+    /// The probe timer fired: a probe is due.
+    pub fn pending(&self) -> bool {
+        self.pending
+    }
+    /// A probe no longer due (the connection joined a session).
+    pub fn cancel_pending(&mut self) {
+        self.pending = false;
+    }
+    /// New data was acknowledged: the count of probes in a row starts again.
+    pub fn on_progress(&mut self) {
+        self.consecutive = 0;
+    }
+    /// The episode is over unjudged (a timeout, a failed fast start).
+    pub fn end_episode(&mut self) {
+        self.episode = None;
+    }
 }
 
 impl Connection {
     /// Algorithm 1 `schedule_pto`: arms the probe timer when the conditions hold.
     pub(crate) fn schedule_pto(&mut self, now: Instant) {
-        self.timers.put(Timer::LossProbe, None);
+        self.timers.put(TimerKind::LossProbe, None);
         if !self.cfg.tlp
             || !self.opts.sack
             || !self.probe_state_allows()
@@ -74,9 +92,10 @@ impl Connection {
                     | State::Closing
                     | State::LastAck
             )
-            || self.sb.is_empty()
-            || self.tlp.consecutive >= self.cfg.tlp_max_probes
+            || self.tx.sb.is_empty()
+            || self.tx.tlp.consecutive >= self.cfg.tlp_max_probes
             || self
+                .tx
                 .tlp
                 .episode
                 .is_some_and(|e| e.probes >= self.cfg.tlp_max_probes)
@@ -87,12 +106,12 @@ impl Connection {
         }
         // (b) cwnd- or application-limited: no new segment could go out now.
         let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
-        if unsent > 0 && self.sb.pipe() < self.cong.w.cwnd && self.window_room() > 0 {
+        if unsent > 0 && self.tx.sb.pipe() < self.tx.cong.w.cwnd && self.window_room() > 0 {
             return;
         }
-        let srtt = self.rtt.srtt();
+        let srtt = self.tx.rtt.srtt();
         let flavour = self.cfg.tlp_flavour;
-        let one = self.sb.packets_out() == 1;
+        let one = self.tx.sb.packets_out() == 1;
         let wdt = self.cfg.tlp_wdt;
         let pto = match (flavour, srtt) {
             (TlpFlavour::Rfc8985 | TlpFlavour::Linux6, None) => Duration::from_secs(1),
@@ -116,43 +135,40 @@ impl Connection {
         };
         let mut at = now + pto;
         // Never later than the RTO would fire.
-        if let Some(rto) = self.timers.get(Timer::Rto)
+        if let Some(rto) = self.timers.get(TimerKind::Retransmission)
             && at > rto
         {
             at = rto.max(now);
         }
-        self.timers.put(Timer::LossProbe, Some(at));
+        self.timers.put(TimerKind::LossProbe, Some(at));
     }
 
     /// Probes go out in Open; Linux 4.11+ also in CWR.
     fn probe_state_allows(&self) -> bool {
-        self.ca.state == CaState::Open
-            || (self.ca.state == CaState::Cwr && self.cfg.tlp_flavour == TlpFlavour::Linux6)
+        self.tx.ca.state() == CaState::Open
+            || (self.tx.ca.state() == CaState::Cwr && self.cfg.tlp_flavour == TlpFlavour::Linux6)
     }
 
     /// Algorithm 1 `handle_pto`.
     pub(crate) fn on_pto(&mut self, now: Instant) {
-        self.trace(
-            now,
-            Event::Timer {
-                timer: TimerKind::LossProbe,
-            },
-        );
-        if !self.probe_state_allows() || self.sb.is_empty() {
+        self.trace_timer(now, TimerKind::LossProbe);
+        if !self.probe_state_allows() || self.tx.sb.is_empty() {
             return;
         }
         self.counters.loss_probes += 1;
-        self.tlp.consecutive += 1;
-        self.tlp.pending = true;
+        self.tx.tlp.consecutive += 1;
+        self.tx.tlp.pending = true;
         // The RTO restarts from the probe (Linux `tcp_send_loss_probe` rearm).
-        self.timers
-            .put(Timer::Rto, Some(now + self.rtt.rto_backed_off()));
+        self.timers.put(
+            TimerKind::Retransmission,
+            Some(now + self.tx.rtt.rto_backed_off()),
+        );
     }
 
     /// The probe segment: new data if the application and the peer's window allow
     /// one, otherwise the last segment again.
     pub(crate) fn loss_probe_transmit(&mut self, now: Instant) -> Option<Segment> {
-        self.tlp.pending = false;
+        self.tx.tlp.pending = false;
         let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
         let room = self.window_room();
         if unsent > 0 && room > 0 {
@@ -167,14 +183,14 @@ impl Connection {
             self.schedule_pto(now);
             return Some(s);
         }
-        let i = self.sb.packets_out().checked_sub(1)? as usize;
+        let i = self.tx.sb.packets_out().checked_sub(1)? as usize;
         let TxSeg {
             start,
             end,
             fin,
             psh,
             ..
-        } = *self.sb.get(i)?;
+        } = *self.tx.sb.get(i)?;
         let data_end = if fin { end - 1 } else { end };
         // The segment again, with the flags it was first sent with.
         let mut flags = if psh { Flags::PSH } else { Flags::empty() };
@@ -185,11 +201,11 @@ impl Connection {
         s.payload = self.snd.buf.slice(start, (data_end - start) as usize);
         // Not counted in pipe (Linux sends it with `__tcp_retransmit_skb`), but no RTT
         // sample may come from it.
-        self.sb.mark_probed(i, now);
+        self.tx.sb.mark_probed(i, now);
         self.counters.loss_probes_retrans += 1;
         self.counters.retrans_segs += 1;
         self.counters.bytes_retrans += s.payload.len() as u64;
-        let ep = self.tlp.episode.get_or_insert_with(TlpEpisode::default);
+        let ep = self.tx.tlp.episode.get_or_insert_with(TlpEpisode::default);
         ep.high_seq = self.snd.nxt;
         ep.probes += 1;
         self.trace(
@@ -208,27 +224,27 @@ impl Connection {
     /// losses"; Linux `tcp_process_tlp_ack`; RFC 8985 §7.4). `pure_dupack`: the ACK
     /// neither advanced snd.una nor SACKed anything new.
     pub(crate) fn tlp_on_ack(&mut self, ack: u64, pure_dupack: bool, dsack: bool) {
-        let Some(mut ep) = self.tlp.episode else {
+        let Some(mut ep) = self.tx.tlp.episode else {
             return;
         };
         let detection = self.cfg.tlp_detection;
         if dsack && detection == TlpDetection::Dsack {
             // The receiver already had the probed data: the probe was unnecessary.
             self.counters.loss_probes_unnecessary += ep.probes as u64;
-            self.tlp.episode = None;
+            self.tx.tlp.episode = None;
             return;
         }
         if pure_dupack && ack == ep.high_seq {
             if detection == TlpDetection::Dsack {
                 // Linux's "TLP dupack": the probe was not needed.
                 self.counters.loss_probes_unnecessary += ep.probes as u64;
-                self.tlp.episode = None;
+                self.tx.tlp.episode = None;
                 return;
             }
             ep.dupacks += 1;
         }
         if ack > ep.high_seq {
-            self.tlp.episode = None;
+            self.tx.tlp.episode = None;
             let repaired = match detection {
                 TlpDetection::Basic => ep.dupacks < ep.probes,
                 TlpDetection::Dsack => true,
@@ -244,6 +260,6 @@ impl Connection {
             }
             return;
         }
-        self.tlp.episode = Some(ep);
+        self.tx.tlp.episode = Some(ep);
     }
 }

@@ -23,10 +23,9 @@
 use std::time::Duration;
 
 use super::Connection;
-use super::timer_table::Timer;
 use crate::scoreboard::TxSeg;
 use crate::time::Instant;
-use crate::trace::{CaState, Event, TimerKind};
+use crate::trace::{CaState, TimerKind};
 
 /// `TCP_RACK_RECOVERY_THRESH`: recoveries a raised reo_wnd persists for.
 const RECOVERY_THRESH: u32 = 16;
@@ -44,15 +43,15 @@ pub(crate) struct Rack {
     /// RACK advanced since the last loss detection.
     advanced: bool,
     /// Reordering has been observed on the connection.
-    pub(crate) reord_seen: bool,
-    pub(crate) reo_wnd_steps: u32,
+    reord_seen: bool,
+    reo_wnd_steps: u32,
     reo_wnd_persist: u32,
     /// A DSACK arrived and the steps have not yet been raised for it.
     dsack_seen: bool,
     /// When the steps were last raised (an RTT must pass before the next raise).
     last_raise: Option<Instant>,
     /// Send time of the most recently sent segment the current ACK delivered.
-    pub(crate) newest_delivered: Option<Instant>,
+    newest_delivered: Option<Instant>,
 }
 
 impl Default for Rack {
@@ -73,6 +72,11 @@ impl Default for Rack {
 }
 
 impl Rack {
+    /// Reordering was observed (Linux `tp->reord_seen++`).
+    pub fn on_reordering(&mut self) {
+        self.reord_seen = true;
+    }
+
     /// `tcp_rack_advance` for a segment this ACK delivered. `min_rtt` is the
     /// connection's; `tsecr` the ACK's timestamp echo and `ts_offset` our timestamp
     /// clock's offset, to tell which transmission a timestamp echoes.
@@ -116,13 +120,13 @@ fn sent_after(t1: Instant, seq1: u64, t2: Instant, seq2: u64) -> bool {
 impl Connection {
     /// A DSACK arrived (`tcp_sacktag_write_queue`: `rack.dsack_seen`).
     pub(crate) fn rack_on_dsack(&mut self) {
-        self.loss.rack.dsack_seen = true;
+        self.tx.loss.rack_mut().dsack_seen = true;
     }
 
     /// `tcp_rack_update_reo_wnd`, once per ACK, after the ACK's deliveries advanced
     /// RACK.
     pub(crate) fn rack_update_reo_wnd(&mut self, now: Instant) {
-        let r = &mut self.loss.rack;
+        let r = self.tx.loss.rack_mut();
         let Some(sent) = r.newest_delivered.take() else {
             return;
         };
@@ -142,36 +146,39 @@ impl Connection {
 
     /// A recovery ended without being undone (`tcp_try_undo_recovery`).
     pub(crate) fn rack_recovery_done(&mut self) {
-        self.loss.rack.reo_wnd_persist = self.loss.rack.reo_wnd_persist.saturating_sub(1);
+        let r = self.tx.loss.rack_mut();
+        r.reo_wnd_persist = r.reo_wnd_persist.saturating_sub(1);
     }
 
     /// A recovery was undone by DSACKs (`tcp_try_undo_dsack`).
     pub(crate) fn rack_dsack_undo(&mut self) {
-        self.loss.rack.reo_wnd_persist = (self.loss.rack.reo_wnd_persist + 1).min(RECOVERY_THRESH);
+        let r = self.tx.loss.rack_mut();
+        r.reo_wnd_persist = (r.reo_wnd_persist + 1).min(RECOVERY_THRESH);
     }
 
     /// `tcp_rack_reo_wnd`.
     pub(crate) fn reo_wnd(&self) -> Duration {
-        if !self.loss.rack.reord_seen
-            && (self.ca.state >= CaState::Recovery || self.sb.sacked_out >= self.loss.reordering)
+        if !self.tx.loss.rack().reord_seen
+            && (self.tx.ca.state() >= CaState::Recovery
+                || self.tx.sb.sacked_out() >= self.tx.loss.reordering())
         {
             return Duration::ZERO;
         }
-        let min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
-        let srtt = self.rtt.srtt().unwrap_or(Duration::ZERO);
-        (min_rtt / 4 * self.loss.rack.reo_wnd_steps).min(srtt)
+        let min_rtt = self.tx.rtt.min_rtt().unwrap_or(Duration::ZERO);
+        let srtt = self.tx.rtt.srtt().unwrap_or(Duration::ZERO);
+        (min_rtt / 4 * self.tx.loss.rack().reo_wnd_steps).min(srtt)
     }
 
     /// `tcp_rack_detect_loss`: marks lost every segment sent before RACK.xmit_ts whose
     /// time is up; returns the longest wait left for the others, if any.
     fn rack_detect_loss(&mut self, now: Instant) -> Option<Duration> {
-        let xmit_ts = self.loss.rack.xmit_ts?;
+        let xmit_ts = self.tx.loss.rack().xmit_ts?;
         let reo_wnd = self.reo_wnd();
-        let (rtt, end_seq) = (self.loss.rack.rtt, self.loss.rack.end_seq);
+        let (rtt, end_seq) = (self.tx.loss.rack().rtt, self.tx.loss.rack().end_seq);
         let mut wait: Option<Duration> = None;
         let mut lost_retrans = 0;
-        for i in 0..self.sb.packets_out() as usize {
-            let s = *self.sb.get(i).expect("in range");
+        for i in 0..self.tx.sb.packets_out() as usize {
+            let s = *self.tx.sb.get(i).expect("in range");
             // Skip what is delivered, and what is marked lost and not yet resent.
             if s.sacked || (s.lost && !s.retrans) {
                 continue;
@@ -181,7 +188,7 @@ impl Connection {
             }
             let deadline = s.tx_time + rtt + reo_wnd;
             if deadline <= now {
-                let (_, retrans_lost) = self.sb.mark_lost(i);
+                let (_, retrans_lost) = self.tx.sb.mark_lost(i);
                 lost_retrans += retrans_lost as u64;
             } else {
                 let left = deadline - now;
@@ -195,35 +202,30 @@ impl Connection {
     /// `tcp_rack_mark_lost`, on an ACK: detection if RACK advanced, and the reorder
     /// timer for what is not yet due.
     pub(crate) fn rack_mark_lost(&mut self, now: Instant) {
-        if !self.loss.rack.advanced {
+        if !self.tx.loss.rack().advanced {
             return;
         }
-        self.loss.rack.advanced = false;
+        self.tx.loss.rack_mut().advanced = false;
         let at = self
             .rack_detect_loss(now)
             .map(|w| now + round_up_ms(w) + TIMEOUT_MIN);
-        self.timers.put(Timer::Reorder, at);
+        self.timers.put(TimerKind::ReorderTimeout, at);
     }
 
     /// The reorder timer fired (`tcp_rack_reo_timeout`).
     pub(crate) fn on_rack_timeout(&mut self, now: Instant) {
-        self.timers.put(Timer::Reorder, None);
-        self.trace(
-            now,
-            Event::Timer {
-                timer: TimerKind::ReorderTimeout,
-            },
-        );
-        let prior_pipe = self.sb.pipe();
+        self.timers.put(TimerKind::ReorderTimeout, None);
+        self.trace_timer(now, TimerKind::ReorderTimeout);
+        let prior_pipe = self.tx.sb.pipe();
         let at = self
             .rack_detect_loss(now)
             .map(|w| now + round_up_ms(w) + TIMEOUT_MIN);
-        self.timers.put(Timer::Reorder, at);
-        if self.sb.pipe() == prior_pipe {
+        self.timers.put(TimerKind::ReorderTimeout, at);
+        if self.tx.sb.pipe() == prior_pipe {
             return;
         }
         self.counters.rack_reo_timeouts += 1;
-        if self.ca.state < CaState::Recovery {
+        if self.tx.ca.state() < CaState::Recovery {
             self.enter_recovery(now, prior_pipe);
             self.reduction_on_ack(1, false, true);
         }

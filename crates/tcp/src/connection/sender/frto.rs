@@ -28,49 +28,49 @@ impl Connection {
     /// F-RTO runs on the first timeout of an episode when nothing was retransmitted
     /// before it (the undo marker is set).
     pub(super) fn frto_on_timeout(&mut self, first_timeout: bool) {
-        if self.cfg.frto && first_timeout && self.undo.marker.is_some() {
+        if self.cfg.frto && first_timeout && self.tx.undo.armed() {
             // RFC 5682 step 1: retransmit only the first unacknowledged segment.
-            self.frto = Frto::AwaitFirst;
-            self.sb.clear_retrans_and_lost();
-            let high = self.ca.high_seq;
-            self.sb.mark_head_lost(1, true, true, high);
+            self.tx.frto = Frto::AwaitFirst;
+            self.tx.sb.clear_retrans_and_lost();
+            let high = self.tx.ca.high_seq();
+            self.tx.sb.mark_head_lost(1, true, true, high);
         } else {
-            self.frto = Frto::Off;
-            self.sb.mark_all_lost(true);
+            self.tx.frto = Frto::Off;
+            self.tx.sb.mark_all_lost(true);
         }
     }
 
     /// RFC 5682 §2.1 steps 2 and 3.
     pub(super) fn frto_ack(&mut self, now: Instant, una_advanced: bool, is_dupack: bool) {
-        match self.frto {
+        match self.tx.frto {
             Frto::AwaitFirst => {
                 let has_new_data = self.snd.nxt < self.snd.buf.end()
                     || (self.snd.app_closed && !self.snd.fin_sent);
-                if una_advanced && self.snd.una < self.ca.high_seq && has_new_data {
+                if una_advanced && self.snd.una < self.tx.ca.high_seq() && has_new_data {
                     // (2.b) transmit up to two new segments.
-                    self.frto = Frto::AwaitSecond;
-                    self.cong.w.cwnd = self.sb.pipe() + 2;
-                } else if una_advanced && self.snd.una >= self.ca.high_seq {
-                    self.frto = Frto::Off;
+                    self.tx.frto = Frto::AwaitSecond;
+                    self.frto_window_for_two();
+                } else if una_advanced && self.snd.una >= self.tx.ca.high_seq() {
+                    self.tx.frto = Frto::Off;
                 } else {
                     // (2.a) duplicate ACK, or nothing new to send: conventional recovery.
-                    self.frto = Frto::Off;
-                    self.sb.mark_all_lost(false);
+                    self.tx.frto = Frto::Off;
+                    self.tx.sb.mark_all_lost(false);
                 }
             }
             Frto::AwaitSecond => {
                 if una_advanced {
                     // (3.b) the timeout was spurious.
-                    self.frto = Frto::Off;
-                    self.sb.clear_lost();
+                    self.tx.frto = Frto::Off;
+                    self.tx.sb.clear_lost();
                     self.undo_reduction(now, UndoKind::Frto);
-                    self.rtt.retransmits = 0;
+                    self.tx.rtt.clear_retransmits();
                     self.set_ca(now, CaState::Open);
                 } else if is_dupack {
                     // (3.a) conventional recovery with cwnd at most 3 segments.
-                    self.frto = Frto::Off;
-                    self.cong.w.cwnd = self.cong.w.cwnd.min(3);
-                    self.sb.mark_all_lost(false);
+                    self.tx.frto = Frto::Off;
+                    self.frto_fallback_window();
+                    self.tx.sb.mark_all_lost(false);
                 }
             }
             Frto::Off => {}

@@ -13,27 +13,38 @@
 //! own window, retransmission timer, tail loss probe, early retransmit, RACK and
 //! fast start stand idle: the session's stand in for them.
 
-use super::timer_table::Timer;
 use super::{CloseReason, Connection};
 use crate::time::Instant;
+use crate::trace::TimerKind;
 use crate::trace::{RetransKind, State};
 
 /// Membership state.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Member {
     /// The connection is in a session.
-    pub on: bool,
+    on: bool,
     /// The session allowed one segment that takes sequence space.
-    pub grant: bool,
+    grant: bool,
     /// The session marks the granted segment with the fast start bit.
-    pub mark: bool,
+    mark: bool,
     /// What the last ACK said, for the session.
-    pub report: Option<AckReport>,
+    report: Option<AckReport>,
     /// After a session timeout: snd.nxt then. Retransmissions below it are the
     /// timeout's (the first) and slow start's (the rest).
-    pub timeout_high: Option<u64>,
+    timeout_high: Option<u64>,
     /// The next retransmission is the timeout's first.
-    pub timeout_first: bool,
+    timeout_first: bool,
+}
+
+impl Member {
+    /// The connection is in a session.
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+    /// The granted segment carries the fast start bit.
+    pub fn marks(&self) -> bool {
+        self.mark
+    }
 }
 
 /// What an ACK told a member connection, for its session's loss detection.
@@ -54,30 +65,40 @@ pub struct AckReport {
 impl Connection {
     /// The connection is a member of a TCP session.
     pub fn in_session(&self) -> bool {
-        self.member.on
+        self.tx.member.on
     }
 
     /// Joins a session: from now on the session decides when this connection sends
     /// and what it retransmits. Its own loss-recovery timers stop.
     pub(crate) fn session_join(&mut self) {
-        self.member.on = true;
+        self.tx.member.on = true;
         for t in [
-            Timer::Rto,
-            Timer::LossProbe,
-            Timer::EarlyRetransmit,
-            Timer::Reorder,
-            Timer::FastStartReset,
-            Timer::Pace,
+            TimerKind::Retransmission,
+            TimerKind::LossProbe,
+            TimerKind::EarlyRetransmit,
+            TimerKind::ReorderTimeout,
+            TimerKind::FastStartReset,
+            TimerKind::Pace,
         ] {
             self.timers.put(t, None);
         }
-        self.tlp.pending = false;
-        self.fast_start.phase = None;
+        self.tx.tlp.cancel_pending();
+        self.tx.fast_start.cancel();
     }
 
     /// Leaves the session (the connection closed).
     pub(crate) fn session_leave(&mut self) {
-        self.member = Member::default();
+        self.tx.member = Member::default();
+    }
+
+    /// The session marked one of this member's segments lost and it is not resent yet.
+    pub(crate) fn session_retransmission_due(&self) -> bool {
+        self.tx.sb.next_lost().is_some()
+    }
+
+    /// The member has data outstanding.
+    pub(crate) fn session_outstanding(&self) -> bool {
+        !self.tx.sb.is_empty()
     }
 
     /// The member has a segment taking sequence space to send, were it granted:
@@ -94,7 +115,7 @@ impl Connection {
         ) {
             return false;
         }
-        if self.sb.next_lost().is_some() {
+        if self.tx.sb.next_lost().is_some() {
             return true;
         }
         if !matches!(self.state, State::Established | State::CloseWait) {
@@ -110,40 +131,40 @@ impl Connection {
 
     /// The session grants one segment; `mark` sets the fast start bit on it.
     pub(crate) fn session_grant(&mut self, mark: bool) {
-        self.member.grant = true;
-        self.member.mark = mark;
+        self.tx.member.grant = true;
+        self.tx.member.mark = mark;
     }
 
     /// The grant is withdrawn (nothing was sent on it).
     pub(crate) fn session_revoke(&mut self) {
-        self.member.grant = false;
-        self.member.mark = false;
+        self.tx.member.grant = false;
+        self.tx.member.mark = false;
     }
 
     /// A member may send a segment that takes sequence space.
     #[inline]
     pub(crate) fn session_may_send(&self) -> bool {
-        self.member.grant
+        self.tx.member.grant
     }
 
     /// Takes what the last ACK said.
     pub(crate) fn take_ack_report(&mut self) -> Option<AckReport> {
-        self.member.report.take()
+        self.tx.member.report.take()
     }
 
     /// `[start, end)` has been delivered: cumulatively acknowledged, or SACKed.
     pub(crate) fn session_delivered(&self, start: u64, end: u64) -> bool {
-        end <= self.snd.una || self.sb.sacked_at(start)
+        end <= self.snd.una || self.tx.sb.sacked_at(start)
     }
 
     /// The session deems the segment starting at `start` lost: it is retransmitted
     /// at the next grant (a retransmission of it in flight is lost too). Returns
     /// false if the segment is no longer outstanding, or SACKed.
     pub(crate) fn session_mark_lost(&mut self, start: u64) -> bool {
-        let Some(i) = self.sb.find(start) else {
+        let Some(i) = self.tx.sb.find(start) else {
             return false;
         };
-        let (newly, lost_retrans) = self.sb.mark_lost(i);
+        let (newly, lost_retrans) = self.tx.sb.mark_lost(i);
         newly || lost_retrans
     }
 
@@ -151,13 +172,13 @@ impl Connection {
     /// (Linux `tcp_enter_loss`), and goes again as the session's slow start allows.
     /// It counts as this connection's timeout (`TCPTimeouts`).
     pub(crate) fn session_timeout(&mut self) {
-        if self.sb.is_empty() {
+        if self.tx.sb.is_empty() {
             return;
         }
-        self.sb.mark_all_lost(true);
+        self.tx.sb.mark_all_lost(true);
         self.counters.timeouts += 1;
-        self.member.timeout_high = Some(self.snd.nxt);
-        self.member.timeout_first = true;
+        self.tx.member.timeout_high = Some(self.snd.nxt);
+        self.tx.member.timeout_first = true;
     }
 
     /// The session's timer fired too often in a row (Linux `tcp_retries2`): the
@@ -176,9 +197,9 @@ impl Connection {
 
     /// The kind of a member's retransmission of `[start, ..)`.
     pub(crate) fn session_retrans_kind(&mut self, start: u64) -> RetransKind {
-        match self.member.timeout_high {
-            Some(h) if start < h && self.member.timeout_first => {
-                self.member.timeout_first = false;
+        match self.tx.member.timeout_high {
+            Some(h) if start < h && self.tx.member.timeout_first => {
+                self.tx.member.timeout_first = false;
                 RetransKind::Timeout
             }
             Some(h) if start < h => {
@@ -195,9 +216,14 @@ impl Connection {
     /// A member's ACK: leaves the report for the session and ends a timeout's
     /// retransmission phase once everything sent before it is acknowledged.
     pub(crate) fn session_on_ack(&mut self, report: AckReport) {
-        if self.member.timeout_high.is_some_and(|h| self.snd.una >= h) {
-            self.member.timeout_high = None;
+        if self
+            .tx
+            .member
+            .timeout_high
+            .is_some_and(|h| self.snd.una >= h)
+        {
+            self.tx.member.timeout_high = None;
         }
-        self.member.report = Some(report);
+        self.tx.member.report = Some(report);
     }
 }

@@ -2,9 +2,9 @@
 //! handshake states, acceptability, RST, SYN, ACK, data, FIN — with RFC 7323 §4.3
 //! timestamp recording.
 
-use super::timer_table::Timer;
 use super::{CloseReason, Connection};
 use crate::time::Instant;
+use crate::trace::TimerKind;
 use crate::trace::{Event, State};
 use crate::wire::Segment;
 
@@ -44,8 +44,8 @@ impl Connection {
         if f.syn() && !f.ack() {
             // Simultaneous open (RFC 9293 §3.10.7.3, "fourth"): both sides sent a
             // SYN. Answer with a SYN-ACK from the same ISS and wait in SYN-RECEIVED.
-            self.rcv = crate::receiver::Receiver::new(1);
-            self.rcv.irs = seg.seq;
+            self.rx.rcv = crate::receiver::Reassembly::new(1);
+            self.rx.rcv.irs = seg.seq;
             self.negotiate(seg);
             if let Some(ts) = seg.options.timestamps {
                 self.ts.recent = ts.val;
@@ -58,23 +58,22 @@ impl Connection {
             self.counters.segs_dropped += 1;
             return;
         }
-        self.rcv = crate::receiver::Receiver::new(1);
-        self.rcv.irs = seg.seq;
+        self.rx.rcv = crate::receiver::Reassembly::new(1);
+        self.rx.rcv.irs = seg.seq;
         self.negotiate(seg);
         if let Some(ts) = seg.options.timestamps {
             self.ts.recent = ts.val;
         }
         self.snd.una = 1;
         self.snd.nxt = 1;
-        self.timers.put(Timer::Rto, None);
+        self.timers.put(TimerKind::Retransmission, None);
         // RTT sample from the handshake (Karn: only if the SYN was not retransmitted,
         // unless timestamps identify the transmission).
-        self.handshake_rtt_sample(now, seg);
-        self.rtt.backoff = 0;
+        self.handshake_rtt(now, seg);
         self.update_window(seg, 0, 1, true);
         self.set_state(now, State::Established);
         self.window_after_syn_loss(seg);
-        self.rcv.ack_now = true;
+        self.rx.rcv.ack_now = true;
         // Data or FIN on the SYN-ACK is processed like on any other segment.
         if !seg.payload.is_empty() || seg.flags.fin() {
             self.process_data(now, seg);
@@ -95,7 +94,7 @@ impl Connection {
                 self.counters.proactive_discarded += 1;
                 return;
             }
-            if seg.seq == self.rcv.irs {
+            if seg.seq == self.rx.rcv.irs {
                 // The peer retransmitted its SYN: our SYN-ACK was lost; resend it.
                 self.ctl.syn_pending = true;
                 self.ctl.syn_resent += 1;
@@ -111,9 +110,8 @@ impl Connection {
         }
         self.snd.una = 1;
         self.snd.nxt = 1;
-        self.timers.put(Timer::Rto, None);
-        self.handshake_rtt_sample(now, seg);
-        self.rtt.backoff = 0;
+        self.timers.put(TimerKind::Retransmission, None);
+        self.handshake_rtt(now, seg);
         self.ctl.syn_pending = false;
         if let (true, Some(ts)) = (self.opts.ts, seg.options.timestamps) {
             self.ts.recent = ts.val;
@@ -124,22 +122,6 @@ impl Connection {
         self.window_after_syn_loss(seg);
         if !seg.payload.is_empty() || seg.flags.fin() {
             self.process_data(now, seg);
-        }
-    }
-
-    fn handshake_rtt_sample(&mut self, now: Instant, seg: &Segment) {
-        let sample = if !self.ctl.syn_retransmitted {
-            Some(now - self.ctl.syn_sent_at)
-        } else if let (true, Some(ts)) = (self.opts.ts, seg.options.timestamps) {
-            let ms = self.tsval(now).wrapping_sub(ts.ecr);
-            (ts.ecr != 0 && ms < 1 << 30).then(|| std::time::Duration::from_millis(ms as u64))
-        } else {
-            None
-        };
-        match sample {
-            Some(s) => self.rtt.on_sample(s, 1, 1),
-            // RFC 6298 §5.7: SYN retransmitted and no sample: data RTO starts at 3 s.
-            None => self.rtt.set_fallback_rto(std::time::Duration::from_secs(3)),
         }
     }
 
@@ -154,15 +136,15 @@ impl Connection {
         // buffer; anything starting beyond it is unacceptable.
         let wnd = self.cfg.recv_buffer as u64;
         let acceptable = if seg_len == 0 {
-            seq >= self.rcv.rcv_nxt.saturating_sub(wnd) && seq <= self.rcv.rcv_nxt + wnd
+            seq >= self.rx.rcv.rcv_nxt.saturating_sub(wnd) && seq <= self.rx.rcv.rcv_nxt + wnd
         } else {
             // Wholly below rcv_nxt (an old duplicate, acknowledged again), or else
             // starting inside the window.
-            seq + seg_len <= self.rcv.rcv_nxt || seq < self.rcv.rcv_nxt + wnd
+            seq + seg_len <= self.rx.rcv.rcv_nxt || seq < self.rx.rcv.rcv_nxt + wnd
         };
         if f.rst() {
             // RFC 5961 §3.2 would demand an exact match; in-window is RFC 9293's rule.
-            if seq + 1 >= self.rcv.rcv_nxt && seq <= self.rcv.rcv_nxt + wnd {
+            if seq + 1 >= self.rx.rcv.rcv_nxt && seq <= self.rx.rcv.rcv_nxt + wnd {
                 self.counters.resets += 1;
                 self.trace(now, Event::Reset);
                 self.enter_closed(now, CloseReason::Reset);
@@ -172,16 +154,16 @@ impl Connection {
         // A segment that ends before what our last ACK covered, such as a
         // zero-window probe at snd.una − 1, is answered with an ACK and dropped
         // (RFC 9293 §3.10.7.4; Linux `tcp_sequence` against `rcv_wup`).
-        let stale = seg_len == 0 && !f.syn() && !f.fin() && seq < self.rcv.rcv_wup;
+        let stale = seg_len == 0 && !f.syn() && !f.fin() && seq < self.rx.rcv.rcv_wup;
         if !acceptable || stale {
             self.counters.segs_dropped += 1;
-            self.rcv.ack_now = true;
+            self.rx.rcv.ack_now = true;
             return;
         }
         if f.syn() {
             // A SYN in a synchronized state (for instance a retransmitted SYN-ACK
             // whose ACK was lost): challenge ACK (RFC 5961 §4.2).
-            self.rcv.ack_now = true;
+            self.rx.rcv.ack_now = true;
             return;
         }
         if !f.ack() {
@@ -190,7 +172,7 @@ impl Connection {
         }
         // RFC 7323 §4.3: record TSval if the segment covers Last.ACK.sent.
         if let (true, Some(ts)) = (self.opts.ts, seg.options.timestamps)
-            && seq <= self.rcv.rcv_nxt
+            && seq <= self.rx.rcv.rcv_nxt
             && (ts.val.wrapping_sub(self.ts.recent) as i32) >= 0
         {
             self.ts.recent = ts.val;
@@ -206,21 +188,22 @@ impl Connection {
         let seq = self.rcv_offset(seg.seq);
         let can_receive = self.can_receive_data();
         if !seg.payload.is_empty() {
-            if !can_receive && seq + seg.payload.len() as u64 > self.rcv.rcv_nxt {
+            if !can_receive && seq + seg.payload.len() as u64 > self.rx.rcv.rcv_nxt {
                 // Data after the peer's FIN: ignore (RFC 9293 §3.10.7.4).
                 self.counters.segs_dropped += 1;
                 return;
             }
-            if self.ecn.on {
+            if self.ext.ecn().is_on() {
                 self.ecn_on_data(seg);
             }
             let len = seg.payload.len() as u32;
             let a = self
+                .rx
                 .rcv
                 .on_data(seq, seg.payload.clone(), self.opts.sack && self.cfg.dsack);
             if a.duplicate {
                 self.counters.dup_data_recv += 1;
-                if self.rcv.dsack.is_some() {
+                if self.rx.rcv.dsack.is_some() {
                     if a.out_of_order {
                         self.counters.dsack_ofo_sent += 1;
                     } else {
@@ -233,7 +216,7 @@ impl Connection {
             }
             if a.delivered > 0 {
                 let (mss, buf) = (self.cfg.mss as u32, self.cfg.recv_buffer);
-                self.rwnd.grow(len, mss, buf);
+                self.rx.rwnd.grow(len, mss, buf);
             }
             self.ack_on_data(
                 now,
@@ -244,26 +227,26 @@ impl Connection {
         }
         if seg.flags.fin() && can_receive {
             let fin_at = seq + seg.payload.len() as u64;
-            if self.rcv.fin_at.is_none() {
-                self.rcv.fin_at = Some(fin_at);
+            if self.rx.rcv.fin_at.is_none() {
+                self.rx.rcv.fin_at = Some(fin_at);
             }
-            self.rcv.ack_now = true;
-        } else if seg.flags.fin() && self.rcv.fin_received {
+            self.rx.rcv.ack_now = true;
+        } else if seg.flags.fin() && self.rx.rcv.fin_received {
             // A retransmitted FIN: our ACK of it was lost. Acknowledge it again, and
             // in TIME-WAIT restart the 2·MSL timeout (RFC 9293 §3.10.7.4, "eighth").
-            self.rcv.ack_now = true;
+            self.rx.rcv.ack_now = true;
             if self.state == State::TimeWait {
                 self.timers
-                    .put(Timer::TimeWait, Some(now + self.cfg.time_wait));
+                    .put(TimerKind::TimeWait, Some(now + self.cfg.time_wait));
             }
         }
-        if let Some(fin_at) = self.rcv.fin_at
-            && !self.rcv.fin_received
-            && self.rcv.rcv_nxt == fin_at
+        if let Some(fin_at) = self.rx.rcv.fin_at
+            && !self.rx.rcv.fin_received
+            && self.rx.rcv.rcv_nxt == fin_at
         {
-            self.rcv.fin_received = true;
-            self.rcv.rcv_nxt += 1;
-            self.rcv.ack_now = true;
+            self.rx.rcv.fin_received = true;
+            self.rx.rcv.rcv_nxt += 1;
+            self.rx.rcv.ack_now = true;
             match self.state {
                 State::Established => self.set_state(now, State::CloseWait),
                 State::FinWait1 => self.set_state(now, State::Closing),
@@ -283,10 +266,10 @@ impl Connection {
 
     pub(crate) fn enter_time_wait(&mut self, now: Instant) {
         self.set_state(now, State::TimeWait);
-        self.timers.put(Timer::Rto, None);
-        self.corrective.enc = None; // everything is acknowledged: nothing left to encode
+        self.timers.put(TimerKind::Retransmission, None);
+        self.ext.corrective_mut().stop_encoding(); // everything is acknowledged: nothing left to encode
         self.timers
-            .put(Timer::TimeWait, Some(now + self.cfg.time_wait));
+            .put(TimerKind::TimeWait, Some(now + self.cfg.time_wait));
         self.ctl.close_reason.get_or_insert(CloseReason::Normal);
     }
 
