@@ -41,12 +41,12 @@ pub const CATALOGUE: &[Experiment] = &[
     },
     Experiment {
         name: "prr-latency",
-        summary: "Web responses with bursty loss: latency and recovery statistics of Linux, RFC 3517 and PRR (prr-imc11 Tables 5–9)",
+        summary: "Linux 2.6, RFC 3517 and PRR on the DC1 client population calibrated to prr-imc11 §2 and Tables 1–3: recovery statistics and latency, Tables 5–9 beside",
         toml: include_str!("../../../examples/prr-latency.toml"),
     },
     Experiment {
         name: "er-reordering",
-        summary: "Early Retransmit under small reordering: naive, with mitigation 1, with both (prr-imc11 §6.1, Table 11)",
+        summary: "Early Retransmit naive, with mitigation 1, with both, on the calibrated DC1 population (prr-imc11 §6.1, Table 11 beside)",
         toml: include_str!("../../../examples/er-reordering.toml"),
     },
     Experiment {

@@ -58,6 +58,7 @@ pub const SCENARIOS: &[(&str, Builtin)] = &[
     ("fast-start-table1", fast_start::TABLE1),
     ("sessions-bulk", sessions::BULK),
     ("analyze-accuracy", analyze_accuracy::FILE),
+    ("linux-eras", linux_eras::REORDERING),
 ];
 
 /// Runs every point of a sweep at its full or `--quick` size, in order, handing

@@ -136,6 +136,7 @@ impl Calibratable {
         let src = Source { file, text };
         let doc = parse_toml(src)?;
         let root = doc.as_table();
+        super::base::refuse(src, root, "calibrate the base itself: its fitted values serve every file built on it")?;
         let top = Table::new(src, root, Some(0..0), "the scenario");
         if root.contains_key("sweep") {
             return Err(top.bad(

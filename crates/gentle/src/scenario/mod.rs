@@ -4,6 +4,7 @@
 //! documents the format with a worked example.
 
 pub mod calibrate;
+mod base;
 mod error;
 mod network;
 pub mod paper;
@@ -120,6 +121,7 @@ const TOP_KEYS: &[&str] = &[
     "workload",
     "variant",
     "calibrate",
+    "base",
     "population",
     "paper",
 ];
@@ -130,15 +132,16 @@ impl Scenario {
     pub fn parse(file: &str, text: &str) -> std::result::Result<Scenario, ScenarioError> {
         let src = Source { file, text };
         let doc = parse_toml(src)?;
-        if doc.as_table().contains_key("sweep") {
-            let top = Table::new(src, doc.as_table(), Some(0..0), "the scenario");
+        let root = base::with_base(src, doc.as_table())?;
+        if root.contains_key("sweep") {
+            let top = Table::new(src, root.as_ref(), Some(0..0), "the scenario");
             return Err(top.bad(
                 "sweep",
                 "this file is a sweep of many scenarios",
                 "a scenario without [sweep] (a sweep is read point by point)",
             ));
         }
-        parse_doc(src, doc.as_table())
+        parse_doc(src, &root)
     }
 
     /// The simulator setup of one trial of `variant` (per-trial parameters such as a

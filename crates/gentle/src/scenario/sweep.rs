@@ -130,7 +130,8 @@ impl Sweep {
     pub fn parse(file: &str, text: &str) -> std::result::Result<Sweep, ScenarioError> {
         let src = Source { file, text };
         let doc = super::parse_toml(src)?;
-        let root = doc.as_table();
+        let root = super::base::with_base(src, doc.as_table())?;
+        let root = root.as_ref();
         let Some(item) = root.get("sweep") else {
             let scenario = parse_doc(src, root)?;
             return Ok(Sweep {

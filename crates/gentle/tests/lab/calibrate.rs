@@ -326,3 +326,52 @@ fn the_reactive_web_population_fits_what_the_readme_says_it_fits() {
         assert_eq!(within, claimed.contains(&stat.as_str()), "{stat}: {v} against {t}");
     }
 }
+
+#[test]
+fn a_scenario_built_on_a_base_adds_its_variants_and_overrides_its_keys() {
+    let dir = common::scratch("base");
+    std::fs::create_dir(dir.join("pop")).unwrap();
+    std::fs::write(dir.join("pop/base.toml"), scenario(0.02, 0.5)).unwrap();
+    let text = r#"base = "pop/base.toml"
+name = "built-on"
+trials = 7
+[[link]]
+a = "x"
+b = "y"
+[[variant]]
+name = "Linux 2.6"
+profile = "linux-2.6"
+"#;
+    // [[link]] tables follow the base's (a second link), [[variant]] too; plain
+    // keys replace the base's; [calibrate] and everything else is the base's.
+    let file = dir.join("s.toml");
+    let scn = Scenario::parse(file.to_str().unwrap(), text).expect("valid");
+    assert_eq!((scn.name.as_str(), scn.trials, scn.seed), ("built-on", 7, 3));
+    let names: Vec<&str> = scn.variants.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["Linux", "Linux 2.6"]);
+    assert_eq!(scn.links.len(), 2);
+    // Bad bases: a file that is not there, at the `base` key; a base with a base; and
+    // a calibration of a file with a base (the base is what is calibrated).
+    let missing = Scenario::parse(file.to_str().unwrap(), "base = \"nope.toml\"\n").unwrap_err();
+    assert!(missing.message.contains("cannot read"), "{missing}");
+    assert_eq!((missing.line, missing.column), (1, 8), "{missing}");
+    std::fs::write(dir.join("pop/chained.toml"), "base = \"base.toml\"\n").unwrap();
+    let chained =
+        Scenario::parse(file.to_str().unwrap(), "base = \"pop/chained.toml\"\n").unwrap_err();
+    assert!(chained.message.contains("has a base of its own"), "{chained}");
+    let e = Calibratable::parse(file.to_str().unwrap(), text).unwrap_err();
+    assert!(e.message.contains("calibrate the base itself"), "{e}");
+}
+
+#[test]
+fn the_dc1_experiments_run_on_one_population() {
+    // prr-latency and er-reordering are built on the same base, unchanged: their
+    // networks and workloads are the base's.
+    let base = gentle::catalogue::find("prr-latency").unwrap().scenario();
+    let er = gentle::catalogue::find("er-reordering").unwrap().scenario();
+    assert_eq!(base.links, er.links);
+    assert_eq!(base.population, er.population);
+    assert_eq!(base.workloads, er.workloads);
+    assert_eq!(base.variants[0].name, "Linux");
+    assert_eq!(er.variants[0].config, base.variants[0].config);
+}

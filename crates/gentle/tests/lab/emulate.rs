@@ -203,7 +203,8 @@ profile = "linux-6"
 }
 
 /// Every example with one link runs against the kernel (one trial, the first
-/// point of a sweep), each measured exchange finishing.
+/// point of a sweep), each measured exchange finishing; one with a `[population]`
+/// (one network drawn per trial) is refused before anything runs.
 #[test]
 fn every_single_link_example_runs_against_the_kernel() {
     if skip() {
@@ -220,6 +221,12 @@ fn every_single_link_example_runs_against_the_kernel() {
         let sweep = Sweep::parse(&file, &text).unwrap();
         let first = &sweep.points[0];
         if first.scenario.links.len() != 1 {
+            continue;
+        }
+        if !first.scenario.population.is_empty() {
+            let o = gentle(&["emulate", &file, "--trials", "1"]);
+            assert_eq!(o.status.code(), Some(2), "{file}: {}", stderr(&o));
+            assert!(stderr(&o).contains("[population]"), "{file}: {}", stderr(&o));
             continue;
         }
         let label: Vec<String> = first

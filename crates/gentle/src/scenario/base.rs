@@ -1,0 +1,107 @@
+//! `base = "FILE"`: a scenario built on another — a calibrated population that every
+//! experiment of its setting uses unchanged (issue: calibrated networks, "one
+//! fitted population serves every experiment of its setting"). The base is a
+//! scenario of its own, read and checked first; the file's tables are laid over
+//! it: a table merges key by key, an array of tables (`[[variant]]`) follows the
+//! base's, any other value replaces the base's. The path is relative to the
+//! file's directory; the built-in experiments' bases are compiled in.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use toml_edit::Item;
+
+use super::error::{ScenarioError, Source};
+use super::reader::{Result, Table};
+
+/// The bases of the built-in experiments, by their path in the repository.
+pub const BUILT_IN: &[(&str, &str)] = &[(
+    "examples/populations/google-2011-dc1.toml",
+    include_str!("../../../../examples/populations/google-2011-dc1.toml"),
+)];
+
+/// `root` laid over its base when it names one; `root` itself otherwise.
+pub fn with_base<'a>(src: Source<'_>, root: &'a toml_edit::Table) -> Result<Cow<'a, toml_edit::Table>> {
+    let top = Table::new(src, root, Some(0..0), "the scenario");
+    let Some(name) = top.str("base", "the path of a scenario file to build on")? else {
+        return Ok(Cow::Borrowed(root));
+    };
+    let (file, text) = read(src.file, name).map_err(|m| {
+        top.bad("base", m, "the path of a scenario file, relative to this one")
+    })?;
+    let base_src = Source {
+        file: &file,
+        text: &text,
+    };
+    let doc = super::parse_toml(base_src)?;
+    if doc.as_table().contains_key("base") {
+        return Err(top.bad(
+            "base",
+            format!("{file} has a base of its own"),
+            "a base without `base`",
+        ));
+    }
+    // The base is a scenario by itself: its errors are reported in its own file.
+    super::parse_doc(base_src, doc.as_table())?;
+    let mut merged = doc.as_table().clone();
+    let mut over = root.clone();
+    over.remove("base");
+    lay_over(&mut merged, over);
+    Ok(Cow::Owned(merged))
+}
+
+/// The file and text of base `name` of the scenario in `file`.
+fn read(file: &str, name: &str) -> std::result::Result<(String, String), String> {
+    let dir = Path::new(file).parent().unwrap_or(Path::new(""));
+    let path = dir.join(name);
+    let shown = path.display().to_string();
+    match std::fs::read_to_string(&path) {
+        Ok(t) => Ok((shown, t)),
+        Err(e) => BUILT_IN
+            .iter()
+            .find(|(p, _)| Path::new(p) == normalise(&path))
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .ok_or_else(|| format!("cannot read {shown}: {e}")),
+    }
+}
+
+/// `path` without its `.` and `dir/..` parts.
+fn normalise(path: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Lays `over` over `base`, in place.
+fn lay_over(base: &mut toml_edit::Table, over: toml_edit::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(Item::Table(b)), Item::Table(o)) => lay_over(b, o),
+            (Some(Item::ArrayOfTables(b)), Item::ArrayOfTables(o)) => {
+                for t in o {
+                    b.push(t);
+                }
+            }
+            (_, v) => {
+                base.insert(&k, v);
+            }
+        }
+    }
+}
+
+/// An error for a file that cannot have a base where it is read.
+pub fn refuse(src: Source<'_>, root: &toml_edit::Table, why: &str) -> std::result::Result<(), ScenarioError> {
+    if root.contains_key("base") {
+        let top = Table::new(src, root, Some(0..0), "the scenario");
+        return Err(top.bad("base", why.to_string(), "a file without `base`"));
+    }
+    Ok(())
+}
