@@ -88,9 +88,18 @@ pub fn section(scn: &Scenario, run: &RunResult) -> String {
         let what = q.label.as_deref().unwrap_or(&q.stat.text);
         format!("{}: {what}", run.variants[q.variant].name)
     };
-    let w = judged.iter().map(|j| name(j.q).chars().count()).max().unwrap_or(8).max(8);
+    let w = judged
+        .iter()
+        .map(|j| name(j.q).chars().count())
+        .max()
+        .unwrap_or(8)
+        .max(8);
     let mut s = format!("\nbeside the paper ({})\n", p.source);
-    let _ = writeln!(s, "{:<w$}  {:>10}  {:>10}  agrees  where", "quantity", "gentle", "paper");
+    let _ = writeln!(
+        s,
+        "{:<w$}  {:>10}  {:>10}  agrees  where",
+        "quantity", "gentle", "paper"
+    );
     for j in &judged {
         let (g, paper) = match j.q.claim {
             Claim::Effect { change_pct } => (

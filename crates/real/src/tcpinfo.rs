@@ -82,7 +82,13 @@ const _: () = assert!(std::mem::size_of::<RawTcpInfo>() == 248);
 /// The kernel's congestion-avoidance states (`enum tcp_ca_state`).
 pub const CA_STATES: [&str; 5] = {
     let a = gentle_tcp::CaState::ALL;
-    [a[0].name(), a[1].name(), a[2].name(), a[3].name(), a[4].name()]
+    [
+        a[0].name(),
+        a[1].name(),
+        a[2].name(),
+        a[3].name(),
+        a[4].name(),
+    ]
 };
 
 /// What real mode reads of a kernel connection.

@@ -70,7 +70,10 @@ pub fn job(a: &CalibrateArgs) -> Result<Job, JobError> {
         .map_err(JobError::Scenario)?;
     let options = Options {
         candidates: a.candidates.or(cal.spec.candidates).unwrap_or(CANDIDATES),
-        trials: a.trials.or(cal.spec.trials).unwrap_or(cal.scenario.quick_trials),
+        trials: a
+            .trials
+            .or(cal.spec.trials)
+            .unwrap_or(cal.scenario.quick_trials),
         seed: a.seed.unwrap_or(cal.scenario.seed),
         progress: true,
     };
@@ -117,7 +120,10 @@ pub fn command(a: CalibrateArgs) -> u8 {
         return 1;
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&json(&job, &fit)).expect("json"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json(&job, &fit)).expect("json")
+        );
     } else {
         print!("{}", report(&job, &fit));
         println!("fitted scenario: {}", a.out.display());
@@ -185,8 +191,20 @@ pub fn report(job: &Job, fit: &Fit) -> String {
         o.seed,
         fit.wall_seconds
     );
-    let w = job.cal.spec.free.iter().map(|f| f.name().len()).max().unwrap_or(9).max(9);
-    let _ = writeln!(s, "{:<w$}  {:>10}  {:>10}  range", "parameter", "as written", "fitted");
+    let w = job
+        .cal
+        .spec
+        .free
+        .iter()
+        .map(|f| f.name().len())
+        .max()
+        .unwrap_or(9)
+        .max(9);
+    let _ = writeln!(
+        s,
+        "{:<w$}  {:>10}  {:>10}  range",
+        "parameter", "as written", "fitted"
+    );
     for (i, f) in job.cal.spec.free.iter().enumerate() {
         let scale = if f.log { " (log)" } else { "" };
         let _ = writeln!(
@@ -199,7 +217,13 @@ pub fn report(job: &Job, fit: &Fit) -> String {
             f.show(f.max)
         );
     }
-    let w = job.targets.iter().map(|t| t.stat.text.len()).max().unwrap_or(6).max(6);
+    let w = job
+        .targets
+        .iter()
+        .map(|t| t.stat.text.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
     let _ = writeln!(
         s,
         "\n{:<w$}  {:>10}  {:>10}  {:>10}  {:>8}  {:>9}",
@@ -216,7 +240,11 @@ pub fn report(job: &Job, fit: &Fit) -> String {
             num(fit.best.stats[i]),
             err.map_or("-".into(), |e| format!("{e:+.1}%")),
             num(fit.noise[i]),
-            if fit.fitted(i, &job.targets) { "ok" } else { "MISS" }
+            if fit.fitted(i, &job.targets) {
+                "ok"
+            } else {
+                "MISS"
+            }
         );
     }
     let fitted = (0..job.targets.len())

@@ -181,8 +181,14 @@ impl Search<'_> {
         match measure(self.c, self.targets, &values, self.o.trials, self.o.seed) {
             Ok(stats) => {
                 let l = loss(&stats, self.targets);
-                self.cache
-                    .insert(key(&values), Evaluation { values, stats, loss: l });
+                self.cache.insert(
+                    key(&values),
+                    Evaluation {
+                        values,
+                        stats,
+                        loss: l,
+                    },
+                );
                 l
             }
             Err(e) => {
@@ -216,9 +222,11 @@ impl Search<'_> {
     /// The best candidate so far (equal losses ordered by their values, so that
     /// the best is one whatever the order of the cache).
     fn best(&self) -> Option<&Evaluation> {
-        self.cache
-            .values()
-            .min_by(|a, b| a.loss.total_cmp(&b.loss).then_with(|| cmp_values(&a.values, &b.values)))
+        self.cache.values().min_by(|a, b| {
+            a.loss
+                .total_cmp(&b.loss)
+                .then_with(|| cmp_values(&a.values, &b.values))
+        })
     }
 }
 
@@ -240,16 +248,24 @@ pub fn calibrate(c: &Calibratable, targets: &[Target], o: &Options) -> Result<Fi
     let global = budget * 2 / 3;
     let bad = |e| JobError::Run(format!("the search could not start: {e:?}"));
     if global >= 2 * free.len() + 8 {
-        RestartOptions::new(free.len(), 0.0..=1.0, RestartStrategy::BIPOP(Default::default()))
-            .max_function_evals(global)
-            .max_function_evals_per_run(global / 2)
-            .seed(o.seed)
-            .build()
-            .map_err(|e| bad(format!("{e:?}")))?
-            .run_with_reuse(|x: &DVector<f64>| search.objective(x));
+        RestartOptions::new(
+            free.len(),
+            0.0..=1.0,
+            RestartStrategy::BIPOP(Default::default()),
+        )
+        .max_function_evals(global)
+        .max_function_evals_per_run(global / 2)
+        .seed(o.seed)
+        .build()
+        .map_err(|e| bad(format!("{e:?}")))?
+        .run_with_reuse(|x: &DVector<f64>| search.objective(x));
     }
     let best = search.best().expect("the start was evaluated");
-    let best_u: Vec<f64> = free.iter().zip(&best.values).map(|(f, &v)| f.scale(v)).collect();
+    let best_u: Vec<f64> = free
+        .iter()
+        .zip(&best.values)
+        .map(|(f, &v)| f.scale(v))
+        .collect();
     let left = budget.saturating_sub(search.asked).max(2);
     // The final run has the rest of the budget.
     search.limit = search.asked + left;

@@ -141,7 +141,9 @@ fn path(name: &str, what: &str, quick: bool) -> PathTable {
         crate::scenario::Scenario::parse(REORDERING.path, REORDERING.text)
             .expect("built-in scenarios are valid")
     } else {
-        catalogue::find(name).expect("a built-in experiment").scenario()
+        catalogue::find(name)
+            .expect("a built-in experiment")
+            .scenario()
     };
     scn.variants = eras_variants();
     let trials = if quick { scn.quick_trials } else { scn.trials };

@@ -21,13 +21,20 @@ pub const BUILT_IN: &[(&str, &str)] = &[(
 )];
 
 /// `root` laid over its base when it names one; `root` itself otherwise.
-pub fn with_base<'a>(src: Source<'_>, root: &'a toml_edit::Table) -> Result<Cow<'a, toml_edit::Table>> {
+pub fn with_base<'a>(
+    src: Source<'_>,
+    root: &'a toml_edit::Table,
+) -> Result<Cow<'a, toml_edit::Table>> {
     let top = Table::new(src, root, Some(0..0), "the scenario");
     let Some(name) = top.str("base", "the path of a scenario file to build on")? else {
         return Ok(Cow::Borrowed(root));
     };
     let (file, text) = read(src.file, name).map_err(|m| {
-        top.bad("base", m, "the path of a scenario file, relative to this one")
+        top.bad(
+            "base",
+            m,
+            "the path of a scenario file, relative to this one",
+        )
     })?;
     let base_src = Source {
         file: &file,
@@ -98,7 +105,11 @@ fn lay_over(base: &mut toml_edit::Table, over: toml_edit::Table) {
 }
 
 /// An error for a file that cannot have a base where it is read.
-pub fn refuse(src: Source<'_>, root: &toml_edit::Table, why: &str) -> std::result::Result<(), ScenarioError> {
+pub fn refuse(
+    src: Source<'_>,
+    root: &toml_edit::Table,
+    why: &str,
+) -> std::result::Result<(), ScenarioError> {
     if root.contains_key("base") {
         let top = Table::new(src, root, Some(0..0), "the scenario");
         return Err(top.bad("base", why.to_string(), "a file without `base`"));

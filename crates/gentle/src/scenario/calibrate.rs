@@ -73,7 +73,11 @@ impl Free {
         } else {
             (v - self.min) / (self.max - self.min)
         };
-        if u.is_finite() { u.clamp(0.0, 1.0) } else { 0.5 }
+        if u.is_finite() {
+            u.clamp(0.0, 1.0)
+        } else {
+            0.5
+        }
     }
 
     /// The TOML value that sets `v`.
@@ -136,7 +140,11 @@ impl Calibratable {
         let src = Source { file, text };
         let doc = parse_toml(src)?;
         let root = doc.as_table();
-        super::base::refuse(src, root, "calibrate the base itself: its fitted values serve every file built on it")?;
+        super::base::refuse(
+            src,
+            root,
+            "calibrate the base itself: its fitted values serve every file built on it",
+        )?;
         let top = Table::new(src, root, Some(0..0), "the scenario");
         if root.contains_key("sweep") {
             return Err(top.bad(
@@ -159,8 +167,11 @@ impl Calibratable {
         for f in &spec.free {
             let span = free_span(&ct, f);
             let now = current(root, &f.path).ok_or_else(|| {
-                src.error(span.clone(), format!("`{}`: the scenario has no such number", f.name()))
-                    .expected("the dotted path of a number (or a number with a unit) the scenario sets")
+                src.error(
+                    span.clone(),
+                    format!("`{}`: the scenario has no such number", f.name()),
+                )
+                .expected("the dotted path of a number (or a number with a unit) the scenario sets")
             })?;
             start.push(now.clamp(f.min, f.max));
             for end in [f.min, f.max] {
@@ -264,14 +275,18 @@ fn parse_spec(ct: &Table<'_>, scn: &Scenario) -> Result<Spec> {
     ct.check_keys(KEYS)?;
     let variant = match ct.str("variant", "the name of a variant")? {
         None => 0,
-        Some(n) => scn.variants.iter().position(|v| v.name == n).ok_or_else(|| {
-            let names: Vec<&str> = scn.variants.iter().map(|v| v.name.as_str()).collect();
-            ct.bad(
-                "variant",
-                format!("no variant named `{n}`"),
-                &format!("one of: {}", names.join(", ")),
-            )
-        })?,
+        Some(n) => scn
+            .variants
+            .iter()
+            .position(|v| v.name == n)
+            .ok_or_else(|| {
+                let names: Vec<&str> = scn.variants.iter().map(|v| v.name.as_str()).collect();
+                ct.bad(
+                    "variant",
+                    format!("no variant named `{n}`"),
+                    &format!("one of: {}", names.join(", ")),
+                )
+            })?,
     };
     let trials = ct.int("trials", 1, 1_000_000_000)?.map(|v| v as u64);
     let candidates = ct.int("candidates", 2, 1_000_000)?.map(|v| v as u64);
@@ -334,7 +349,9 @@ fn parse_free(t: &Table<'_>, path: &[String]) -> Result<Free> {
         min,
         max,
         log,
-        unit: t.str("unit", "a unit such as \"ms\" or \"Mbit/s\"")?.map(str::to_string),
+        unit: t
+            .str("unit", "a unit such as \"ms\" or \"Mbit/s\"")?
+            .map(str::to_string),
         integer: t.bool("integer")?.unwrap_or(false),
     })
 }

@@ -3,8 +3,8 @@
 //! Every error is reported with `file:line:column` before anything runs. The README
 //! documents the format with a worked example.
 
-pub mod calibrate;
 mod base;
+pub mod calibrate;
 mod error;
 mod network;
 pub mod paper;

@@ -17,8 +17,8 @@ use gentle_sim::link::{
 };
 use gentle_sim::loss::{AppliesTo, DropCount, LossModel};
 use rand::Rng;
-use rand_distr::Distribution;
 use rand_chacha::ChaCha8Rng;
+use rand_distr::Distribution;
 
 use super::reader::{Result, Table};
 use super::tables;
@@ -96,7 +96,10 @@ pub enum DelayParam {
     /// [`LOGNORMAL_SPAN`] of the median either way: a population's RTTs, which are
     /// close to log-normal (Jiang and Dovrolis, "Passive estimation of TCP
     /// round-trip times", CCR 2002, Figure 4).
-    LogNormal { median: Duration, sigma: f64 },
+    LogNormal {
+        median: Duration,
+        sigma: f64,
+    },
 }
 
 /// A log-normal delay stays within this factor of its median (σ = 1 would otherwise
@@ -519,7 +522,11 @@ fn parse_delay(t: &Table<'_>) -> Result<DelayParam> {
             return Err(d.bad("sigma", "out of range", "a number from 0 to 3"));
         }
         if median.is_zero() {
-            return Err(d.bad("median", "a log-normal delay needs a median above 0", "a duration like \"40ms\""));
+            return Err(d.bad(
+                "median",
+                "a log-normal delay needs a median above 0",
+                "a duration like \"40ms\"",
+            ));
         }
         return Ok(DelayParam::LogNormal { median, sigma });
     }
@@ -637,8 +644,7 @@ fn parse_loss(l: &Table<'_>) -> Result<(LossModel, AppliesTo)> {
     Ok((m, applies))
 }
 
-const OUTAGE_EXPECTED: &str =
-    "a table like { gap = \"60s\", length = \"2s\" }: the mean time between outages and their mean length";
+const OUTAGE_EXPECTED: &str = "a table like { gap = \"60s\", length = \"2s\" }: the mean time between outages and their mean length";
 
 /// A link direction's outages ([`gentle_sim::link::outage`]).
 fn parse_outage(o: &Table<'_>) -> Result<gentle_sim::link::Outage> {

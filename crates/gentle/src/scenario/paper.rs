@@ -72,16 +72,26 @@ impl Quantity {
 
 /// Reads `[paper]` of the scenario; `variants` are its variants' names.
 pub fn parse_paper(top: &Table<'_>, variants: &[String]) -> Result<Option<Paper>> {
-    let Some(pt) = top.sub("paper", "a table: [paper] with source, [[paper.effect]], [[paper.level]]")? else {
+    let Some(pt) = top.sub(
+        "paper",
+        "a table: [paper] with source, [[paper.effect]], [[paper.level]]",
+    )?
+    else {
         return Ok(None);
     };
     pt.check_keys(&["source", "effect", "level"])?;
-    let source = pt.req_str("source", "the paper and section, a string")?.to_string();
+    let source = pt
+        .req_str("source", "the paper and section, a string")?
+        .to_string();
     let names = crate::calibrate::stats::counter_names();
     let mut quantities = Vec::new();
     for (kind, default) in [("effect", variants.len() - 1), ("level", 0)] {
         for t in tables(&pt, kind)? {
-            let value_key = if kind == "effect" { "change_pct" } else { "value" };
+            let value_key = if kind == "effect" {
+                "change_pct"
+            } else {
+                "value"
+            };
             t.check_keys(&["stat", "variant", value_key, "label", "cite"])?;
             let expected = "a statistic like \"TCPTimeouts\" or \"latency.p50\"";
             let stat = parse_stat(t.req_str("stat", expected)?, &names)
@@ -89,7 +99,11 @@ pub fn parse_paper(top: &Table<'_>, variants: &[String]) -> Result<Option<Paper>
             let variant = match t.str("variant", "a variant's name")? {
                 None => default,
                 Some(n) => variants.iter().position(|v| v == n).ok_or_else(|| {
-                    t.bad("variant", format!("no variant named `{n}`"), &variants.join(", "))
+                    t.bad(
+                        "variant",
+                        format!("no variant named `{n}`"),
+                        &variants.join(", "),
+                    )
                 })?,
             };
             if kind == "effect" && variant == 0 {
@@ -103,7 +117,11 @@ pub fn parse_paper(top: &Table<'_>, variants: &[String]) -> Result<Option<Paper>
                 .float(value_key, "a number")?
                 .ok_or_else(|| t.missing(value_key, "the paper's number"))?;
             if kind == "effect" && x == 0.0 {
-                return Err(t.bad(value_key, "a change of 0 has no sign to agree with", "a change other than 0"));
+                return Err(t.bad(
+                    value_key,
+                    "a change of 0 has no sign to agree with",
+                    "a change other than 0",
+                ));
             }
             let claim = if kind == "effect" {
                 Claim::Effect { change_pct: x }

@@ -61,7 +61,10 @@ pub fn parse_population(
         if m.workloads.len() != workloads {
             return Err(pt.bad(
                 name,
-                format!("this member has {} workloads, the scenario {workloads}", m.workloads.len()),
+                format!(
+                    "this member has {} workloads, the scenario {workloads}",
+                    m.workloads.len()
+                ),
                 "a member that keeps the scenario's workloads in number",
             ));
         }
@@ -97,11 +100,17 @@ fn parse_member(
     flatten(t.t, &mut Vec::new(), &mut settings);
     let mut root = base.clone();
     for s in settings.iter().filter(|s| s.path != ["share"]) {
-        if !matches!(s.path.first().map(String::as_str), Some("link" | "workload")) {
+        if !matches!(
+            s.path.first().map(String::as_str),
+            Some("link" | "workload")
+        ) {
             return Err(src
                 .error(
                     s.span.clone(),
-                    format!("`{}`: a member sets link and workload keys only", s.path.join(".")),
+                    format!(
+                        "`{}`: a member sets link and workload keys only",
+                        s.path.join(".")
+                    ),
                 )
                 .expected("keys such as `link.rate` or `workload.client_receiver`"));
         }

@@ -76,10 +76,7 @@ pub fn parse_targets(
     top.check_keys(&["target"])?;
     let ts = tables(&top, "target")?;
     if ts.is_empty() {
-        return Err(top.missing(
-            "target",
-            "at least one [[target]] with `stat` and `value`",
-        ));
+        return Err(top.missing("target", "at least one [[target]] with `stat` and `value`"));
     }
     let mut out: Vec<Target> = Vec::new();
     for t in ts {
@@ -88,7 +85,11 @@ pub fn parse_targets(
         let text = t.req_str("stat", expected)?;
         let stat = parse_stat(text, counters).map_err(|m| t.bad("stat", m, expected))?;
         if out.iter().any(|o| o.stat.text == stat.text) {
-            return Err(t.bad("stat", "this statistic has a target already", "distinct statistics"));
+            return Err(t.bad(
+                "stat",
+                "this statistic has a target already",
+                "distinct statistics",
+            ));
         }
         let value = t
             .float("value", "a number")?
@@ -157,7 +158,9 @@ fn atom(a: &str, counters: &[&str]) -> std::result::Result<Atom, String> {
     if let Some(p) = a.strip_prefix("latency.p") {
         return match p.parse::<f64>() {
             Ok(q) if q > 0.0 && q < 100.0 => Ok(Atom::LatencyQuantile(q / 100.0)),
-            _ => Err(format!("`{a}`: a quantile between latency.p1 and latency.p99.9")),
+            _ => Err(format!(
+                "`{a}`: a quantile between latency.p1 and latency.p99.9"
+            )),
         };
     }
     if counters.contains(&a) || EXTRA_ATOMS[..EXTRA_ATOMS.len() - 2].contains(&a) {

@@ -108,8 +108,16 @@ fn a_calibration_recovers_the_parameters_its_targets_were_measured_at() {
     .expect("a fit");
     let (p, rest) = (fit.best.values[0], fit.best.values[1]);
     assert!((0.007..=0.014).contains(&p), "p fitted to {p}, truth 0.01");
-    assert!((0.5..=0.9).contains(&rest), "rest_of_burst fitted to {rest}, truth 0.7");
-    assert!(fit.best.loss < fit.start.loss / 20.0, "{} vs {}", fit.best.loss, fit.start.loss);
+    assert!(
+        (0.5..=0.9).contains(&rest),
+        "rest_of_burst fitted to {rest}, truth 0.7"
+    );
+    assert!(
+        fit.best.loss < fit.start.loss / 20.0,
+        "{} vs {}",
+        fit.best.loss,
+        fit.start.loss
+    );
     for i in 0..targets.len() {
         assert!(
             fit.fitted(i, &targets),
@@ -117,7 +125,11 @@ fn a_calibration_recovers_the_parameters_its_targets_were_measured_at() {
             STATS[i],
             fit.best.stats[i]
         );
-        assert!(fit.noise[i].is_some_and(|sd| sd > 0.0), "the noise of {}", STATS[i]);
+        assert!(
+            fit.noise[i].is_some_and(|sd| sd > 0.0),
+            "the noise of {}",
+            STATS[i]
+        );
     }
 }
 
@@ -148,14 +160,24 @@ fn the_command_writes_the_fitted_scenario_and_the_same_seed_fits_the_same() {
     let report = run(&a);
     run(&b);
     let fitted = std::fs::read_to_string(&a).unwrap();
-    assert_eq!(fitted, std::fs::read_to_string(&b).unwrap(), "same seed, same fit");
+    assert_eq!(
+        fitted,
+        std::fs::read_to_string(&b).unwrap(),
+        "same seed, same fit"
+    );
     // The report names every parameter and target; the file is a scenario with the
     // fitted values, its comments and [calibrate] kept, under a header saying how.
-    for s in STATS.iter().chain(&["link.a_to_b.loss.p", "link.a_to_b.loss.rest_of_burst"]) {
+    for s in STATS
+        .iter()
+        .chain(&["link.a_to_b.loss.p", "link.a_to_b.loss.rest_of_burst"])
+    {
         assert!(report.contains(s), "{s} in\n{report}");
     }
     assert!(report.contains("targets within 10%"), "{report}");
-    assert!(fitted.starts_with("# Fitted by `gentle calibrate"), "{fitted}");
+    assert!(
+        fitted.starts_with("# Fitted by `gentle calibrate"),
+        "{fitted}"
+    );
     assert!(fitted.contains("[calibrate.free]"));
     let cal = Calibratable::parse("fitted.toml", &fitted).expect("the fitted file reads");
     assert_ne!(cal.start, vec![0.04, 0.1], "the values moved");
@@ -168,7 +190,11 @@ fn the_command_writes_the_fitted_scenario_and_the_same_seed_fits_the_same() {
 fn bad_input_is_refused_at_its_place_before_any_work() {
     let dir = common::scratch("calibrate-bad");
     let t = dir.join("t.toml");
-    std::fs::write(&t, "[[target]]\nstat = \"RetransSegs / OutSegs\"\nvalue = 0.02\n").unwrap();
+    std::fs::write(
+        &t,
+        "[[target]]\nstat = \"RetransSegs / OutSegs\"\nvalue = 0.02\n",
+    )
+    .unwrap();
     let out = dir.join("out.toml");
     let case = |name: &str, scenario: &str, targets: Option<&str>, want: &str| {
         let s = dir.join(format!("{name}.toml"));
@@ -196,13 +222,31 @@ fn bad_input_is_refused_at_its_place_before_any_work() {
     };
     let good = scenario(0.02, 0.5);
     let without = good[..good.find("[calibrate]").unwrap()].to_string();
-    case("no-table", &without, None, "no-table.toml:1:1: error: missing key `calibrate`");
+    case(
+        "no-table",
+        &without,
+        None,
+        "no-table.toml:1:1: error: missing key `calibrate`",
+    );
     let bad_path = good.replace("link.a_to_b.loss.p =", "link.a_to_b.los.p =");
-    case("bad-path", &bad_path, None, "bad-path.toml:25:17: error: `link.a_to_b.los.p`: the scenario has no such number");
+    case(
+        "bad-path",
+        &bad_path,
+        None,
+        "bad-path.toml:25:17: error: `link.a_to_b.los.p`: the scenario has no such number",
+    );
     let empty = good.replace("min = 0.001, max = 0.1", "min = 0.1, max = 0.001");
     case("empty-range", &empty, None, "the range is empty");
-    let log0 = good.replace("min = 0.001, max = 0.1, log = true", "min = 0.0, max = 0.1, log = true");
-    case("log-zero", &log0, None, "a log scale needs a positive range");
+    let log0 = good.replace(
+        "min = 0.001, max = 0.1, log = true",
+        "min = 0.0, max = 0.1, log = true",
+    );
+    case(
+        "log-zero",
+        &log0,
+        None,
+        "a log scale needs a positive range",
+    );
     let too_high = good.replace("min = 0.0, max = 1.0", "min = 0.0, max = 2.0");
     case("bad-value", &too_high, None, "makes a bad scenario");
     case(
@@ -211,7 +255,12 @@ fn bad_input_is_refused_at_its_place_before_any_work() {
         Some("[[target]]\nstat = \"RetransSeg / OutSegs\"\nvalue = 0.02\n"),
         "unknown-stat-targets.toml:2:8: error: `stat` in [[target]] #1: unknown statistic `RetransSeg`; did you mean `RetransSegs`?",
     );
-    case("no-targets", &good, Some("# nothing\n"), "missing key `target`");
+    case(
+        "no-targets",
+        &good,
+        Some("# nothing\n"),
+        "missing key `target`",
+    );
     // An existing --out is kept without --force.
     std::fs::write(&out, "keep").unwrap();
     let s = dir.join("good.toml");
@@ -275,7 +324,11 @@ profile = "linux-3.10"
     assert!((share - 0.25).abs() < 0.025, "{share}");
     // A member may set link and workload keys only, and keeps the workloads.
     let e = Scenario::parse("m.toml", &text.replace("link.a_to_b.loss =", "seed =")).unwrap_err();
-    assert!(e.message.contains("a member sets link and workload keys only"), "{e}");
+    assert!(
+        e.message
+            .contains("a member sets link and workload keys only"),
+        "{e}"
+    );
     assert_eq!((e.line, e.column), (14, 1), "{e}");
 }
 
@@ -284,7 +337,9 @@ profile = "linux-3.10"
 fn fit_of(name: &str, file: &str) -> Vec<(String, f64, f64)> {
     let e = gentle::catalogue::find(name).expect("built in");
     let cal = Calibratable::parse(name, e.toml).expect("calibratable");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(file);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(file);
     let text = std::fs::read_to_string(&root).expect("the targets file");
     let names = calibrate::stats::counter_names();
     let targets = parse_targets(file, &text, &names).expect("valid targets");
@@ -314,7 +369,10 @@ fn the_reactive_web_population_fits_what_the_readme_says_it_fits() {
     // The README: the population matches the share of replies with loss, the
     // retransmission rate, the timeouts in Open and Figure 4's single losses
     // within 10%, and misses the rest.
-    let fits = fit_of("reactive-web", "examples/calibration/google-2013-targets.toml");
+    let fits = fit_of(
+        "reactive-web",
+        "examples/calibration/google-2013-targets.toml",
+    );
     let claimed = [
         "ExchangesWithLoss / Exchanges",
         "RetransSegs / OutSegs",
@@ -323,7 +381,11 @@ fn the_reactive_web_population_fits_what_the_readme_says_it_fits() {
     ];
     for (stat, v, t) in &fits {
         let within = (v - t).abs() <= 0.10 * t;
-        assert_eq!(within, claimed.contains(&stat.as_str()), "{stat}: {v} against {t}");
+        assert_eq!(
+            within,
+            claimed.contains(&stat.as_str()),
+            "{stat}: {v} against {t}"
+        );
     }
 }
 
@@ -346,7 +408,10 @@ profile = "linux-2.6"
     // keys replace the base's; [calibrate] and everything else is the base's.
     let file = dir.join("s.toml");
     let scn = Scenario::parse(file.to_str().unwrap(), text).expect("valid");
-    assert_eq!((scn.name.as_str(), scn.trials, scn.seed), ("built-on", 7, 3));
+    assert_eq!(
+        (scn.name.as_str(), scn.trials, scn.seed),
+        ("built-on", 7, 3)
+    );
     let names: Vec<&str> = scn.variants.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names, ["Linux", "Linux 2.6"]);
     assert_eq!(scn.links.len(), 2);
@@ -358,7 +423,10 @@ profile = "linux-2.6"
     std::fs::write(dir.join("pop/chained.toml"), "base = \"base.toml\"\n").unwrap();
     let chained =
         Scenario::parse(file.to_str().unwrap(), "base = \"pop/chained.toml\"\n").unwrap_err();
-    assert!(chained.message.contains("has a base of its own"), "{chained}");
+    assert!(
+        chained.message.contains("has a base of its own"),
+        "{chained}"
+    );
     let e = Calibratable::parse(file.to_str().unwrap(), text).unwrap_err();
     assert!(e.message.contains("calibrate the base itself"), "{e}");
 }

@@ -226,7 +226,11 @@ fn every_single_link_example_runs_against_the_kernel() {
         if !first.scenario.population.is_empty() {
             let o = gentle(&["emulate", &file, "--trials", "1"]);
             assert_eq!(o.status.code(), Some(2), "{file}: {}", stderr(&o));
-            assert!(stderr(&o).contains("[population]"), "{file}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains("[population]"),
+                "{file}: {}",
+                stderr(&o)
+            );
             refused += 1;
             continue;
         }

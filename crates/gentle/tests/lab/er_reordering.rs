@@ -18,7 +18,11 @@ fn er_mitigations() {
     };
     let c = |v: &VariantResult| v.counters;
     assert_eq!(c(linux).early_retrans, 0);
-    assert!(c(linux).timeouts_disorder > 20, "{}", c(linux).timeouts_disorder);
+    assert!(
+        c(linux).timeouts_disorder > 20,
+        "{}",
+        c(linux).timeouts_disorder
+    );
     // Naive ER.
     assert!(c(naive).early_retrans > 0);
     assert!(c(naive).fast_retrans > c(linux).fast_retrans);

@@ -40,7 +40,12 @@ fn prr_latency_tables() {
     // Table 9: a lower median latency of responses with a retransmission, and
     // not by chance.
     let p50 = |v: &VariantResult| v.latencies.quantile(0.5);
-    assert!(p50(prr) < p50(linux), "PRR {} Linux {}", p50(prr), p50(linux));
+    assert!(
+        p50(prr) < p50(linux),
+        "PRR {} Linux {}",
+        p50(prr),
+        p50(linux)
+    );
     assert!(p50(rfc) < p50(linux));
     for i in [1, 2] {
         let ci = run.cis[i].as_ref().expect("intervals").percentile(50);

@@ -16,15 +16,25 @@ fn reactive_converts_tail_timeouts() {
     };
     let (l, r) = (linux.counters, reactive.counters);
     assert_eq!(l.loss_probes, 0);
-    assert!(l.timeouts > 200, "too few timeouts to compare: {}", l.timeouts);
+    assert!(
+        l.timeouts > 200,
+        "too few timeouts to compare: {}",
+        l.timeouts
+    );
     assert!(r.timeouts < l.timeouts, "{} vs {}", r.timeouts, l.timeouts);
     let saved = l.timeouts - r.timeouts;
     let saved_open = l.timeouts_open.saturating_sub(r.timeouts_open);
-    assert!(saved_open * 2 > saved, "most of the saving in Open: {saved_open} of {saved}");
+    assert!(
+        saved_open * 2 > saved,
+        "most of the saving in Open: {saved_open} of {saved}"
+    );
     assert!(r.recovery_episodes > l.recovery_episodes);
     assert!(r.undos() < l.undos());
     let overhead = r.loss_probes as f64 / r.segs_out as f64;
-    assert!(overhead > 0.0 && overhead < 0.03, "probe overhead {overhead}");
+    assert!(
+        overhead > 0.0 && overhead < 0.03,
+        "probe overhead {overhead}"
+    );
     assert!(reactive.latencies.mean() < linux.latencies.mean());
     assert!(reactive.latencies.quantile(0.9) < linux.latencies.quantile(0.9));
     // Every number of the paper has its row beside gentle's.

@@ -876,8 +876,10 @@ fn every_difference_has_its_confidence_interval() {
         "{t}"
     );
     assert!(
-        t.lines()
-            .any(|l| ["25 ", "50 ", "90 ", "99 "].iter().any(|q| l.starts_with(q)) && l.contains('~')),
+        t.lines().any(|l| ["25 ", "50 ", "90 ", "99 "]
+            .iter()
+            .any(|q| l.starts_with(q))
+            && l.contains('~')),
         "{t}"
     );
 }

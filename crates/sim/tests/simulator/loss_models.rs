@@ -352,7 +352,11 @@ fn a_bursts_first_loss_takes_the_rest_with_rest_of_burst_and_lossy_bursts_are_co
         let mut lost_at = Vec::new();
         for k in 0..8u64 {
             let t = b as u64 * 10_000_000 + k * 100_000;
-            if l.drop_at(&data(1, (b * 8 + k as usize) as u64 * 1000, 1000), t, &mut r) {
+            if l.drop_at(
+                &data(1, (b * 8 + k as usize) as u64 * 1000, 1000),
+                t,
+                &mut r,
+            ) {
                 lost_at.push(k);
             }
         }
