@@ -648,7 +648,7 @@ const OUTAGE_EXPECTED: &str = "a table like { gap = \"60s\", length = \"2s\" }: 
 
 /// A link direction's outages ([`gentle_sim::link::outage`]).
 fn parse_outage(o: &Table<'_>) -> Result<gentle_sim::link::Outage> {
-    o.check_keys(&["gap", "length"])?;
+    o.check_keys(&["gap", "length", "from"])?;
     let gap = o
         .duration("gap")?
         .ok_or_else(|| o.missing("gap", OUTAGE_EXPECTED))?;
@@ -659,7 +659,22 @@ fn parse_outage(o: &Table<'_>) -> Result<gentle_sim::link::Outage> {
         let key = if gap.is_zero() { "gap" } else { "length" };
         return Err(o.bad(key, "must be above 0", "a duration like \"500ms\""));
     }
-    Ok(gentle_sim::link::Outage { gap, length })
+    let from_up = match o.str("from", "\"stationary\" or \"up\"")? {
+        None | Some("stationary") => false,
+        Some("up") => true,
+        Some(x) => {
+            return Err(o.bad(
+                "from",
+                format!("unknown start `{x}`"),
+                "\"stationary\" or \"up\"",
+            ));
+        }
+    };
+    Ok(gentle_sim::link::Outage {
+        gap,
+        length,
+        from_up,
+    })
 }
 
 /// A link direction's delay variation ([`gentle_sim::link::jitter`]).

@@ -9,9 +9,10 @@
 //! The link alternates between up and down periods of exponentially distributed
 //! lengths (a continuous-time two-state Markov chain — the Gilbert–Elliott channel
 //! in time rather than in packets; Gilbert 1960), with the given means. A trial
-//! starts in the stationary state: down with probability
+//! starts in the stationary state — down with probability
 //! `length / (gap + length)`, the period under way of the same distribution
-//! (memorylessness).
+//! (memorylessness) — or, with `from_up`, up: a client that departs after a time
+//! drawn with mean `gap` (and, with a long `length`, does not come back).
 
 use std::time::Duration;
 
@@ -26,6 +27,9 @@ pub struct Outage {
     pub gap: Duration,
     /// Mean length of an outage.
     pub length: Duration,
+    /// The trial starts up rather than in the stationary state.
+    #[serde(default)]
+    pub from_up: bool,
 }
 
 /// Where the process is.
@@ -59,7 +63,7 @@ impl OutageState {
             self.started = true;
             let g = o.gap.as_secs_f64();
             let l = o.length.as_secs_f64();
-            self.down = self.rng.gen_bool((l / (g + l)).clamp(0.0, 1.0));
+            self.down = !o.from_up && self.rng.gen_bool((l / (g + l)).clamp(0.0, 1.0));
             let mean = if self.down { o.length } else { o.gap };
             self.until_ns = self.period(mean);
         }
@@ -82,6 +86,7 @@ mod tests {
         let o = Outage {
             gap: Duration::from_millis(900),
             length: Duration::from_millis(100),
+            from_up: false,
         };
         let mut s = OutageState::new(ChaCha8Rng::seed_from_u64(5));
         let step = 1_000_000u64; // 1 ms
@@ -97,5 +102,30 @@ mod tests {
         assert!((share - 0.1).abs() < 0.01, "down {share}");
         let mean_ms = down as f64 / outages as f64;
         assert!((mean_ms - 100.0).abs() < 10.0, "mean outage {mean_ms} ms");
+    }
+
+    #[test]
+    fn a_departure_starts_up_and_goes_down_after_a_gap_of_the_mean() {
+        // Up at the start always; down for good (a length far beyond the trial)
+        // after an exponential time of mean `gap`.
+        let o = Outage {
+            gap: Duration::from_secs(2),
+            length: Duration::from_secs(1_000_000),
+            from_up: true,
+        };
+        let n = 4000;
+        let mut sum_ms = 0.0;
+        for seed in 0..n {
+            let mut s = OutageState::new(ChaCha8Rng::seed_from_u64(seed));
+            assert!(!s.down_at(&o, 0), "up at the start");
+            let mut t = 0u64;
+            while !s.down_at(&o, t) {
+                t += 1_000_000;
+            }
+            sum_ms += t as f64 / 1e6;
+            assert!(s.down_at(&o, t + 600_000_000_000), "still down 600 s later");
+        }
+        let mean = sum_ms / n as f64;
+        assert!((mean - 2000.0).abs() < 100.0, "mean departure at {mean} ms");
     }
 }

@@ -216,6 +216,7 @@ fn every_byte_once_in_order_and_every_transfer_finishes() {
                     c.outage = Some(Outage {
                         gap: Duration::from_millis(r.gen_range(4 * length..20 * length)),
                         length: Duration::from_millis(length),
+                        from_up: r.gen_bool(0.5),
                     });
                 }
             }
