@@ -140,7 +140,7 @@ fn the_command_writes_the_fitted_scenario_and_the_same_seed_fits_the_same() {
     std::fs::write(&scn, scenario(0.04, 0.1)).unwrap();
     let t = dir.join("t.toml");
     std::fs::write(&t, measured_targets(&scenario(0.01, 0.7), 3000, 5)).unwrap();
-    let run = |out: &Path| {
+    let run = |out: &Path, threads: &str| {
         let o = gentle(&[
             "calibrate",
             scn.to_str().unwrap(),
@@ -152,18 +152,20 @@ fn the_command_writes_the_fitted_scenario_and_the_same_seed_fits_the_same() {
             "30",
             "--trials",
             "600",
+            "--threads",
+            threads,
         ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8(o.stdout).unwrap()
     };
     let (a, b) = (dir.join("a.toml"), dir.join("b.toml"));
-    let report = run(&a);
-    run(&b);
+    let report = run(&a, "2");
+    run(&b, "1");
     let fitted = std::fs::read_to_string(&a).unwrap();
     assert_eq!(
         fitted,
         std::fs::read_to_string(&b).unwrap(),
-        "same seed, same fit"
+        "same seed, same fit, on 2 threads and on 1"
     );
     // The report names every parameter and target; the file is a scenario with the
     // fitted values, its comments and [calibrate] kept, under a header saying how.
