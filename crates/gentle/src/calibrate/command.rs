@@ -174,6 +174,11 @@ fn num(x: Option<f64>) -> String {
     }
 }
 
+/// `n thing` or `n things`.
+fn plural(n: usize, thing: &str) -> String {
+    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The report: the parameters, then every target with its fitted value, its error
 /// and the noise.
 pub fn report(job: &Job, fit: &Fit) -> String {
@@ -182,11 +187,12 @@ pub fn report(job: &Job, fit: &Fit) -> String {
     let variant = &job.cal.scenario.variants[job.cal.spec.variant].name;
     let _ = writeln!(
         s,
-        "{}: {} parameters fitted to {} targets — {} candidates x {} trials of {variant}, seed {} ({:.0} s)\n",
+        "{}: {} fitted to {} — {} candidates ({} distinct) and the scenario as written, x {} trials of {variant}, seed {} ({:.0} s)\n",
         job.cal.scenario.name,
-        job.cal.spec.free.len(),
-        job.targets.len(),
-        fit.evaluations,
+        plural(job.cal.spec.free.len(), "parameter"),
+        plural(job.targets.len(), "target"),
+        fit.candidates,
+        fit.evaluations.saturating_sub(1),
         o.trials,
         o.seed,
         fit.wall_seconds
@@ -293,7 +299,8 @@ pub fn json(job: &Job, fit: &Fit) -> serde_json::Value {
         "scenario": job.cal.scenario.name,
         "seed": job.options.seed,
         "trials": job.options.trials,
-        "candidates": fit.evaluations,
+        "candidates": fit.candidates,
+        "distinct_candidates": fit.evaluations.saturating_sub(1),
         "loss": fit.best.loss,
         "loss_as_written": fit.start.loss,
         "parameters": params,

@@ -66,7 +66,9 @@ pub struct Fit {
     /// The scenario as written, evaluated like a candidate.
     pub start: Evaluation,
     pub best: Evaluation,
-    /// Candidates run (repeats of one value counted once).
+    /// Candidates the search asked for (besides the scenario as written) ...
+    pub candidates: usize,
+    /// ... of which distinct (a repeat of one value runs once).
     pub evaluations: usize,
     /// Each target's standard deviation over the best candidate's runs from
     /// [`REPLICATES`] + 1 seeds.
@@ -219,14 +221,20 @@ impl Search<'_> {
         self.evaluate(values) + out
     }
 
-    /// The best candidate so far (equal losses ordered by their values, so that
-    /// the best is one whatever the order of the cache).
+    /// The best candidate so far: the scenario as written when no candidate does
+    /// better, else among equal losses the first by their values (so that the best
+    /// is one whatever the order of the cache).
     fn best(&self) -> Option<&Evaluation> {
-        self.cache.values().min_by(|a, b| {
-            a.loss
-                .total_cmp(&b.loss)
-                .then_with(|| cmp_values(&a.values, &b.values))
-        })
+        let start = key(&self.c.start);
+        self.cache
+            .iter()
+            .min_by(|(ka, a), (kb, b)| {
+                a.loss
+                    .total_cmp(&b.loss)
+                    .then((**ka != start).cmp(&(**kb != start)))
+                    .then_with(|| cmp_values(&a.values, &b.values))
+            })
+            .map(|(_, e)| e)
     }
 }
 
@@ -282,10 +290,12 @@ pub fn calibrate(c: &Calibratable, targets: &[Target], o: &Options) -> Result<Fi
     let start = search.cache[&key(&c.start)].clone();
     let best = search.best().expect("evaluated").clone();
     let evaluations = search.cache.len();
+    let candidates = search.asked.min(search.limit);
     let noise = noise(c, targets, &best, o)?;
     Ok(Fit {
         start,
         best,
+        candidates,
         evaluations,
         noise,
         trials: o.trials,

@@ -167,11 +167,14 @@ impl Calibratable {
         for f in &spec.free {
             let span = free_span(&ct, f);
             let now = current(root, &f.path).ok_or_else(|| {
-                src.error(
-                    span.clone(),
-                    format!("`{}`: the scenario has no such number", f.name()),
-                )
-                .expected("the dotted path of a number (or a number with a unit) the scenario sets")
+                // The path rules may say why (an ambiguous [[table]], a path into nothing).
+                let why = set_path(&mut root.clone(), &f.path, f.value(f.min))
+                    .err()
+                    .unwrap_or_else(|| "the scenario sets no number there".to_string());
+                src.error(span.clone(), format!("`{}`: {why}", f.name()))
+                    .expected(
+                        "the dotted path of a number (or a number with a unit) the scenario sets",
+                    )
             })?;
             start.push(now.clamp(f.min, f.max));
             for end in [f.min, f.max] {

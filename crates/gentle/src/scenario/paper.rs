@@ -86,7 +86,8 @@ pub fn parse_paper(top: &Table<'_>, variants: &[String]) -> Result<Option<Paper>
     let names = crate::calibrate::stats::counter_names();
     let mut quantities = Vec::new();
     for (kind, default) in [("effect", variants.len() - 1), ("level", 0)] {
-        for t in tables(&pt, kind)? {
+        for mut t in tables(&pt, kind)? {
+            t.name = t.name.replacen("[[", "[[paper.", 1);
             let value_key = if kind == "effect" {
                 "change_pct"
             } else {

@@ -51,6 +51,7 @@ pub fn parse_population(
     let mut base = root.clone();
     base.remove("population");
     base.remove("calibrate");
+    base.remove("paper");
     let mut out = Vec::new();
     for (name, m) in t.iter() {
         let mt = m

@@ -94,8 +94,12 @@ pub fn parse_targets(
         let value = t
             .float("value", "a number")?
             .ok_or_else(|| t.missing("value", "the number to fit"))?;
-        if !value.is_finite() {
-            return Err(t.bad("value", "not a finite number", "a number"));
+        if !(value > 0.0 && value.is_finite()) {
+            return Err(t.bad(
+                "value",
+                "a target must be above 0 (the fit compares the logarithms of value and target)",
+                "a number above 0",
+            ));
         }
         let weight = t.float("weight", "a number above 0")?.unwrap_or(1.0);
         if !(weight > 0.0 && weight.is_finite()) {

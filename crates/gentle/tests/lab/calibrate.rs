@@ -235,7 +235,7 @@ fn bad_input_is_refused_at_its_place_before_any_work() {
         "bad-path",
         &bad_path,
         None,
-        "bad-path.toml:25:17: error: `link.a_to_b.los.p`: the scenario has no such number",
+        "bad-path.toml:25:17: error: `link.a_to_b.los.p`: the scenario has no `link.a_to_b.los`",
     );
     let empty = good.replace("min = 0.001, max = 0.1", "min = 0.1, max = 0.001");
     case("empty-range", &empty, None, "the range is empty");
@@ -263,6 +263,18 @@ fn bad_input_is_refused_at_its_place_before_any_work() {
         Some("# nothing\n"),
         "missing key `target`",
     );
+    case(
+        "zero-target",
+        &good,
+        Some("[[target]]\nstat = \"RetransSegs / OutSegs\"\nvalue = 0\n"),
+        "zero-target-targets.toml:3:9: error: `value` in [[target]] #1: a target must be above 0",
+    );
+    // With two [[link]] tables a path must say which.
+    let two = good.replace(
+        "[[workload]]",
+        "[[link]]\na = \"client\"\nb = \"other\"\n[[workload]]",
+    );
+    case("ambiguous", &two, None, "there are 2 [[link]] tables");
     // An existing --out is kept without --force.
     std::fs::write(&out, "keep").unwrap();
     let s = dir.join("good.toml");
