@@ -27,7 +27,6 @@ use std::time::Instant as WallClock;
 use cmaes::restart::{RestartOptions, RestartStrategy};
 use cmaes::{CMAESOptions, DVector};
 
-use crate::runner::{self, Observe, RunOptions};
 use crate::scenario::calibrate::Calibratable;
 use crate::scenario::targets::Target;
 use crate::sweeping::JobError;
@@ -131,16 +130,8 @@ fn measure(
     let mut scn = c.at(values).map_err(JobError::Scenario)?;
     let keep = c.spec.variant;
     scn.variants = vec![scn.variants.swap_remove(keep)];
-    let r = runner::run(
-        &scn,
-        &RunOptions {
-            trials,
-            seed,
-            keep_records: false,
-            progress: false,
-            observe: Observe::default(),
-        },
-    );
+    scn.seed = seed;
+    let r = crate::programs::run_scenario(&scn, trials, false);
     if crate::interrupt::requested() {
         return Err(JobError::Interrupted);
     }

@@ -130,6 +130,8 @@ pub struct Calibratable {
     pub scenario: Scenario,
     /// The values the file holds for each free parameter (clamped into its range).
     pub start: Vec<f64>,
+    /// The file's tables, read once: every candidate is a copy with its values set.
+    root: toml_edit::Table,
 }
 
 impl Calibratable {
@@ -197,6 +199,7 @@ impl Calibratable {
             spec,
             scenario,
             start,
+            root: root.clone(),
         })
     }
 
@@ -207,9 +210,8 @@ impl Calibratable {
             file: &self.file,
             text: &self.text,
         };
-        let doc = parse_toml(src)?;
         let pairs: Vec<(&Free, f64)> = self.spec.free.iter().zip(values.iter().copied()).collect();
-        with_values(src, doc.as_table(), &pairs)
+        with_values(src, &self.root, &pairs)
     }
 
     /// The file's text with every free parameter set to `values`, its formatting

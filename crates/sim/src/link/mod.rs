@@ -369,7 +369,7 @@ impl Channel {
         let scheduled = spec.priority_drop || spec.scheduling != Scheduling::Fifo;
         let outage = spec
             .outage
-            .map(|_| Box::new(OutageState::new(ChaCha8Rng::seed_from_u64(rng.r#gen()))));
+            .map(|o| Box::new(OutageState::new(o, ChaCha8Rng::seed_from_u64(rng.r#gen()))));
         Channel {
             outage,
             rewrites,
@@ -532,8 +532,8 @@ impl Channel {
     /// own ([`draws`]).
     #[inline(always)]
     fn draw_loss(&mut self, now: u64, meta: &crate::packet::PacketMeta) -> bool {
-        if let (Some(state), Some(o)) = (self.outage.as_deref_mut(), &self.spec.outage)
-            && state.down_at(o, now)
+        if let Some(state) = self.outage.as_deref_mut()
+            && state.down_at(now)
         {
             return true;
         }

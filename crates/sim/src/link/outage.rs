@@ -35,6 +35,7 @@ pub struct Outage {
 /// Where the process is.
 #[derive(Clone, Debug)]
 pub struct OutageState {
+    o: Outage,
     rng: ChaCha8Rng,
     down: bool,
     /// When the current period ends, ns.
@@ -43,8 +44,9 @@ pub struct OutageState {
 }
 
 impl OutageState {
-    pub fn new(rng: ChaCha8Rng) -> Self {
+    pub fn new(o: Outage, rng: ChaCha8Rng) -> Self {
         OutageState {
+            o,
             rng,
             down: false,
             until_ns: 0,
@@ -58,7 +60,8 @@ impl OutageState {
     }
 
     /// Whether the link is down at `now_ns` (times only grow).
-    pub fn down_at(&mut self, o: &Outage, now_ns: u64) -> bool {
+    pub fn down_at(&mut self, now_ns: u64) -> bool {
+        let o = self.o;
         if !self.started {
             self.started = true;
             let g = o.gap.as_secs_f64();
@@ -88,12 +91,12 @@ mod tests {
             length: Duration::from_millis(100),
             from_up: false,
         };
-        let mut s = OutageState::new(ChaCha8Rng::seed_from_u64(5));
+        let mut s = OutageState::new(o, ChaCha8Rng::seed_from_u64(5));
         let step = 1_000_000u64; // 1 ms
         let n = 2_000_000u64;
         let (mut down, mut outages, mut was) = (0u64, 0u64, false);
         for k in 0..n {
-            let d = s.down_at(&o, k * step);
+            let d = s.down_at(k * step);
             down += u64::from(d);
             outages += u64::from(d && !was);
             was = d;
@@ -116,14 +119,14 @@ mod tests {
         let n = 4000;
         let mut sum_ms = 0.0;
         for seed in 0..n {
-            let mut s = OutageState::new(ChaCha8Rng::seed_from_u64(seed));
-            assert!(!s.down_at(&o, 0), "up at the start");
+            let mut s = OutageState::new(o, ChaCha8Rng::seed_from_u64(seed));
+            assert!(!s.down_at(0), "up at the start");
             let mut t = 0u64;
-            while !s.down_at(&o, t) {
+            while !s.down_at(t) {
                 t += 1_000_000;
             }
             sum_ms += t as f64 / 1e6;
-            assert!(s.down_at(&o, t + 600_000_000_000), "still down 600 s later");
+            assert!(s.down_at(t + 600_000_000_000), "still down 600 s later");
         }
         let mean = sum_ms / n as f64;
         assert!((mean - 2000.0).abs() < 100.0, "mean departure at {mean} ms");

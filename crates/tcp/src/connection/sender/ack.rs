@@ -23,6 +23,19 @@ use crate::trace::TimerKind;
 use crate::trace::{CaState, State};
 use crate::wire::Segment;
 
+/// What one ACK told loss detection (Linux hands `tcp_fastretrans_alert` the same
+/// as its `flag`, `num_dupack` and `prior_in_flight`).
+#[derive(Clone, Copy)]
+struct AckFacts {
+    /// The ACK advanced snd.una.
+    una_advanced: bool,
+    is_dupack: bool,
+    newly_sacked: u32,
+    /// Segments the ACK delivered (cumulatively or by SACK).
+    delivered: u32,
+    prior_in_flight: u32,
+}
+
 impl Connection {
     /// Processes the ACK field of a segment in a synchronized state. Returns false if
     /// the segment must be dropped.
@@ -102,11 +115,13 @@ impl Connection {
         }
         self.fastretrans_alert(
             now,
-            una_advanced,
-            is_dupack,
-            newly_sacked,
-            delivered,
-            prior_in_flight,
+            AckFacts {
+                una_advanced,
+                is_dupack,
+                newly_sacked,
+                delivered,
+                prior_in_flight,
+            },
         );
         if self.cfg.late_cwnd_growth {
             // Linux 3.18+ counts what this ACK delivered (`acked_sacked`): segments
@@ -297,16 +312,14 @@ impl Connection {
         (newly, dsack)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn fastretrans_alert(
-        &mut self,
-        now: Instant,
-        una_advanced: bool,
-        is_dupack: bool,
-        newly_sacked: u32,
-        delivered: u32,
-        prior_in_flight: u32,
-    ) {
+    fn fastretrans_alert(&mut self, now: Instant, f: AckFacts) {
+        let AckFacts {
+            una_advanced,
+            is_dupack,
+            delivered,
+            prior_in_flight,
+            ..
+        } = f;
         if self.tx.ca.state() == CaState::Open
             && !is_dupack
             && self.tx.sb.sacked_out() == 0
@@ -326,14 +339,7 @@ impl Connection {
 
         // F. Process the state.
         match self.tx.ca.state() {
-            CaState::Recovery => self.recovery_ack(
-                now,
-                una_advanced,
-                is_dupack,
-                newly_sacked,
-                delivered,
-                prior_in_flight,
-            ),
+            CaState::Recovery => self.recovery_ack(now, f),
             CaState::Loss => {
                 if self.tx.frto != Frto::Off {
                     self.frto_ack(now, una_advanced, is_dupack);
@@ -387,16 +393,14 @@ impl Connection {
 
     /// An ACK in Recovery (Linux `tcp_fastretrans_alert` step F): a partial ACK's
     /// fast-start abort or undo, then loss marking and the reduction's step.
-    #[allow(clippy::too_many_arguments)]
-    fn recovery_ack(
-        &mut self,
-        now: Instant,
-        una_advanced: bool,
-        is_dupack: bool,
-        newly_sacked: u32,
-        delivered: u32,
-        prior_in_flight: u32,
-    ) {
+    fn recovery_ack(&mut self, now: Instant, f: AckFacts) {
+        let AckFacts {
+            una_advanced,
+            is_dupack,
+            newly_sacked,
+            delivered,
+            prior_in_flight,
+        } = f;
         if una_advanced && self.fast_start_partial_ack(now) {
             return;
         }

@@ -184,21 +184,7 @@ impl Connection {
             return Some(s);
         }
         let i = self.tx.sb.packets_out().checked_sub(1)? as usize;
-        let TxSeg {
-            start,
-            end,
-            fin,
-            psh,
-            ..
-        } = *self.tx.sb.get(i)?;
-        let data_end = if fin { end - 1 } else { end };
-        // The segment again, with the flags it was first sent with.
-        let mut flags = if psh { Flags::PSH } else { Flags::empty() };
-        if fin {
-            flags.insert(Flags::FIN);
-        }
-        let mut s = self.data_or_ack(now, flags, start);
-        s.payload = self.snd.buf.slice(start, (data_end - start) as usize);
+        let (s, TxSeg { start, end, .. }) = self.resent(now, i)?;
         // Not counted in pipe (Linux sends it with `__tcp_retransmit_skb`), but no RTT
         // sample may come from it.
         self.tx.sb.mark_probed(i, now);

@@ -199,6 +199,24 @@ impl Connection {
         }
     }
 
+    /// Segment `i` of the scoreboard sent again: its bytes, with the flags it was
+    /// first sent with (Linux `tcp_retransmit_skb` resends the skb's flags), and
+    /// the scoreboard's record of it.
+    pub(crate) fn resent(&mut self, now: Instant, i: usize) -> Option<(Segment, TxSeg)> {
+        let seg = *self.tx.sb.get(i)?;
+        let data_end = if seg.fin { seg.end - 1 } else { seg.end };
+        let mut flags = if seg.psh { Flags::PSH } else { Flags::empty() };
+        if seg.fin {
+            flags.insert(Flags::FIN);
+        }
+        let mut s = self.data_or_ack(now, flags, seg.start);
+        s.payload = self
+            .snd
+            .buf
+            .slice(seg.start, (data_end - seg.start) as usize);
+        Some((s, seg))
+    }
+
     fn retransmit(&mut self, now: Instant) -> Option<Segment> {
         if self.tx.member.is_on() {
             if !self.session_may_send() {
@@ -215,21 +233,7 @@ impl Connection {
             self.counters.forward_retrans += 1;
         }
         self.tx.ca.clear_force();
-        let TxSeg {
-            start,
-            end,
-            fin,
-            psh,
-            ..
-        } = *self.tx.sb.get(i)?;
-        let data_end = if fin { end - 1 } else { end };
-        let payload = self.snd.buf.slice(start, (data_end - start) as usize);
-        let mut flags = if psh { Flags::PSH } else { Flags::empty() };
-        if fin {
-            flags.insert(Flags::FIN);
-        }
-        let mut s = self.data_or_ack(now, flags, start);
-        s.payload = payload;
+        let (s, TxSeg { start, end, .. }) = self.resent(now, i)?;
         let snd_nxt = self.snd.nxt;
         self.tx.sb.on_retransmit(i, now, snd_nxt);
         let kind = match self.tx.ca.state() {
