@@ -15,7 +15,7 @@ use std::path::Path;
 
 use toml_edit::Item;
 
-use super::error::{ScenarioError, Source};
+use super::error::Source;
 use super::reader::{Result, Table};
 
 /// The bases of the built-in experiments, by their path in the repository.
@@ -127,17 +127,4 @@ fn lay_over(base: &mut toml_edit::Table, over: toml_edit::Table) {
 fn named_alike(a: &toml_edit::Table, b: &toml_edit::Table) -> bool {
     let name = |t: &toml_edit::Table| t.get("name").and_then(|n| n.as_str().map(str::to_owned));
     name(a).is_some() && name(a) == name(b)
-}
-
-/// An error for a file that cannot have a base where it is read.
-pub fn refuse(
-    src: Source<'_>,
-    root: &toml_edit::Table,
-    why: &str,
-) -> std::result::Result<(), ScenarioError> {
-    if root.contains_key("base") {
-        let top = Table::new(src, root, Some(0..0), "the scenario");
-        return Err(top.bad("base", why.to_string(), "a file without `base`"));
-    }
-    Ok(())
 }
