@@ -196,6 +196,21 @@ impl Lexer<'_> {
         if text == "-" {
             return Ok(Tok::Punct('-'));
         }
+        // An IPv6 address (`fd::1`, an option's value: lexer.l's IPV6_ADDR): hex
+        // groups and colons, with `::` in it. (A sequence range `1:1001` starts with
+        // digits and is lexed as numbers.)
+        if text.chars().all(|c| c.is_ascii_hexdigit())
+            && self.peek(0) == Some(':')
+            && self.peek(1) == Some(':')
+        {
+            while let Some(c) = self
+                .peek(0)
+                .filter(|c| c.is_ascii_hexdigit() || *c == ':' || *c == '.')
+            {
+                text.push(c);
+                self.bump();
+            }
+        }
         Ok(Tok::Word(text))
     }
     fn next(&mut self) -> Result<Option<Token>, SyntaxError> {
@@ -269,6 +284,19 @@ mod tests {
 
     fn toks(s: &str) -> Vec<Tok> {
         lex(s).unwrap().into_iter().map(|t| t.tok).collect()
+    }
+
+    #[test]
+    fn an_ipv6_address_is_one_word() {
+        assert_eq!(
+            toks("--local_ip=fd::1 ab"),
+            [
+                Tok::Opt("local_ip".into()),
+                Tok::Punct('='),
+                Tok::Word("fd::1".into()),
+                Tok::Word("ab".into())
+            ]
+        );
     }
 
     #[test]

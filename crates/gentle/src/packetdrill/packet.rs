@@ -354,7 +354,27 @@ impl Runner<'_> {
         }
         self.remember_ts(p, &seg);
         self.now = self.now.max(at);
-        Ok(())
+        self.burst_goes_on(at, &seg)
+    }
+
+    /// After the last `>` line nothing more is checked (as packetdrill), but data
+    /// sent at the same instant right after the line's packet belongs to the same
+    /// burst — what a kernel with TSO sends as one packet, longer than the line's.
+    fn burst_goes_on(&self, at: Instant, seg: &Segment) -> Step {
+        let Some((t, next)) = self.out.front() else {
+            return Ok(());
+        };
+        let end = seg.seq.wrapping_add(seg.payload.len() as u32);
+        if self.outbound_left > 0 || *t != at || next.payload.is_empty() || next.seq != end {
+            return Ok(());
+        }
+        Err(Stop::Fail(Failure {
+            line: self.line,
+            msg: "unexpected outbound packet: the burst goes on past the line's packet".into(),
+            expected: None,
+            actual: Some(self.seg_str(*t, next)),
+            time_us: us(*t),
+        }))
     }
 
     fn check_time(&self, t: Time, lo: i64, hi: i64, actual: i64) -> Result<(), String> {

@@ -136,15 +136,12 @@ impl Parser<'_> {
             let name = name.clone();
             let line = self.pos().0;
             self.i += 1;
-            self.expect('=')?;
-            let v = match self.bump() {
-                Some(Tok::Int(i) | Tok::Hex(i)) => i.to_string(),
-                Some(Tok::Float(f)) => f.to_string(),
-                Some(Tok::Word(w) | Tok::Str(w)) => w,
-                _ => {
-                    self.i -= 1;
-                    return self.unexpected("an option value");
-                }
+            // `option: option_flag '=' option_value | option_flag`.
+            let v = if self.peek() == Some(&Tok::Punct('=')) {
+                self.i += 1;
+                self.option_value()?
+            } else {
+                String::new()
             };
             s.options.push((name, v, line));
         }
@@ -152,6 +149,32 @@ impl Parser<'_> {
             s.events.push(self.event()?);
         }
         Ok(s)
+    }
+
+    /// `option_value`: a number, word or string, or `WORD=WORD` / `WORD="..."`
+    /// (`--define=CC="reno"`).
+    fn option_value(&mut self) -> R<String> {
+        let v = match self.bump() {
+            Some(Tok::Int(i) | Tok::Hex(i)) => i.to_string(),
+            Some(Tok::Float(f)) => f.to_string(),
+            Some(Tok::Word(w) | Tok::Str(w)) => w,
+            _ => {
+                self.i -= 1;
+                return self.unexpected("an option value");
+            }
+        };
+        if self.peek() != Some(&Tok::Punct('=')) {
+            return Ok(v);
+        }
+        self.i += 1;
+        match self.bump() {
+            Some(Tok::Word(w)) => Ok(format!("{v}={w}")),
+            Some(Tok::Str(w)) => Ok(format!("{v}=\"{w}\"")),
+            _ => {
+                self.i -= 1;
+                self.unexpected("a word or string after `=`")
+            }
+        }
     }
 
     /// `time` in seconds, as µs (`parser.y`: FLOAT × 1e6, INTEGER × 1e6).
@@ -576,6 +599,32 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_with_and_without_values() {
+        // parser.y: `option_flag '=' option_value | option_flag`, and values such as
+        // `WORD=STRING` and IPv6 addresses.
+        let s = parse(
+            "--strict_segments\n--ip_version=ipv6\n--local_ip=fd::1\n--define=CC=\"reno\"\n\
+             0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n",
+        )
+        .unwrap();
+        let opts: Vec<(&str, &str)> = s
+            .options
+            .iter()
+            .map(|(n, v, _)| (n.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            opts,
+            [
+                ("strict_segments", ""),
+                ("ip_version", "ipv6"),
+                ("local_ip", "fd::1"),
+                ("define", "CC=\"reno\"")
+            ]
+        );
+        assert_eq!(s.events.len(), 1);
+    }
 
     #[test]
     fn packets_syscalls_and_times() {

@@ -121,8 +121,8 @@ impl Runner<'_> {
             "setsockopt" => self.setsockopt(c),
             "getsockopt" => self.getsockopt(c),
             "fcntl" => self.fcntl(c),
-            "write" | "send" => self.write(c),
-            "read" | "recv" => self.read(c),
+            "write" | "send" | "sendto" => self.write(c),
+            "read" | "recv" | "recvfrom" => self.read(c),
             "close" => self.close(c),
             "shutdown" => self.shutdown(c),
             n => Err(self.skip(format!("syscall {n}() not modelled"))),
@@ -283,12 +283,17 @@ impl Runner<'_> {
 
     fn write(&mut self, c: &SyscallSpec) -> Step<Ret> {
         let n = self.int(self.arg(c, 2)?)?;
-        if c.name == "send" && self.int(self.arg(c, 3)?)? & 0x8000 != 0 {
+        if c.name != "write" && self.int(self.arg(c, 3)?)? & 0x8000 != 0 {
             return Err(self.skip("MSG_MORE not modelled"));
         }
         let (_, conn) = self.conn_of(c)?;
         if n <= 0 {
             return Ok(Ok(0));
+        }
+        // A NULL buffer: Linux's copy from user space fails at its first byte, and
+        // tcp_sendmsg returns EFAULT having queued nothing.
+        if null_buffer(c) {
+            return Ok(Err("EFAULT"));
         }
         if !conn.write(Bytes::from(vec![0u8; n as usize])) {
             return Ok(Err("EPIPE"));
@@ -306,6 +311,12 @@ impl Runner<'_> {
         }
         let eof = conn.peer_closed();
         let k = n.min(unread.len());
+        // A NULL buffer: the copy to user space fails, and the data stays queued
+        // (tcp_recvmsg returns EFAULT having consumed nothing).
+        if k > 0 && null_buffer(c) {
+            self.unread = unread;
+            return Ok(Err("EFAULT"));
+        }
         unread.drain(..k);
         self.unread = unread;
         if k > 0 || eof || self.rd_shut {
@@ -355,4 +366,10 @@ impl Runner<'_> {
         }
         Ok(Ok(0))
     }
+}
+
+/// The call's buffer (its second argument) is `NULL`.
+fn null_buffer(c: &SyscallSpec) -> bool {
+    matches!(c.args.get(1), Some(Expr::Word(w)) if w == "NULL")
+        || matches!(c.args.get(1), Some(Expr::Int(0)))
 }
