@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use super::undo::PartialUndo;
 use super::{CloseReason, Connection, Frto};
+use crate::config::TlpFlavour;
 use crate::time::Instant;
 use crate::trace::TimerKind;
 use crate::trace::{CaState, State};
@@ -230,7 +231,18 @@ impl Connection {
             // Linux `is_tlp_dupack`, whether or not data is still outstanding.
             self.tlp_on_ack(ack, tlp_dupack, dsack);
             // Algorithm 1 handle_ack: cancel and reschedule.
+            let prior = self.timers.get(TimerKind::LossProbe);
             self.schedule_pto(now);
+            // Linux 4.11+ rearms the probe only on an ACK of new data
+            // (`FLAG_SET_XMIT_TIMER`, set with `FLAG_ACKED` in `tcp_clean_rtx_queue`):
+            // a pending probe keeps its time across other ACKs while it may still go.
+            if self.cfg.tlp_flavour == TlpFlavour::Linux6
+                && !una_advanced
+                && prior.is_some()
+                && self.timers.is_set(TimerKind::LossProbe)
+            {
+                self.timers.put(TimerKind::LossProbe, prior);
+            }
         }
     }
 
