@@ -39,6 +39,8 @@
     tabs.push({ name, id, sec, build, built: false });
   }
   function showTab(id) {
+    const box = document.getElementById("range-box");
+    if (box) box.hidden = !["flows", "compare"].includes(id);
     tabs.forEach((t) => {
       t.sec.hidden = t.id !== id;
       document.getElementById("tabbtn-" + t.id).classList.toggle("on", t.id === id);
@@ -87,7 +89,7 @@
     const presets = el("div", { class: "presets" });
     D.pairs.forEach((p) => presets.append(el("button", { class: "pair", text: p.title, onclick: () => set(p.a, p.b) })));
     const graphs = el("div"), diffs = el("div", { id: "cmp-diffs" });
-    sec.append(presets, el("label", { text: "A: " }, a), el("label", { text: " B: " }, b), diffs, graphs);
+    sec.append(presets, el("label", { text: "A: " }, a), el("label", { text: " B: " }, b), graphs, diffs);
     const plot = P.addPlot(graphs, { id: "cmp-tsg", kind: "compare", title: "A and B on the same axes",
       ytitle: "sequence (bytes from the ISN)", height: 520, fitY: true, series: [] });
     const seriesOf = (f, tag) => P.tsgSeries(f).map((s) => {
@@ -227,11 +229,11 @@
   function summaryTable(s) {
     const t = el("table", { class: "summary" });
     t.append(el("tr", {}, ...["variant", "exchanges", "p25", "p50", "p90", "p99", "mean", "Δ mean ms [95% CI]", "fast", "timeouts", "slow start", "probes"].map((h) => el("th", { text: h }))));
-    s.variants.forEach((v) => {
+    s.variants.forEach((v, i) => {
       const c = v.counters || {}, l = v.latency_ms || {};
       const ci = v.ci95 ? ` [${fmt(v.ci95.delta_ms.mean.lo)}, ${fmt(v.ci95.delta_ms.mean.hi)}]` : "";
       t.append(el("tr", {}, ...[v.name, v.exchanges, fmt(l.p25), fmt(l.p50), fmt(l.p90), fmt(l.p99), fmt(l.mean),
-        v.delta_ms ? fmt(v.delta_ms.mean) + ci : "baseline", c.TCPFastRetrans, c.TCPTimeouts, c.TCPSlowStartRetrans, c.TCPLossProbes]
+        i === 0 ? "baseline" : v.delta_ms ? fmt(v.delta_ms.mean) + ci : "–", c.TCPFastRetrans, c.TCPTimeouts, c.TCPSlowStartRetrans, c.TCPLossProbes]
         .map((x) => el("td", { text: x == null ? "–" : String(x) }))));
     });
     return t;

@@ -668,3 +668,60 @@ fn view_of_100k_packets_opens_in_under_two_seconds() {
     );
     p.no_errors();
 }
+
+#[test]
+fn view_of_an_emulate_directory_sets_its_variants_side_by_side() {
+    let Some(b) = browser() else { return };
+    let dir = scratch("view-emulate");
+    let run = dir.join("run");
+    let example = root().join("examples/tlp-study.toml");
+    ok(gentle(&[
+        "run",
+        s(&example),
+        "--point",
+        "network=mobile,drops=5",
+        "--trials",
+        "1",
+        "--pcap",
+        "0",
+        "--out",
+        s(&run),
+    ]));
+    // The captures as `gentle emulate --out` names them: VARIANT-trialK-END.pcap
+    // (taken in order of name).
+    let emu = dir.join("emulate");
+    std::fs::create_dir(&emu).unwrap();
+    for v in ["plain", "TLP"] {
+        std::fs::copy(
+            run.join(format!("tlp-study_network_mobile_drops_5-trial0-{v}.pcap")),
+            emu.join(format!("{v}-trial0-server.pcap")),
+        )
+        .unwrap();
+    }
+    let html = dir.join("emulate.html");
+    ok(gentle(&["view", s(&emu), "--out", s(&html)]));
+    let p = Page::open(&b, &html);
+    p.tab
+        .find_element("#tabbtn-compare")
+        .unwrap()
+        .click()
+        .unwrap();
+    p.wait("document.querySelector('#cmp-tsg .scatterlayer')");
+    let pair = p.eval(
+        "return [document.querySelector('#cmp-a').selectedOptions[0].textContent,
+                 document.querySelector('#cmp-b').selectedOptions[0].textContent];",
+    );
+    assert_eq!(
+        pair,
+        serde_json::json!(["TLP-trial0-server", "plain-trial0-server"])
+    );
+    let marks = p.marks("cmp-tsg");
+    assert!(
+        count(&marks, "A: original") > 50 && count(&marks, "B: original") > 50,
+        "{marks:?}"
+    );
+    assert!(count(&marks, "A: retransmission: probe") == 1, "{marks:?}");
+    let differ = p.eval("return document.querySelectorAll('#cmp-diffs tr.differs').length;");
+    assert!(differ.as_u64().unwrap() > 0);
+    p.no_errors();
+}
