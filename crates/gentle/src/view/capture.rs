@@ -5,7 +5,7 @@
 //! client's ACKs with their SACK and DSACK blocks and window, and the recovery
 //! episodes the analysis found.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 
 use gentle_analyze::{Dir, FlowReport, PacketTags, Tag, decode::flags};

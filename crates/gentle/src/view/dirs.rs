@@ -28,6 +28,12 @@ pub struct Results {
     pub figures: Vec<(String, String)>,
     /// A sweep's points.parquet, one JSON object per row.
     pub points: Vec<Value>,
+    /// What the experiment's file names begin with (`NAME-`, or nothing), and its
+    /// files.
+    #[serde(skip)]
+    pub prefix: String,
+    #[serde(skip)]
+    pub files: Vec<PathBuf>,
     /// Records read, and whether the CDF is of the first MAX_RECORDS only.
     pub records: usize,
     pub records_cut: bool,
@@ -92,15 +98,55 @@ fn scan_one(dir: &Path, found: &mut Found) -> std::io::Result<()> {
         p.file_name()
             .map_or(String::new(), |n| n.to_string_lossy().into())
     };
-    let has = |n: &str| files.iter().any(|p| name(p) == n);
-    let texts: Vec<&PathBuf> = files.iter().filter(|p| ext(p) == "txt").collect();
-    if has("summary.json") || has("points.parquet") || !texts.is_empty() {
-        found.results.push(Results {
-            title: dir.display().to_string(),
-            source: dir.display().to_string(),
-            ..Results::default()
-        });
+    // One experiment per summary (`summary.json`, or `NAME-summary.json` where
+    // `reproduce` wrote several), per text table (`NAME.txt`), and per sweep.
+    let mut results: Vec<Results> = Vec::new();
+    for p in &files {
+        let n = name(p);
+        let prefix = if let Some(x) = n.strip_suffix("summary.json") {
+            x.to_string()
+        } else if n == "points.parquet" {
+            String::new()
+        } else if ext(p) == "txt" {
+            n.trim_end_matches(".txt").to_string() + "-"
+        } else {
+            continue;
+        };
+        let title = prefix.trim_end_matches('-');
+        let title = if title.is_empty() {
+            dir.display().to_string()
+        } else {
+            title.to_string()
+        };
+        let r = match results.iter_mut().find(|r| r.prefix == prefix) {
+            Some(r) => r,
+            None => {
+                results.push(Results {
+                    title,
+                    source: dir.display().to_string(),
+                    prefix: prefix.clone(),
+                    ..Results::default()
+                });
+                results.last_mut().expect("pushed")
+            }
+        };
+        r.files.push(p.clone());
     }
+    // Each figure (and records file) goes with the experiment whose prefix it has.
+    for p in files.iter().filter(|p| ext(p) == "svg" || ext(p) == "csv") {
+        let n = name(p);
+        if let Some(r) = results
+            .iter_mut()
+            .filter(|r| {
+                n.starts_with(&r.prefix)
+                    || (ext(p) == "svg" && n.starts_with(r.prefix.trim_end_matches('-')))
+            })
+            .max_by_key(|r| r.prefix.len())
+        {
+            r.files.push(p.clone());
+        }
+    }
+    found.results.extend(results);
     let mut trials: Vec<(String, Vec<PathBuf>)> = Vec::new();
     for p in files.iter().filter(|p| ext(p) == "pcap") {
         let n = name(p);
@@ -126,40 +172,29 @@ fn scan_one(dir: &Path, found: &mut Found) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Reads the results of the directory `r.source`; errors name the file.
+/// Reads an experiment's files; errors name the file.
 pub fn read(r: &mut Results) -> Result<(), String> {
-    let dir = PathBuf::from(&r.source);
     let err = |p: &Path, e: &dyn std::fmt::Display| format!("error: {}: {e}", p.display());
-    let summary = dir.join("summary.json");
-    if summary.is_file() {
-        let text = std::fs::read_to_string(&summary).map_err(|e| err(&summary, &e))?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| err(&summary, &e))?;
-        if let Some(s) = v["scenario"].as_str() {
-            r.title = s.to_string();
-        }
-        r.summary = Some(v);
-    }
-    let records = dir.join("records.csv");
-    if records.is_file() {
-        cdf(r, &records).map_err(|e| err(&records, &e))?;
-    }
-    for p in sorted_entries(&dir).map_err(|e| err(&dir, &e))? {
+    for p in r.files.clone() {
         let n = p
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().into());
-        match ext(&p).as_str() {
-            "txt" => r
-                .texts
-                .push((n, std::fs::read_to_string(&p).map_err(|e| err(&p, &e))?)),
-            "svg" => r
-                .figures
-                .push((n, std::fs::read_to_string(&p).map_err(|e| err(&p, &e))?)),
-            _ => {}
+        let text = || std::fs::read_to_string(&p).map_err(|e| err(&p, &e));
+        if n.ends_with("summary.json") {
+            let v: Value = serde_json::from_str(&text()?).map_err(|e| err(&p, &e))?;
+            if let Some(s) = v["scenario"].as_str() {
+                r.title = s.to_string();
+            }
+            r.summary = Some(v);
+        } else if n.ends_with("records.csv") {
+            cdf(r, &p).map_err(|e| err(&p, &e))?;
+        } else if n == "points.parquet" {
+            r.points = parquet_rows(&p).map_err(|e| err(&p, &e))?;
+        } else if ext(&p) == "txt" {
+            r.texts.push((n, text()?));
+        } else if ext(&p) == "svg" {
+            r.figures.push((n, text()?));
         }
-    }
-    let points = dir.join("points.parquet");
-    if points.is_file() {
-        r.points = parquet_rows(&points).map_err(|e| err(&points, &e))?;
     }
     Ok(())
 }

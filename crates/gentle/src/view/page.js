@@ -238,12 +238,44 @@
     });
     return t;
   }
+  // A sweep's results per point: the sweep's axes are the columns that are not
+  // results.
+  const RESULT = /^(ci95|counters|links|recovery|latency_ms|delta_ms|corrupt_bytes|exchanges|incomplete|samples|seed|sim_events|sim_packets|trials|with_loss|with_retransmission|timed_out_trials|point|variant)(\.|$)/;
   function pointsTable(points) {
-    const flat = points.slice(0, 1000).map((p) => flatten(p, ""));
-    const cols = [...new Set(flat.flatMap((r) => Object.keys(r)))];
+    const flat = points.map((p) => flatten(p, ""));
+    const all = [...new Set(flat.flatMap((r) => Object.keys(r)))];
+    const axes = all.filter((c) => !RESULT.test(c));
+    const first = ["point", ...axes, "variant"].filter((c) => all.includes(c));
+    const lat = all.filter((c) => /^(latency_ms|delta_ms)\./.test(c));
+    const rest = all.filter((c) => !first.includes(c) && !lat.includes(c));
+    const cols = [...first, ...lat, ...rest.filter((c) => !c.startsWith("ci95")), ...rest.filter((c) => c.startsWith("ci95"))];
     const t = el("table", { class: "points" }, el("tr", {}, ...cols.map((c) => el("th", { text: c }))));
-    flat.forEach((r) => t.append(el("tr", {}, ...cols.map((c) => el("td", { text: r[c] == null ? "" : typeof r[c] === "number" ? fmt(r[c], 2) : String(r[c]) })))));
-    return el("div", { class: "scroll" }, el("h4", { text: `Sweep points (${points.length}${points.length > 1000 ? ", first 1000 shown" : ""})` }), t);
+    flat.slice(0, 1000).forEach((r) => t.append(el("tr", {}, ...cols.map((c) => {
+      const v = r[c];
+      return el("td", { text: v == null ? "" : typeof v === "number" && !Number.isInteger(v) ? fmt(v, 2) : String(v) });
+    }))));
+    const box = el("div", {}, el("h4", { text: `Sweep points (${points.length} rows${points.length > 1000 ? ", first 1000 shown" : ""})` }));
+    if (lat.length) box.append(pointsChart(flat, axes, lat));
+    box.append(el("div", { class: "scroll" }, t));
+    return box;
+  }
+  // One line per variant: a chosen statistic at every point of the sweep.
+  function pointsChart(flat, axes, stats) {
+    const pick = el("select", { class: "stat" });
+    stats.forEach((c) => pick.append(el("option", { value: c, text: c })));
+    pick.value = stats.includes("latency_ms.p50") ? "latency_ms.p50" : stats[0];
+    const d = el("div", { class: "plot sweep-chart" });
+    const label = (r) => axes.map((a) => `${a}=${r[a]}`).join(" ") || String(r.point);
+    const draw = () => {
+      const variants = [...new Set(flat.map((r) => r.variant))];
+      Plotly.react(d, variants.map((v) => {
+        const rows = flat.filter((r) => r.variant === v);
+        return { type: "scatter", mode: "lines+markers", name: String(v), x: rows.map(label), y: rows.map((r) => r[pick.value]) };
+      }), { title: { text: pick.value + " at each point" }, height: 380, xaxis: { type: "category" }, margin: { b: 120 } }, P.CONFIG);
+    };
+    pick.addEventListener("change", draw);
+    setTimeout(draw, 0);
+    return el("div", {}, el("label", { text: "statistic: " }, pick), d);
   }
   function flatten(o, pre) {
     const out = {};

@@ -4,7 +4,7 @@
 //! gave each retransmission, the ACKs it received, the drops of its data, and its
 //! engine's events (CA state with cwnd, ssthresh and pipe, RTOs, timers, undo).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -102,7 +102,7 @@ pub fn read(path: &Path, text: &str, prefix: &str) -> Result<Vec<FlowData>, Stri
 
 /// The data sender of flow 0: the node that sent the most payload in it.
 fn sender(g: &Group) -> String {
-    let mut by: HashMap<&str, u64> = HashMap::new();
+    let mut by: HashMap<&str, u64> = HashMap::default();
     for (l, _) in &g.lines {
         if l.what == "send"
             && let Some(p) = &l.packet
@@ -147,7 +147,7 @@ fn flow(g: &Group, id: String, source: &str) -> FlowData {
                 && matches!(l.event.as_deref(), Some("retransmit" | "ca-state"))
         })
         .and_then(|(l, _)| l.conn);
-    let mut causes: HashMap<(u64, u64), String> = HashMap::new();
+    let mut causes: HashMap<(u64, u64), String> = HashMap::default();
     for (l, v) in &g.lines {
         if mine(l)
             && l.conn == conn

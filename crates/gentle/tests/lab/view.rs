@@ -498,8 +498,27 @@ fn view_side_by_side_and_results_in_the_browser() {
         "--out",
         s(&run),
     ]));
+    let sweep = dir.join("sweep");
+    let tlp = root().join("examples/tlp-study.toml");
+    ok(gentle(&[
+        "sweep",
+        s(&tlp),
+        "--out",
+        s(&sweep),
+        "--point",
+        "network=mobile",
+        "--trials",
+        "5",
+    ]));
     let html = dir.join("side.html");
-    ok(gentle(&["view", s(&run), s(&trace), "--out", s(&html)]));
+    ok(gentle(&[
+        "view",
+        s(&run),
+        s(&sweep),
+        s(&trace),
+        "--out",
+        s(&html),
+    ]));
     let p = Page::open(&b, &html);
     // Results: a CDF per variant, the differences with their intervals.
     p.tab
@@ -510,6 +529,14 @@ fn view_side_by_side_and_results_in_the_browser() {
     p.wait("document.querySelector('#cdf-0 .scatterlayer')");
     assert_eq!(p.marks("cdf-0").len(), 3);
     assert!(p.eval("return document.querySelectorAll('table.summary tr').length;") == 4);
+    // The sweep: a line per variant over its 21 points, and a row per point and variant.
+    p.wait("document.querySelector('.sweep-chart .scatterlayer')");
+    let lines = p.eval(
+        "return Array.from(document.querySelector('.sweep-chart').data).map((t) => t.x.length);",
+    );
+    assert_eq!(lines, serde_json::json!([21, 21, 21]));
+    let rows = p.eval("return document.querySelectorAll('table.points tr').length - 1;");
+    assert_eq!(rows, 63);
     p.screenshot("view-results.png");
     // Side by side: plain and TLP of the same trial on one graph, differences listed.
     p.tab
