@@ -353,9 +353,9 @@ fn view_of_a_trace_in_the_browser() {
 
     // A click on the first recovery episode zooms every graph to it, and its
     // retransmissions are in view.
-    let ep = p.eval(&format!(
-        "const e = gentleView.D.flows[0].episodes[0]; return [e.start, e.end, e.retransmissions];"
-    ));
+    let ep = p.eval(
+        "const e = gentleView.D.flows[0].episodes[0]; return [e.start, e.end, e.retransmissions];",
+    );
     let (start, end) = (ep[0].as_f64().unwrap(), ep[1].as_f64().unwrap());
     p.tab
         .find_element(&format!("button.episode[data-flow='{id}'][data-i='0']"))
