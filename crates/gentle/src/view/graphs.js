@@ -9,7 +9,7 @@
   const D = JSON.parse(document.getElementById("gentle-data").textContent);
   // Marks per series on screen: drawn as one path (lines, segments) or one element
   // each (markers).
-  const BUDGET = { path: 2400, markers: 1000 };
+  const BUDGET = { path: 1600, markers: 800 };
   const COLORS = {
     original: "#222", fast: "#d62728", early: "#ff7f0e", timeout: "#9467bd",
     "slow-start": "#8c564b", probe: "#17becf", retransmission: "#e377c2",
@@ -187,10 +187,10 @@
       tr.x = at.map((i) => (i < 0 ? null : s.t[i]));
       tr.y = s.y0 ? at.map((i, j) => (i < 0 ? null : j % 3 ? s.y[i] : s.y0[i])) : shown.map((i) => s.y[i]);
       if (s.hover) {
-        const f = p.flowOf(s);
-        const text = new Map();
-        tr.text = at.map((i) => (i < 0 ? "" : text.get(i) || (text.set(i, describe(f, i)), text.get(i))));
-        tr.hovertemplate = "%{text}<extra>" + s.name + "</extra>";
+        // The packet's index: the tooltip describes it when hovered (no text is
+        // built for the marks nobody points at).
+        tr.customdata = at;
+        tr.hoverinfo = "none";
       } else if (s.text) {
         tr.text = shown.map(s.text);
         tr.hovertemplate = "%{text}<extra></extra>";
@@ -249,8 +249,27 @@
     if (!p.bound) {
       p.bound = true;
       p.div.on("plotly_relayout", (ev) => onRelayout(p, ev));
+      p.div.on("plotly_hover", (ev) => showTip(p, ev));
+      p.div.on("plotly_unhover", () => (tip().hidden = true));
     }
     return r;
+  }
+  // The tooltip of a packet: its header, options and tags.
+  function tip() {
+    let t = document.getElementById("tip");
+    if (!t) { t = el("div", { id: "tip", class: "tip" }); t.hidden = true; document.body.append(t); }
+    return t;
+  }
+  function showTip(p, ev) {
+    const pt = ev.points && ev.points[0];
+    const s = pt && p.series[pt.curveNumber];
+    if (!s || !s.hover || pt.customdata == null || pt.customdata < 0) return;
+    const t = tip();
+    t.innerHTML = describe(p.flowOf(s), pt.customdata) + `<br><i>${s.name}</i>`;
+    t.hidden = false;
+    const x = ev.event ? ev.event.clientX : 0, y = ev.event ? ev.event.clientY : 0;
+    t.style.left = Math.min(x + 14, window.innerWidth - t.offsetWidth - 8) + "px";
+    t.style.top = Math.min(y + 14, window.innerHeight - t.offsetHeight - 8) + "px";
   }
   function onRelayout(p, ev) {
     if (view.applying) return;

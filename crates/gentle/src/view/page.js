@@ -44,9 +44,10 @@
     tabs.forEach((t) => {
       t.sec.hidden = t.id !== id;
       document.getElementById("tabbtn-" + t.id).classList.toggle("on", t.id === id);
-      if (t.id === id && !t.built) { t.built = true; t.build(t.sec); }
+      if (t.id === id && !t.built) { t.built = true; t.done = t.build(t.sec); }
     });
-    return redrawStale();
+    const t = tabs.find((x) => x.id === id);
+    return Promise.all([t && t.done, redrawStale()]);
   }
   // Draws the shown graphs not drawn yet (or drawn for another range): the first
   // at once, each next one a frame later, so that the page shows the first graph
@@ -79,7 +80,7 @@
       shown[id].hidden = false;
       return redrawStale();
     }
-    if (D.flows.length) selectFlow(D.flows[0].id);
+    return D.flows.length ? selectFlow(D.flows[0].id) : null;
   }
 
   // ---- side by side ----------------------------------------------------------------
