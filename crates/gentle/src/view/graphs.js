@@ -123,6 +123,8 @@
             style: { mode: "lines", line: { color: COLORS.original, width: 1.5 } } }
         : { name, idx, t: k.t, y: end, cause: c, hover: true,
             style: { mode: "markers", marker: { symbol: "triangle-up", size: 10, color: COLORS[D.causes[c]] } } });
+      if (c > 0) out.push({ name: name + " (bar)", idx, t: k.t, y: end, y0: k.seq, cause: c, hover: true,
+        style: { mode: "lines", showlegend: false, line: { color: COLORS[D.causes[c]], width: 2.5 } } });
     });
     if (fins.length) out.push({ name: "FIN", idx: fins, t: k.t, y: k.seq, hover: true,
       style: { mode: "markers", marker: { symbol: "square-open", size: 8, color: "#555" } } });
@@ -203,7 +205,9 @@
     let lo = Infinity, hi = -Infinity;
     p.series.forEach((s) => {
       if (s.bars) return;
-      const a = lowerBoundIdx(s.idx, s.t, view.range[0]);
+      // A step line enters the range at the value it had before it.
+      const stepped = s.style.line && s.style.line.shape === "hv";
+      const a = Math.max(0, lowerBoundIdx(s.idx, s.t, view.range[0]) - (stepped ? 1 : 0));
       const b = lowerBoundIdx(s.idx, s.t, view.range[1] + 1e-9);
       for (let k = a; k < b; k++) { const v = s.y[s.idx[k]]; if (v < lo) lo = v; if (v > hi) hi = v; }
     });

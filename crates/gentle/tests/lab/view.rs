@@ -352,7 +352,6 @@ fn view_of_a_trace_in_the_browser() {
         count(&marks, "dropped") >= 5,
         "the trace's drops: {marks:?}"
     );
-    p.screenshot("view-trace.png");
 
     // A click on the first recovery episode zooms every graph to it, and its
     // retransmissions are in view.
@@ -397,6 +396,7 @@ fn view_of_a_trace_in_the_browser() {
     assert!(text.contains(&format!("cause: {}", retx[0].0)), "{text}");
     assert!(text.contains("tags: retransmission"), "{text}");
     assert!(text.contains("seq") && text.contains("TS val"), "{text}");
+    p.screenshot("view-trace-hover.png");
     p.no_errors();
 }
 
@@ -446,7 +446,8 @@ fn view_of_a_capture_in_the_browser() {
     let data: u64 = marks
         .iter()
         .filter(|m| {
-            ["original", "FIN"].contains(&m.0.as_str()) || m.0.starts_with("retransmission:")
+            ["original", "FIN"].contains(&m.0.as_str())
+                || (m.0.starts_with("retransmission:") && !m.0.ends_with("(bar)"))
         })
         .map(|m| m.1)
         .sum();
@@ -641,7 +642,10 @@ name = "linux-6"
 profile = "linux-6"
 "#;
 
+/// Timed, so run alone (`.ci/run` runs it after the suite): `cargo test --profile
+/// ci -p gentle --test lab view_of_100k -- --ignored`.
 #[test]
+#[ignore = "timed: run alone, as .ci/run does"]
 fn view_of_100k_packets_opens_in_under_two_seconds() {
     let Some((_one, b)) = browser() else {
         return;
