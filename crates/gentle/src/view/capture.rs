@@ -160,6 +160,7 @@ pub fn read(path: &Path, prefix: &str) -> Result<Capture, String> {
 /// spuriousness as the analysis settled them at the end.
 fn flow(mut acc: Acc, r: &FlowReport, id: String, name: String, source: &str) -> FlowData {
     let mut f = FlowData::new(id, name, source.to_string(), "capture");
+    f.number = Some(r.id);
     let t_data = acc
         .packets
         .iter()

@@ -132,6 +132,8 @@ pub struct FlowData {
     pub source: String,
     /// `trace` or `capture`.
     pub kind: String,
+    /// A capture's flow number (as `gentle analyze` numbers them).
+    pub number: Option<u32>,
     pub flag_names: Vec<String>,
     pub tag_names: Vec<String>,
     pub pk: Packets,

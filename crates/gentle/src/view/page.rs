@@ -50,10 +50,7 @@ impl<'a> Data<'a> {
                 drawn: c
                     .flows
                     .iter()
-                    .filter_map(|f| {
-                        let n = f.id.rsplit('-').next()?.parse().ok()?;
-                        Some((n, f.id.clone()))
-                    })
+                    .filter_map(|f| Some((f.number?, f.id.clone())))
                     .collect(),
             })
             .collect()

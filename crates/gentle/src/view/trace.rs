@@ -339,3 +339,64 @@ fn mark_undone(f: &mut FlowData, e: &Engine, undo_at: &[f64]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server sends two segments, the first is dropped and resent on a timeout,
+    /// and the engine undoes the timeout.
+    #[test]
+    fn causes_drops_and_undo_from_a_trace() {
+        let l = |t: u64, node: &str, what: &str, rest: &str| {
+            format!(r#"{{"variant":"v","t_ns":{t},"node":"{node}","what":"{what}"{rest}}}"#)
+        };
+        let pkt = |from: &str, flags: &str, seq: u64, len: u64, ack: u64| {
+            format!(
+                r#","packet":{{"flow":0,"from":"{from}","flags":"{flags}","seq":{seq},"len":{len},"ack":{ack},"win":100}}"#
+            )
+        };
+        let text = [
+            l(0, "s", "send", &pkt("s", "A", 1, 100, 1)),
+            l(0, "s", "send", &pkt("s", "A", 101, 100, 1)),
+            l(1, "s", "drop", &pkt("s", "A", 1, 100, 1)),
+            l(
+                5_000_000,
+                "s",
+                "engine",
+                r#","conn":1,"event":"ca-state","from":"open","to":"loss","cwnd":1,"ssthresh":2,"pipe":0"#,
+            ),
+            l(
+                5_000_000,
+                "s",
+                "engine",
+                r#","conn":1,"event":"retransmit","seq":1,"len":100,"kind":"timeout""#,
+            ),
+            l(5_000_000, "s", "send", &pkt("s", "A", 1, 100, 1)),
+            l(6_000_000, "s", "recv", &pkt("c", "A", 1, 0, 201)),
+            l(
+                6_000_000,
+                "s",
+                "engine",
+                r#","conn":1,"event":"undo","kind":"loss","cwnd":10,"ssthresh":20"#,
+            ),
+        ]
+        .join("\n");
+        let flows = read(Path::new("t.jsonl"), &text, "t-").unwrap();
+        assert_eq!(flows.len(), 1);
+        let f = &flows[0];
+        assert_eq!(f.pk.cause, vec![0, 0, cause_code("timeout"), 0]);
+        assert_eq!(f.pk.spurious, vec![0, 0, 1, 0], "undone");
+        assert_eq!(
+            (f.drop_t.clone(), f.drop_seq.clone()),
+            (vec![0.000001], vec![1])
+        );
+        let e = f.engine.as_ref().unwrap();
+        assert_eq!(e.ca_names, vec!["open", "loss"]);
+        assert_eq!(e.cwnd.v, vec![1.0, 10.0]);
+        assert_eq!(f.episodes.len(), 1);
+        assert_eq!(f.summary.last_ack_ms, Some(6.0));
+        let bad = read(Path::new("t.jsonl"), "{\"what\":1}", "t-").unwrap_err();
+        assert!(bad.contains("t.jsonl:1"), "{bad}");
+    }
+}
