@@ -165,12 +165,14 @@
     xs.sort((a, b) => a - b);
     return xs[Math.floor(xs.length / 2)];
   }
+  const ROWS = 2000; // rows of a flow table in the page at once
   function tablesTab(sec) {
     D.tables.forEach((t, ti) => {
       const drawn = new Map(t.drawn);
       const table = el("table", { class: "flows sortable", id: "flow-table-" + ti });
       const head = el("tr");
       let rows = t.flows.slice(), key = 7, desc = true;
+      const note = el("p", { class: "meta" });
       COLUMNS.forEach(([name], ci) => head.append(el("th", { text: name, onclick: () => {
         desc = key === ci ? !desc : true; key = ci; fill();
       } })));
@@ -183,7 +185,8 @@
         });
         table.replaceChildren(head);
         head.querySelectorAll("th").forEach((th, i) => th.className = i === key ? (desc ? "desc" : "asc") : "");
-        rows.forEach((r) => {
+        note.textContent = rows.length > ROWS ? `the first ${ROWS} of ${rows.length} rows in this order` : "";
+        rows.slice(0, ROWS).forEach((r) => {
           const tr = el("tr", { class: drawn.has(r.id) ? "drawn" : "" });
           COLUMNS.forEach(([, get]) => {
             const v = get(r);
@@ -195,7 +198,7 @@
       }
       fill();
       sec.append(el("h3", { text: t.source }), el("p", { class: "meta",
-        text: `${t.flows.length} flows; the ${drawn.size} with the most server retransmissions are drawn (click a row to see one). Click a column to sort.` }), table);
+        text: `${t.flows.length} flows; the ${drawn.size} with the most server retransmissions are drawn (click a row to see one). Click a column to sort.` }), note, table);
     });
   }
 

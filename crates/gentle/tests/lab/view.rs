@@ -99,6 +99,50 @@ fn view_refuses_bad_input_before_any_work() {
     assert!(html.contains("plotly.js v"));
 }
 
+/// The page's data, as embedded.
+fn page_data(html: &Path) -> Value {
+    let text = std::fs::read_to_string(html).unwrap();
+    let start = text.find("id=\"gentle-data\">").unwrap() + "id=\"gentle-data\">".len();
+    let end = start + text[start..].find("</script>").unwrap();
+    serde_json::from_str(&text[start..end]).unwrap()
+}
+
+#[test]
+fn view_reads_a_reproduction_of_several_experiments() {
+    let dir = scratch("view-reproduce");
+    let out = dir.join("results");
+    ok(gentle(&[
+        "reproduce",
+        "demo-tail-loss",
+        "tlp-study",
+        "--quick",
+        "--out",
+        s(&out),
+    ]));
+    let html = dir.join("results.html");
+    ok(gentle(&["view", s(&out), "--out", s(&html)]));
+    let d = page_data(&html);
+    let r = d["results"].as_array().unwrap();
+    let titles: Vec<&str> = r.iter().map(|x| x["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, ["demo-tail-loss", "tlp-study"]);
+    // Each experiment with its own files: the scenario's summary and CDF, the
+    // program's table and figures.
+    assert_eq!(r[0]["summary"]["scenario"], "demo-tail-loss");
+    assert_eq!(r[0]["cdf"].as_array().unwrap().len(), 3);
+    let figures = |x: &Value| -> Vec<String> {
+        x["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f[0].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(figures(&r[0]), ["demo-tail-loss-cdf.svg"]);
+    assert_eq!(figures(&r[1]), ["tlp-study-fig4.svg", "tlp-study-fig5.svg"]);
+    assert_eq!(r[1]["texts"][0][0], "tlp-study.txt");
+    assert!(r[1]["summary"].is_null());
+}
+
 // ---- the browser ------------------------------------------------------------
 
 /// One browser test at a time (each is timed, and Chromium wants the cores).
