@@ -307,6 +307,7 @@
       return draw(p);
     });
     plots.filter((p) => p.div.offsetParent === null).forEach((p) => (p.stale = true));
+    window.dispatchEvent(new Event("gentle-range"));
     return Promise.all(all).then(() => { view.applying = false; });
   }
 
@@ -396,6 +397,7 @@
       pre.textContent = lines.join("\n");
     };
     d.addEventListener("toggle", fill);
+    window.addEventListener("gentle-range", () => d.open && fill());
     return d;
   }
 
