@@ -1,5 +1,6 @@
-"""``python -m gentle sweep FILE --out DIR [...]``: the command ``gentle sweep``
-runs for ``--backend ray`` (its flags are the same)."""
+"""``python -m gentle sweep FILE --out DIR [...]`` and ``python -m gentle calibrate
+FILE --targets FILE --out FILE [...]``: what the commands ``gentle sweep`` and
+``gentle calibrate`` run for ``--backend ray`` (their flags are the same)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     s.add_argument("--backend", choices=["local", "ray"], default="local")
     s.add_argument("--address")
     s.add_argument("--threads", type=int)
+    c = sub.add_parser("calibrate", help="fit a scenario's free parameters on Ray")
+    c.add_argument("scenario")
+    c.add_argument("--targets", required=True)
+    c.add_argument("--out", required=True)
+    c.add_argument("--force", action="store_true")
+    c.add_argument("--candidates", type=int)
+    c.add_argument("--trials", type=int)
+    c.add_argument("--seed", type=int)
+    c.add_argument("--json", action="store_true")
+    c.add_argument("--address")
     a = p.parse_args(argv)
+    if a.cmd == "calibrate":
+        return _calibrate(a)
     try:
         r = sweep(
             a.scenario,
@@ -51,6 +64,29 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 130
     print(r.text)
     return 0
+
+
+def _calibrate(a: argparse.Namespace) -> int:
+    from ._ray import calibrate_on_ray, connect
+
+    try:
+        connect(a.address)
+        return calibrate_on_ray(
+            a.scenario,
+            a.targets,
+            a.out,
+            force=a.force,
+            candidates=a.candidates,
+            trials=a.trials,
+            seed=a.seed,
+            json=a.json,
+        )
+    except GentleError as e:
+        print(e if isinstance(e, ScenarioError) else f"error: {e}", file=sys.stderr)
+        return int(getattr(e, "exit_code", 1))
+    except KeyboardInterrupt:
+        print("interrupted: nothing written", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Type hints of gentle's native module (Rust, built by maturin)."""
 
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 from typing_extensions import Self, final
 
@@ -85,6 +85,32 @@ def run_points(
     spec: str, indices: List[int], threads: Optional[int] = None
 ) -> List[Tuple[int, bytes, float]]:
     """Runs points of a sweep (a worker's task): (index, Parquet bytes, seconds)."""
+
+def calibrate_command(
+    scenario: str,
+    targets: str,
+    out: str,
+    evaluate: Callable[[List[float], int, int], List[Optional[float]]],
+    concurrency: int,
+    force: bool = False,
+    candidates: Optional[int] = None,
+    trials: Optional[int] = None,
+    seed: Optional[int] = None,
+    json: bool = False,
+) -> int:
+    """``gentle calibrate`` with candidates run by ``evaluate(values, trials, seed)``
+    on ``concurrency`` threads; prints its report and returns its exit status."""
+
+def calibrate_measure(
+    scenario: str,
+    text: str,
+    targets: str,
+    targets_text: str,
+    values: List[float],
+    trials: int,
+    seed: int,
+) -> List[Optional[float]]:
+    """One candidate of a calibration (a worker's task): each target's statistic."""
 
 @final
 class SweepJob:

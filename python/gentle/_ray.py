@@ -156,3 +156,63 @@ def run_on_ray(job: Any, progress: bool = True) -> str:
             f"{wall:.1f} s"
         )
     return report
+
+
+def _measure(spec: Tuple[str, str, str, str], values: List[float], trials: int, seed: int) -> List[Optional[float]]:
+    """A task: one candidate of a calibration, on one thread."""
+    from gentle import _gentle
+
+    scenario, text, targets, targets_text = spec
+    return _gentle.calibrate_measure(scenario, text, targets, targets_text, values, trials, seed)
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""  # the command reports the file before any candidate runs
+
+
+def calibrate_on_ray(
+    scenario: str,
+    targets: str,
+    out: str,
+    *,
+    force: bool = False,
+    candidates: Optional[int] = None,
+    trials: Optional[int] = None,
+    seed: Optional[int] = None,
+    json: bool = False,
+) -> int:
+    """``gentle calibrate`` with its candidates as Ray tasks on the cluster
+    :func:`connect` joined: a generation's candidates at once, each a task of one
+    CPU. Prints the command's report; returns its exit status."""
+    import ray
+
+    from gentle import _gentle
+
+    # Workers need not share the driver's directory: paths are made absolute (a
+    # scenario's base is read relative to it).
+    scenario, targets = os.path.abspath(scenario), os.path.abspath(targets)
+    spec = ray.put((scenario, _read(scenario), targets, _read(targets)))
+    remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_measure)
+
+    def evaluate(values: List[float], trials: int, seed: int) -> List[Optional[float]]:
+        result: List[Optional[float]] = ray.get(remote.remote(spec, values, trials, seed))
+        return result
+
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call,unused-ignore]
+    code: int = _gentle.calibrate_command(
+        scenario,
+        targets,
+        out,
+        evaluate,
+        cpus,
+        force=force,
+        candidates=candidates,
+        trials=trials,
+        seed=seed,
+        json=json,
+    )
+    return code

@@ -294,6 +294,13 @@ enum Cmd {
         /// Also run the million-trial scaling point.
         #[arg(long)]
         full: bool,
+        /// Only count instructions (under callgrind, which must be installed): per
+        /// data packet of the bulk transfer and per short trial.
+        #[arg(long, conflicts_with = "full")]
+        instructions: bool,
+        /// The run that callgrind counts (`bulk` or `short:N`); used by `--instructions`.
+        #[arg(long, hide = true, value_name = "WORK")]
+        work: Option<bench::instructions::Work>,
     },
 }
 
@@ -629,7 +636,33 @@ fn main() -> ExitCode {
         Cmd::Sweep(args) => ExitCode::from(gentle::sweeping::command::command(args)),
         Cmd::Calibrate(args) => ExitCode::from(gentle::calibrate::command::command(args)),
         Cmd::Packetdrill(args) => ExitCode::from(gentle::packetdrill::command(&args)),
-        Cmd::Bench { json, full } => {
+        Cmd::Bench {
+            work: Some(work), ..
+        } => {
+            bench::run_work(work);
+            ExitCode::SUCCESS
+        }
+        Cmd::Bench {
+            json,
+            instructions: true,
+            ..
+        } => {
+            let r = bench::instructions::measure();
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&r).expect("serialisable")
+                );
+            } else {
+                print!("{}", bench::instructions_text(&r));
+            }
+            if r.is_ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Cmd::Bench { json, full, .. } => {
             let r = bench::run(full);
             if json {
                 println!(

@@ -389,25 +389,28 @@ pub fn run_streaming(
                 break;
             }
             let wave = wave_blocks(w);
-            let parts: Vec<VariantResult> = wave
-                .par_iter()
-                .map(|&(lo, hi)| {
-                    let mut v = VariantResult::default();
-                    for trial in lo..hi {
-                        let t = if opts.observe.wants(trial) {
-                            let (t, seen) =
-                                run_trial_observed(scn, variant, opts.seed, trial, &opts.observe);
-                            v.observed.push(seen);
-                            t
-                        } else {
-                            run_trial(scn, variant, opts.seed, trial)
-                        };
-                        absorb(&mut v, t, scn, opts.keep_records);
-                    }
-                    bar.inc(hi - lo);
-                    v
-                })
-                .collect();
+            let block = |&(lo, hi): &(u64, u64)| {
+                let mut v = VariantResult::default();
+                for trial in lo..hi {
+                    let t = if opts.observe.wants(trial) {
+                        let (t, seen) =
+                            run_trial_observed(scn, variant, opts.seed, trial, &opts.observe);
+                        v.observed.push(seen);
+                        t
+                    } else {
+                        run_trial(scn, variant, opts.seed, trial)
+                    };
+                    absorb(&mut v, t, scn, opts.keep_records);
+                }
+                bar.inc(hi - lo);
+                v
+            };
+            // One block (a single trial, or a few) runs on the calling thread.
+            let parts: Vec<VariantResult> = if wave.len() == 1 {
+                wave.iter().map(block).collect()
+            } else {
+                wave.par_iter().map(block).collect()
+            };
             for mut p in parts {
                 sink(vi, &p.records);
                 p.records = Vec::new();

@@ -5,6 +5,8 @@
 //! package's exceptions with the command's message and exit status. The Python
 //! modules in `python/gentle/` wrap these calls in the documented API.
 
+mod calibrate;
+
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -500,6 +502,8 @@ fn _gentle(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(dict_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_points, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate::calibrate_command, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate::calibrate_measure, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -74,6 +74,51 @@ pub struct Scoreboard {
     reno: RenoDupacks,
     /// End of the highest SACKed segment (Linux `tcp_highest_sack_seq`), or 0.
     highest_sack_end: u64,
+    /// Where the last walk of [`Self::mark_head_lost`] stopped (Linux's
+    /// `lost_skb_hint` and `lost_cnt_hint`).
+    lost_hint: LostHint,
+    /// SACK blocks applied lately (Linux's `recv_sack_cache`), so that a block seen
+    /// again is applied only where it grew.
+    sack_cache: SackCache,
+}
+
+/// Every segment before index `index` is SACKed or marked lost, and `sacked` of
+/// them are SACKed: a walk from the head may resume there with the same result.
+#[derive(Clone, Copy, Debug, Default)]
+struct LostHint {
+    index: usize,
+    sacked: u32,
+}
+
+/// Ranges of sequence space every segment of which, wholly inside, is SACKed (a
+/// segment stays SACKed until it is acknowledged, and no segment is ever split or
+/// sent again into space the queue had not reached).
+#[derive(Clone, Copy, Debug, Default)]
+struct SackCache {
+    ranges: [(u64, u64); SACK_CACHE],
+    next: usize,
+}
+
+/// Ranges kept: as many as blocks an ACK carries (RFC 2018 §3).
+const SACK_CACHE: usize = 4;
+
+impl SackCache {
+    /// The furthest end of a cached range that holds `left`; `left` itself if none
+    /// does. (Ranges are not chained: a segment across the end of one and the start
+    /// of the next lies wholly inside neither.)
+    fn covered_from(&self, left: u64) -> u64 {
+        self.ranges
+            .iter()
+            .filter(|&&(l, r)| l <= left && left < r)
+            .map(|&(_, r)| r)
+            .max()
+            .unwrap_or(left)
+    }
+
+    fn insert(&mut self, left: u64, right: u64) {
+        self.ranges[self.next] = (left, right);
+        self.next = (self.next + 1) % SACK_CACHE;
+    }
 }
 
 impl Scoreboard {
@@ -147,6 +192,7 @@ impl Scoreboard {
                 break;
             }
             let s = self.q.pop_front().expect("front exists");
+            self.lost_hint.on_removed(s.sacked);
             r.segs += 1;
             r.bytes += s.end - s.start;
             r.fin_acked |= s.fin;
@@ -194,19 +240,29 @@ impl Scoreboard {
     pub fn sack_with(&mut self, left: u64, right: u64, mut visit: impl FnMut(&TxSeg)) -> Sacked {
         let mut r = Sacked::default();
         let prior_high = self.highest_sack_end;
-        let first = self.q.partition_point(|s| s.start < left);
+        // Segments wholly inside what the cache covers are SACKed already: start
+        // after it (a segment straddling its end still counts if inside the block).
+        let from = self.sack_cache.covered_from(left);
+        let first = if from == left {
+            self.q.partition_point(|s| s.start < left)
+        } else {
+            self.q.partition_point(|s| s.end <= from)
+        };
         for i in first..self.q.len() {
             let s = &mut self.q[i];
             if s.end > right {
                 break;
             }
-            if s.sacked {
+            if s.sacked || s.start < left {
                 continue;
             }
             visit(s);
             s.sacked = true;
             self.sacked_out += 1;
             r.newly_sacked += 1;
+            if i < self.lost_hint.index {
+                self.lost_hint.sacked += 1;
+            }
             if s.lost {
                 s.lost = false;
                 self.lost_out -= 1;
@@ -220,6 +276,13 @@ impl Scoreboard {
             }
             if s.end > self.highest_sack_end {
                 self.highest_sack_end = s.end;
+            }
+        }
+        // What was sent covers the block only up to the queue's end.
+        if let Some(back) = self.q.back() {
+            let right = right.min(back.end);
+            if left < right {
+                self.sack_cache.insert(left, right);
             }
         }
         r
@@ -237,13 +300,18 @@ impl Scoreboard {
 
     /// Linux lost-retransmission detection (`tcp_mark_lost_retrans`): a retransmission
     /// is lost if data sent after it has been SACKed.
+    /// The walk ends once it has passed every retransmission in flight, as Linux's
+    /// does (`cnt == tp->retrans_out`).
     pub fn mark_lost_retransmits(&mut self) -> u32 {
         let high = self.highest_sack_end;
         let mut n = 0;
+        let mut seen = 0;
+        let in_flight = self.retrans_out;
         for s in self.q.iter_mut() {
-            if s.start >= high {
+            if s.start >= high || seen == in_flight {
                 break;
             }
+            seen += s.retrans as u32;
             if s.retrans && !s.sacked && high > s.retrans_high {
                 s.retrans = false;
                 self.retrans_out -= 1;
@@ -299,13 +367,27 @@ impl Scoreboard {
         only_head: bool,
         high_seq: u64,
     ) -> u32 {
-        let mut cnt = 0u32;
+        // Resuming after the segments already settled gives the walk's result: they
+        // would be counted and left as they are (`only_head` looks at the head alone).
+        let hint = if only_head {
+            LostHint::default()
+        } else {
+            self.lost_hint
+        };
+        let mut i = hint.index;
+        let mut cnt = if count_all {
+            hint.index as u32
+        } else {
+            hint.sacked
+        };
+        let mut sacked_before = hint.sacked;
         let mut marked = 0;
-        for i in 0..self.q.len() {
-            if self.q[i].end > high_seq {
+        while i < self.q.len() {
+            let s = self.q[i];
+            if s.end > high_seq {
                 break;
             }
-            if count_all || self.q[i].sacked {
+            if count_all || s.sacked {
                 cnt += 1;
             }
             if cnt > packets {
@@ -314,9 +396,17 @@ impl Scoreboard {
             if self.mark_lost_at(i) {
                 marked += 1;
             }
+            sacked_before += s.sacked as u32;
+            i += 1;
             if only_head {
                 break;
             }
+        }
+        if !only_head || hint.index == 0 && i > self.lost_hint.index {
+            self.lost_hint = LostHint {
+                index: i,
+                sacked: sacked_before,
+            };
         }
         marked
     }
@@ -346,6 +436,7 @@ impl Scoreboard {
     /// Forgets retransmissions in flight and every lost mark (F-RTO step 1 starts
     /// from a clean slate, then marks only the head).
     pub fn clear_retrans_and_lost(&mut self) {
+        self.lost_hint = LostHint::default();
         for s in self.q.iter_mut() {
             s.retrans = false;
             s.lost = false;
@@ -454,6 +545,17 @@ impl Scoreboard {
     }
 }
 
+impl LostHint {
+    /// The head segment was acknowledged.
+    fn on_removed(&mut self, sacked: bool) {
+        if self.index == 0 {
+            return;
+        }
+        self.index -= 1;
+        self.sacked -= sacked as u32;
+    }
+}
+
 /// Duplicate ACKs standing for segments that left the network, without SACK (RFC
 /// 5681 §3.2 counts them; Linux `tcp_add_reno_sack` and `tcp_remove_reno_sacks`):
 /// a connection's scoreboard keeps one, and a TCP session one per member.
@@ -489,6 +591,7 @@ impl RenoDupacks {
 impl Scoreboard {
     /// Forgets every lost mark (Linux does this when a timeout is undone).
     pub fn clear_lost(&mut self) {
+        self.lost_hint = LostHint::default();
         for s in self.q.iter_mut() {
             s.lost = false;
         }
@@ -501,5 +604,144 @@ impl Scoreboard {
     /// Any segment in the queue was ever retransmitted.
     pub fn any_ever_retrans(&self) -> bool {
         self.q.iter().any(|s| s.ever_retrans)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The hints change no result: a scoreboard driven by random ACKs, SACK blocks,
+    //! loss marking and retransmissions agrees after every step with one whose hints
+    //! are forgotten before each call (so every walk starts from the head).
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Send(u8),
+        Ack(u8),
+        Sack(u8, u8),
+        HeadLost(u8, bool, bool),
+        Retransmit(u8),
+        LostRetransmits,
+        ClearLost,
+        AllLost(bool),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (1u8..6).prop_map(Op::Send),
+            (0u8..40).prop_map(Op::Ack),
+            (0u8..40, 0u8..12).prop_map(|(a, b)| Op::Sack(a, b)),
+            (0u8..20, any::<bool>(), any::<bool>()).prop_map(|(p, a, h)| Op::HeadLost(p, a, h)),
+            (0u8..20).prop_map(Op::Retransmit),
+            Just(Op::LostRetransmits),
+            Just(Op::ClearLost),
+            any::<bool>().prop_map(Op::AllLost),
+        ]
+    }
+
+    const MSS: u64 = 100;
+
+    struct Pair {
+        hinted: Scoreboard,
+        plain: Scoreboard,
+        nxt: u64,
+        una: u64,
+    }
+
+    impl Pair {
+        fn both<R: PartialEq + std::fmt::Debug>(&mut self, f: impl Fn(&mut Scoreboard) -> R) {
+            self.plain.lost_hint = LostHint::default();
+            self.plain.sack_cache = SackCache::default();
+            let (a, b) = (f(&mut self.hinted), f(&mut self.plain));
+            assert_eq!(a, b);
+        }
+
+        fn apply(&mut self, op: &Op) {
+            let seg = |u: u64| u * MSS;
+            match *op {
+                Op::Send(n) => {
+                    for _ in 0..n {
+                        let start = self.nxt;
+                        self.nxt += MSS;
+                        let s = TxSeg {
+                            start,
+                            end: self.nxt,
+                            fin: false,
+                            psh: false,
+                            sacked: false,
+                            lost: false,
+                            retrans: false,
+                            ever_retrans: false,
+                            tx_time: Instant::ZERO,
+                            retrans_high: 0,
+                        };
+                        self.both(|sb| sb.push(s));
+                    }
+                }
+                Op::Ack(k) => {
+                    let ack = (self.una + seg(k as u64 % 4)).min(self.nxt);
+                    self.una = ack;
+                    self.both(|sb| {
+                        let a = sb.ack(ack);
+                        (a.segs, a.reord_index, a.newly_delivered)
+                    });
+                }
+                Op::Sack(a, len) => {
+                    let left = self.una + seg(a as u64 % 20) + (a as u64 % 3) * 30;
+                    let right = (left + seg(len as u64) + 50).min(self.nxt);
+                    if left < right {
+                        self.both(|sb| {
+                            let r = sb.sack(left, right);
+                            (r.newly_sacked, r.reord_index)
+                        });
+                    }
+                }
+                Op::HeadLost(p, all, head) => {
+                    let high = self.nxt;
+                    self.both(|sb| sb.mark_head_lost(p as u32, all, head, high));
+                }
+                Op::Retransmit(i) => {
+                    let nxt = self.nxt;
+                    self.both(|sb| {
+                        if let Some(i) = sb.next_lost().or(Some(i as usize)) {
+                            if i < sb.q.len() && !sb.q[i].sacked {
+                                sb.on_retransmit(i, Instant::ZERO, nxt);
+                            }
+                        }
+                    });
+                }
+                Op::LostRetransmits => self.both(|sb| sb.mark_lost_retransmits()),
+                Op::ClearLost => self.both(|sb| sb.clear_lost()),
+                Op::AllLost(f) => self.both(|sb| sb.mark_all_lost(f)),
+            }
+            let flags = |sb: &Scoreboard| {
+                let q: Vec<_> = sb.q.iter().map(|s| (s.sacked, s.lost, s.retrans)).collect();
+                (
+                    q,
+                    sb.sacked_out,
+                    sb.lost_out,
+                    sb.retrans_out,
+                    sb.fackets_out(),
+                )
+            };
+            assert_eq!(flags(&self.hinted), flags(&self.plain));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn hints_change_no_result(ops in proptest::collection::vec(op(), 1..200)) {
+            let mut p = Pair {
+                hinted: Scoreboard::default(),
+                plain: Scoreboard::default(),
+                nxt: 0,
+                una: 0,
+            };
+            for op in &ops {
+                p.apply(op);
+            }
+        }
     }
 }

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use super::{Fit, Options, TOLERANCE, calibrate};
+use super::{Evaluator, Fit, Options, TOLERANCE, calibrate, calibrate_with};
 use crate::scenario::calibrate::Calibratable;
 use crate::scenario::targets::{Target, parse_targets};
 use crate::sweeping::JobError;
@@ -39,7 +39,16 @@ pub struct CalibrateArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Run the candidates on a Ray cluster (a new local one, or the one at
+    /// --address), through gentle's Python package.
+    #[arg(long, value_enum, default_value_t = Backend::Local)]
+    pub backend: Backend,
+    /// The Ray cluster's address (`ray start --head` prints it). Implies --backend ray.
+    #[arg(long, value_name = "ADDR")]
+    pub address: Option<String>,
 }
+
+pub use crate::sweeping::command::Backend;
 
 /// Candidates when neither the flag nor the table says.
 const CANDIDATES: u64 = 120;
@@ -85,8 +94,24 @@ pub fn job(a: &CalibrateArgs) -> Result<Job, JobError> {
     })
 }
 
-/// Runs `gentle calibrate`; the exit status.
+/// Runs `gentle calibrate`; the exit status. On Ray, the command is Python's
+/// (`python -m gentle calibrate`), which calls [`command_with`] with candidates
+/// going to the cluster.
 pub fn command(a: CalibrateArgs) -> u8 {
+    if a.backend == Backend::Ray || a.address.is_some() {
+        if let Err(e) = job(&a) {
+            eprintln!("{e}");
+            return e.exit_code();
+        }
+        return through_python(&a);
+    }
+    crate::interrupt::install();
+    command_with(a, None)
+}
+
+/// Runs `gentle calibrate` with candidates evaluated by `eval` (a generation at
+/// once, on `eval`'s threads), else on this machine; the exit status.
+pub fn command_with(a: CalibrateArgs, eval: Option<(&dyn Evaluator, usize)>) -> u8 {
     let job = match job(&a) {
         Ok(j) => j,
         Err(e) => {
@@ -94,14 +119,18 @@ pub fn command(a: CalibrateArgs) -> u8 {
             return e.exit_code();
         }
     };
-    crate::interrupt::install();
-    let fit = match a.threads {
+    let threads = eval.map(|(_, n)| n).or(a.threads);
+    let run = || match eval {
+        Some((e, _)) => calibrate_with(&job.cal, &job.targets, &job.options, e),
+        None => calibrate(&job.cal, &job.targets, &job.options),
+    };
+    let fit = match threads {
         Some(t) => rayon::ThreadPoolBuilder::new()
             .num_threads(t)
             .build()
             .expect("a thread pool")
-            .install(|| calibrate(&job.cal, &job.targets, &job.options)),
-        None => calibrate(&job.cal, &job.targets, &job.options),
+            .install(run),
+        None => run(),
     };
     let fit = match fit {
         Ok(f) => f,
@@ -129,6 +158,35 @@ pub fn command(a: CalibrateArgs) -> u8 {
         println!("fitted scenario: {}", a.out.display());
     }
     0
+}
+
+/// The Ray backend: `python3 -m gentle calibrate ...` with the same arguments.
+fn through_python(a: &CalibrateArgs) -> u8 {
+    let mut args: Vec<String> = vec![
+        a.scenario.display().to_string(),
+        "--targets".into(),
+        a.targets.display().to_string(),
+        "--out".into(),
+        a.out.display().to_string(),
+    ];
+    for (flag, v) in [
+        ("--candidates", a.candidates),
+        ("--trials", a.trials),
+        ("--seed", a.seed),
+    ] {
+        if let Some(v) = v {
+            args.extend([flag.to_string(), v.to_string()]);
+        }
+    }
+    if let Some(addr) = &a.address {
+        args.extend(["--address".to_string(), addr.clone()]);
+    }
+    for (on, flag) in [(a.force, "--force"), (a.json, "--json")] {
+        if on {
+            args.push(flag.into());
+        }
+    }
+    crate::sweeping::command::python_command("calibrate", &args)
 }
 
 fn write_atomically(path: &PathBuf, data: &[u8]) -> std::io::Result<()> {

@@ -17,11 +17,19 @@
 //! half of it; for small errors, the relative error). The best candidate is
 //! then run again from [`REPLICATES`] other seeds: each target's run-to-run noise.
 //! Same scenario, targets and seed: the same fit.
+//!
+//! Candidates run through an [`Evaluator`]: [`Local`] runs one candidate after
+//! another, each candidate's trials on this machine's cores; an evaluator that runs
+//! a generation's candidates at once (a Ray cluster, through the Python package)
+//! gets them all together (`cmaes`'s parallel evaluation), and since a candidate's
+//! result depends on its values alone, on the same candidates the same fit.
 
 pub mod command;
 pub mod stats;
 
 use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant as WallClock;
 
 use cmaes::restart::{RestartOptions, RestartStrategy};
@@ -139,6 +147,36 @@ fn measure(
     Ok(targets.iter().map(|t| stats::value(&t.stat, v)).collect())
 }
 
+/// Where candidates run.
+pub trait Evaluator: Sync {
+    /// The statistics of the candidate at `values`, `trials` trials run from `seed`.
+    fn measure(&self, values: &[f64], trials: u64, seed: u64)
+    -> Result<Vec<Option<f64>>, JobError>;
+    /// Whether a generation's candidates are handed over at once (each call on a
+    /// thread of its own) rather than one after another.
+    fn parallel(&self) -> bool;
+}
+
+/// This machine: one candidate after another, its trials on all cores.
+pub struct Local<'a> {
+    pub c: &'a Calibratable,
+    pub targets: &'a [Target],
+}
+
+impl Evaluator for Local<'_> {
+    fn measure(
+        &self,
+        values: &[f64],
+        trials: u64,
+        seed: u64,
+    ) -> Result<Vec<Option<f64>>, JobError> {
+        measure(self.c, self.targets, values, trials, seed)
+    }
+    fn parallel(&self) -> bool {
+        false
+    }
+}
+
 /// The objective once the budget is spent.
 const SPENT: f64 = 1e30;
 /// Candidates between two progress lines.
@@ -151,10 +189,12 @@ struct Search<'a> {
     c: &'a Calibratable,
     targets: &'a [Target],
     o: &'a Options,
-    cache: HashMap<Vec<u64>, Evaluation>,
-    failure: Option<JobError>,
-    /// Candidates asked for, and the most the search may ask for.
-    asked: usize,
+    eval: &'a dyn Evaluator,
+    cache: Mutex<HashMap<Vec<u64>, Evaluation>>,
+    failure: Mutex<Option<JobError>>,
+    /// Candidates asked for, and the most the search may ask for (one after
+    /// another: a generation handed over at once ends at the optimizer's limits).
+    asked: AtomicUsize,
     limit: usize,
 }
 
@@ -164,17 +204,17 @@ fn key(values: &[f64]) -> Vec<u64> {
 
 impl Search<'_> {
     /// The loss of the candidate at `values` (run once, then remembered).
-    fn evaluate(&mut self, values: Vec<f64>) -> f64 {
-        if let Some(e) = self.cache.get(&key(&values)) {
+    fn evaluate(&self, values: Vec<f64>) -> f64 {
+        if let Some(e) = self.lock_cache().get(&key(&values)) {
             return e.loss;
         }
-        if self.failure.is_some() {
+        if self.lock_failure().is_some() {
             return f64::INFINITY;
         }
-        match measure(self.c, self.targets, &values, self.o.trials, self.o.seed) {
+        match self.eval.measure(&values, self.o.trials, self.o.seed) {
             Ok(stats) => {
                 let l = loss(&stats, self.targets);
-                self.cache.insert(
+                self.lock_cache().insert(
                     key(&values),
                     Evaluation {
                         values,
@@ -185,28 +225,36 @@ impl Search<'_> {
                 l
             }
             Err(e) => {
-                self.failure = Some(e);
+                self.lock_failure().get_or_insert(e);
                 f64::INFINITY
             }
         }
     }
 
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u64>, Evaluation>> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock_failure(&self) -> std::sync::MutexGuard<'_, Option<JobError>> {
+        self.failure.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The objective at point `x` of the unit box: outside it the value is the
     /// boundary's, and the distance a penalty that leads the search back.
-    fn objective(&mut self, x: &DVector<f64>) -> f64 {
+    fn objective(&self, x: &DVector<f64>) -> f64 {
         let free = &self.c.spec.free;
         let values: Vec<f64> = free.iter().zip(x.iter()).map(|(f, &u)| f.at(u)).collect();
         let out: f64 = x.iter().map(|&u| (u - u.clamp(0.0, 1.0)).powi(2)).sum();
-        self.asked += 1;
-        if self.asked > self.limit {
+        let asked = self.asked.fetch_add(1, Ordering::SeqCst) + 1;
+        if asked > self.limit {
             // The budget is spent: a flat landscape ends the run at once.
             return SPENT;
         }
-        if self.o.progress && self.asked % PROGRESS_EVERY == 0 {
+        if self.o.progress && asked % PROGRESS_EVERY == 0 {
             let best = self.best().map_or(f64::NAN, |b| b.loss);
             eprintln!(
-                "calibrate: {}/{} candidates, best loss {best:.4}",
-                self.asked, self.limit
+                "calibrate: {asked}/{} candidates, best loss {best:.4}",
+                self.limit.min(self.o.candidates as usize)
             );
         }
         self.evaluate(values) + out
@@ -215,9 +263,9 @@ impl Search<'_> {
     /// The best candidate so far: the scenario as written when no candidate does
     /// better, else among equal losses the first by their values (so that the best
     /// is one whatever the order of the cache).
-    fn best(&self) -> Option<&Evaluation> {
+    fn best(&self) -> Option<Evaluation> {
         let start = key(&self.c.start);
-        self.cache
+        self.lock_cache()
             .iter()
             .min_by(|(ka, a), (kb, b)| {
                 a.loss
@@ -225,29 +273,42 @@ impl Search<'_> {
                     .then((**ka != start).cmp(&(**kb != start)))
                     .then_with(|| cmp_values(&a.values, &b.values))
             })
-            .map(|(_, e)| e)
+            .map(|(_, e)| e.clone())
     }
 }
 
-/// Fits `c`'s free parameters to `targets`.
+/// Fits `c`'s free parameters to `targets`, candidates running on this machine.
 pub fn calibrate(c: &Calibratable, targets: &[Target], o: &Options) -> Result<Fit, JobError> {
+    let local = Local { c, targets };
+    calibrate_with(c, targets, o, &local)
+}
+
+/// Fits `c`'s free parameters to `targets`, candidates running where `eval` runs
+/// them.
+pub fn calibrate_with(
+    c: &Calibratable,
+    targets: &[Target],
+    o: &Options,
+    eval: &dyn Evaluator,
+) -> Result<Fit, JobError> {
     let began = WallClock::now();
     let free = &c.spec.free;
+    let budget = o.candidates as usize;
     let mut search = Search {
         c,
         targets,
         o,
-        cache: HashMap::new(),
-        failure: None,
-        asked: 0,
-        limit: o.candidates as usize,
+        eval,
+        cache: Mutex::new(HashMap::new()),
+        failure: Mutex::new(None),
+        asked: AtomicUsize::new(0),
+        limit: if eval.parallel() { usize::MAX } else { budget },
     };
     search.evaluate(c.start.clone());
-    let budget = o.candidates as usize;
     let global = budget * 2 / 3;
     let bad = |e| JobError::Run(format!("the search could not start: {e:?}"));
     if global >= 2 * free.len() + 8 {
-        RestartOptions::new(
+        let restarts = RestartOptions::new(
             free.len(),
             0.0..=1.0,
             RestartStrategy::BIPOP(Default::default()),
@@ -256,8 +317,12 @@ pub fn calibrate(c: &Calibratable, targets: &[Target], o: &Options) -> Result<Fi
         .max_function_evals_per_run(global / 2)
         .seed(o.seed)
         .build()
-        .map_err(|e| bad(format!("{e:?}")))?
-        .run_with_reuse(|x: &DVector<f64>| search.objective(x));
+        .map_err(|e| bad(format!("{e:?}")))?;
+        if eval.parallel() {
+            restarts.run_parallel_with_reuse(|x: &DVector<f64>| search.objective(x));
+        } else {
+            restarts.run_with_reuse(|x: &DVector<f64>| search.objective(x));
+        }
     }
     let best = search.best().expect("the start was evaluated");
     let best_u: Vec<f64> = free
@@ -265,24 +330,38 @@ pub fn calibrate(c: &Calibratable, targets: &[Target], o: &Options) -> Result<Fi
         .zip(&best.values)
         .map(|(f, &v)| f.scale(v))
         .collect();
-    let left = budget.saturating_sub(search.asked).max(2);
+    let asked = search.asked.load(Ordering::SeqCst);
+    let left = budget.saturating_sub(asked).max(2);
     // The final run has the rest of the budget.
-    search.limit = search.asked + left;
-    let mut local = CMAESOptions::new(best_u, LOCAL_STEP)
+    let final_limit = asked + left;
+    if !eval.parallel() {
+        search.limit = final_limit;
+    }
+    let options = CMAESOptions::new(best_u, LOCAL_STEP)
         .max_function_evals(left)
-        .seed(o.seed ^ 1)
+        .seed(o.seed ^ 1);
+    let mut local = options
         .build(|x: &DVector<f64>| search.objective(x))
         .map_err(|e| bad(format!("{e:?}")))?;
-    while local.next().is_none() {}
+    if eval.parallel() {
+        while local.next_parallel().is_none() {}
+    } else {
+        while local.next().is_none() {}
+    }
     drop(local);
-    if let Some(e) = search.failure {
+    if let Some(e) = search.lock_failure().take() {
         return Err(e);
     }
-    let start = search.cache[&key(&c.start)].clone();
-    let best = search.best().expect("evaluated").clone();
-    let evaluations = search.cache.len();
-    let candidates = search.asked.min(search.limit);
-    let noise = noise(c, targets, &best, o)?;
+    let start = search.lock_cache()[&key(&c.start)].clone();
+    let best = search.best().expect("evaluated");
+    let evaluations = search.lock_cache().len();
+    let asked = search.asked.load(Ordering::SeqCst);
+    let candidates = if eval.parallel() {
+        asked
+    } else {
+        asked.min(final_limit)
+    };
+    let noise = noise(eval, &best, o)?;
     Ok(Fit {
         start,
         best,
@@ -307,17 +386,16 @@ fn cmp_values(a: &[f64], b: &[f64]) -> std::cmp::Ordering {
 /// Each target's standard deviation over the best candidate's run and
 /// [`REPLICATES`] runs from other seeds.
 fn noise(
-    c: &Calibratable,
-    targets: &[Target],
+    eval: &dyn Evaluator,
     best: &Evaluation,
     o: &Options,
 ) -> Result<Vec<Option<f64>>, JobError> {
     let mut runs = vec![best.stats.clone()];
     for k in 1..=REPLICATES {
         let seed = crate::scenario::point_seed(o.seed, &[("replicate".into(), k.to_string())]);
-        runs.push(measure(c, targets, &best.values, o.trials, seed)?);
+        runs.push(eval.measure(&best.values, o.trials, seed)?);
     }
-    Ok((0..targets.len())
+    Ok((0..best.stats.len())
         .map(|i| {
             let xs: Vec<f64> = runs.iter().filter_map(|r| r[i]).collect();
             (xs.len() >= 2).then(|| {

@@ -2,7 +2,7 @@
 //! ([`crate::scenario::targets`] defines the names).
 
 use crate::runner::VariantResult;
-use crate::scenario::targets::{Atom, Stat};
+use crate::scenario::targets::{Atom, BACKEND, Stat};
 
 /// The statistic's value for one variant's results; `None` when a ratio's
 /// denominator is zero or there is no latency to take a quantile of.
@@ -41,11 +41,16 @@ fn count(name: &str, v: &VariantResult) -> u64 {
         "LossyBursts" => v.links.lossy_bursts[0],
         "LossyBursts1" => v.links.lossy_bursts[1],
         "LossyBursts2" => v.links.lossy_bursts[2],
-        counter => v
-            .counters
-            .iter()
-            .find(|(n, _)| *n == counter)
-            .map_or(0, |(_, x)| x),
+        counter => {
+            let (counters, counter) = match counter.strip_prefix(BACKEND) {
+                Some(c) => (&v.backend, c),
+                None => (&v.counters, counter),
+            };
+            counters
+                .iter()
+                .find(|(n, _)| *n == counter)
+                .map_or(0, |(_, x)| x)
+        }
     }
 }
 

@@ -2,8 +2,12 @@
 //! experiment of its setting uses unchanged (issue: calibrated networks, "one
 //! fitted population serves every experiment of its setting"). The base is a
 //! scenario of its own, read and checked first; the file's tables are laid over
-//! it: a table merges key by key, an array of tables (`[[variant]]`) follows the
-//! base's, any other value replaces the base's. The path is relative to the
+//! it: a table merges key by key, an array of tables (`[[link]]`) follows the
+//! base's, any other value replaces the base's. Two rules let an experiment change
+//! what the population fixes without copying it: a `[[variant]]` named as one of
+//! the base's replaces it (in its place), and `[workload]` written as a table (not
+//! `[[workload]]`) is laid over every workload of the base (`connection = "fresh"`,
+//! a `backend`). The path is relative to the
 //! file's directory; the built-in experiments' bases are compiled in.
 
 use std::borrow::Cow;
@@ -11,14 +15,20 @@ use std::path::Path;
 
 use toml_edit::Item;
 
-use super::error::{ScenarioError, Source};
+use super::error::Source;
 use super::reader::{Result, Table};
 
 /// The bases of the built-in experiments, by their path in the repository.
-pub const BUILT_IN: &[(&str, &str)] = &[(
-    "examples/populations/google-2011-dc1.toml",
-    include_str!("../../../../examples/populations/google-2011-dc1.toml"),
-)];
+pub const BUILT_IN: &[(&str, &str)] = &[
+    (
+        "examples/populations/google-2011-dc1.toml",
+        include_str!("../../../../examples/populations/google-2011-dc1.toml"),
+    ),
+    (
+        "examples/populations/google-2013.toml",
+        include_str!("../../../../examples/populations/google-2013.toml"),
+    ),
+];
 
 /// `root` laid over its base when it names one; `root` itself otherwise.
 pub fn with_base<'a>(
@@ -92,9 +102,18 @@ fn lay_over(base: &mut toml_edit::Table, over: toml_edit::Table) {
     for (k, v) in over {
         match (base.get_mut(&k), v) {
             (Some(Item::Table(b)), Item::Table(o)) => lay_over(b, o),
+            (Some(Item::ArrayOfTables(b)), Item::Table(o)) => {
+                for t in b.iter_mut() {
+                    lay_over(t, o.clone());
+                }
+            }
             (Some(Item::ArrayOfTables(b)), Item::ArrayOfTables(o)) => {
                 for t in o {
-                    b.push(t);
+                    if let Some(same) = b.iter_mut().find(|x| named_alike(x, &t)) {
+                        *same = t;
+                    } else {
+                        b.push(t);
+                    }
                 }
             }
             (_, v) => {
@@ -104,15 +123,8 @@ fn lay_over(base: &mut toml_edit::Table, over: toml_edit::Table) {
     }
 }
 
-/// An error for a file that cannot have a base where it is read.
-pub fn refuse(
-    src: Source<'_>,
-    root: &toml_edit::Table,
-    why: &str,
-) -> std::result::Result<(), ScenarioError> {
-    if root.contains_key("base") {
-        let top = Table::new(src, root, Some(0..0), "the scenario");
-        return Err(top.bad("base", why.to_string(), "a file without `base`"));
-    }
-    Ok(())
+/// Two tables of an array with the same `name` (variants).
+fn named_alike(a: &toml_edit::Table, b: &toml_edit::Table) -> bool {
+    let name = |t: &toml_edit::Table| t.get("name").and_then(|n| n.as_str().map(str::to_owned));
+    name(a).is_some() && name(a) == name(b)
 }

@@ -2,7 +2,8 @@
 //! (issue: calibrated networks). Each is a dotted path into the scenario — chosen
 //! by the rules of a sweep value (`link.a_to_b.loss.p`, `link.2.delay`) — with the
 //! range it may take. A scenario with `[calibrate]` runs with the values it holds;
-//! the table only names what may move.
+//! the table only names what may move. A file built on a base fits keys of its own
+//! (its paths are into its own tables; the base's are fitted in the base).
 //!
 //! ```toml
 //! [calibrate]
@@ -142,12 +143,13 @@ impl Calibratable {
         let src = Source { file, text };
         let doc = parse_toml(src)?;
         let root = doc.as_table();
-        super::base::refuse(
-            src,
-            root,
-            "calibrate the base itself: its fitted values serve every file built on it",
-        )?;
         let top = Table::new(src, root, Some(0..0), "the scenario");
+        if root.contains_key("base") && !root.contains_key("calibrate") {
+            return Err(top.missing(
+                "calibrate",
+                "a [calibrate] table of this file's own: a file with a base fits its own keys (to fit the base's, calibrate the base itself)",
+            ));
+        }
         if root.contains_key("sweep") {
             return Err(top.bad(
                 "sweep",
@@ -155,7 +157,7 @@ impl Calibratable {
                 "a scenario without [sweep]",
             ));
         }
-        let scenario = parse_doc(src, root)?;
+        let scenario = parse_doc(src, super::base::with_base(src, root)?.as_ref())?;
         let ct = top
             .sub("calibrate", "a table: [calibrate] with [calibrate.free]")?
             .ok_or_else(|| {
@@ -170,9 +172,12 @@ impl Calibratable {
             let span = free_span(&ct, f);
             let now = current(root, &f.path).ok_or_else(|| {
                 // The path rules may say why (an ambiguous [[table]], a path into nothing).
-                let why = set_path(&mut root.clone(), &f.path, f.value(f.min))
+                let mut why = set_path(&mut root.clone(), &f.path, f.value(f.min))
                     .err()
                     .unwrap_or_else(|| "the scenario sets no number there".to_string());
+                if root.contains_key("base") {
+                    why += " (a file with a base fits keys of its own; calibrate the base for the base's)";
+                }
                 src.error(span.clone(), format!("`{}`: {why}", f.name()))
                     .expected(
                         "the dotted path of a number (or a number with a unit) the scenario sets",
@@ -242,7 +247,7 @@ fn with_values(
         set_path(&mut root, &f.path, f.value(*v))
             .map_err(|m| src.error(None, format!("`{}`: {m}", f.name())))?;
     }
-    parse_doc(src, &root)
+    parse_doc(src, super::base::with_base(src, &root)?.as_ref())
 }
 
 /// The number the scenario holds at `path` (a number, or a string such as `"20ms"`

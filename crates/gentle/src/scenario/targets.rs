@@ -31,9 +31,13 @@ pub const EXTRA_ATOMS: &[&str] = &[
     "LossyBursts",
     "LossyBursts1",
     "LossyBursts2",
+    "Backend.RetransSegs",
     "latency.mean",
     "latency.pNN",
 ];
+
+/// The prefix of a backend connection's counter (`Backend.RetransSegs`).
+pub const BACKEND: &str = "Backend.";
 
 /// One atom of a statistic.
 #[derive(Clone, Debug, PartialEq)]
@@ -168,6 +172,12 @@ fn atom(a: &str, counters: &[&str]) -> std::result::Result<Atom, String> {
         };
     }
     if counters.contains(&a) || EXTRA_ATOMS[..EXTRA_ATOMS.len() - 2].contains(&a) {
+        return Ok(Atom::Count(a.to_string()));
+    }
+    // The counters of the frontends' backend connections (a workload's `backend`).
+    if let Some(c) = a.strip_prefix(BACKEND)
+        && counters.contains(&c)
+    {
         return Ok(Atom::Count(a.to_string()));
     }
     let mut names: Vec<&str> = counters.to_vec();

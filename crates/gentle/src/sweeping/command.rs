@@ -107,9 +107,43 @@ pub fn command(a: SweepArgs) -> u8 {
     }
 }
 
-/// The Ray backend: `python3 -m gentle sweep ...` with the same arguments (the
-/// interpreter from `GENTLE_PYTHON`, else `python3`).
+/// The Ray backend: `python3 -m gentle sweep ...` with the same arguments.
 fn through_python(a: &SweepArgs) -> u8 {
+    let mut args: Vec<String> = vec![
+        a.scenario.display().to_string(),
+        "--out".into(),
+        a.out.display().to_string(),
+        "--backend".into(),
+        "ray".into(),
+    ];
+    if let Some(p) = &a.point {
+        args.extend(["--point".into(), p.clone()]);
+    }
+    if let Some(t) = a.trials {
+        args.extend(["--trials".into(), t.to_string()]);
+    }
+    if let Some(s) = a.seed {
+        args.extend(["--seed".into(), s.to_string()]);
+    }
+    if let Some(addr) = &a.address {
+        args.extend(["--address".into(), addr.clone()]);
+    }
+    for (on, flag) in [
+        (a.quick, "--quick"),
+        (a.resume, "--resume"),
+        (a.force, "--force"),
+    ] {
+        if on {
+            args.push(flag.into());
+        }
+    }
+    python_command("sweep", &args)
+}
+
+/// Runs `python3 -m gentle COMMAND ARGS...` (the interpreter from `GENTLE_PYTHON`,
+/// else `python3`), after checking that it can import gentle and Ray; the exit
+/// status.
+pub(crate) fn python_command(command: &str, args: &[String]) -> u8 {
     let python = std::env::var("GENTLE_PYTHON").unwrap_or_else(|_| "python3".into());
     let probe = Command::new(&python)
         .args(["-c", "import gentle, ray"])
@@ -125,32 +159,7 @@ fn through_python(a: &SweepArgs) -> u8 {
         return 2;
     }
     let mut cmd = Command::new(&python);
-    cmd.args(["-m", "gentle", "sweep"])
-        .arg(&a.scenario)
-        .arg("--out")
-        .arg(&a.out)
-        .args(["--backend", "ray"]);
-    if let Some(p) = &a.point {
-        cmd.args(["--point", p]);
-    }
-    if let Some(t) = a.trials {
-        cmd.args(["--trials", &t.to_string()]);
-    }
-    if let Some(s) = a.seed {
-        cmd.args(["--seed", &s.to_string()]);
-    }
-    if let Some(addr) = &a.address {
-        cmd.args(["--address", addr]);
-    }
-    for (on, flag) in [
-        (a.quick, "--quick"),
-        (a.resume, "--resume"),
-        (a.force, "--force"),
-    ] {
-        if on {
-            cmd.arg(flag);
-        }
-    }
+    cmd.args(["-m", "gentle", command]).args(args);
     match cmd.status() {
         Ok(s) => s.code().map_or(1, |c| c.clamp(0, 255) as u8),
         Err(e) => {

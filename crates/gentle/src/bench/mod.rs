@@ -5,7 +5,11 @@
 //! the cost of one data segment through a sender and a receiver wired directly
 //! together, without the simulator — also with Corrective on, whose encoder XORs
 //! every byte sent; and `gentle analyze` reading a capture of over a million packets
-//! on one core.
+//! on one core. Beside wall and CPU time, the instructions per data packet and per
+//! trial as callgrind counts them ([`instructions`]), which do not depend on the
+//! machine's load.
+
+pub mod instructions;
 
 use std::time::Instant as WallClock;
 
@@ -23,16 +27,16 @@ use crate::scenario::Scenario;
 /// The scenarios, compiled in; errors cite their files.
 const BULK: (&str, &str) = (
     "crates/gentle/scenarios/bench-bulk.toml",
-    include_str!("../scenarios/bench-bulk.toml"),
+    include_str!("../../scenarios/bench-bulk.toml"),
 );
 const SHORT: (&str, &str) = (
     "crates/gentle/scenarios/bench-short.toml",
-    include_str!("../scenarios/bench-short.toml"),
+    include_str!("../../scenarios/bench-short.toml"),
 );
 
 const FRONTEND: (&str, &str) = (
     "examples/analyze-frontend.toml",
-    include_str!("../../../examples/analyze-frontend.toml"),
+    include_str!("../../../../examples/analyze-frontend.toml"),
 );
 
 /// The scenario with only variant `name`.
@@ -49,6 +53,8 @@ const BULK_RUNS: usize = 5;
 pub struct Scaling {
     pub trials: u64,
     pub seconds: f64,
+    /// CPU time of the thread that ran them.
+    pub cpu_seconds: f64,
     pub trials_per_second: f64,
     pub ns_per_trial: f64,
 }
@@ -60,6 +66,8 @@ pub struct BenchResult {
     pub bulk_data_packets: u64,
     pub bulk_events: u64,
     pub bulk_seconds: f64,
+    /// CPU time of the median run's thread.
+    pub bulk_cpu_seconds: f64,
     /// Short trials per second on one core (largest scaling point).
     pub trials_per_second: f64,
     /// Short trials per second on all cores.
@@ -77,6 +85,9 @@ pub struct BenchResult {
     pub corrective_trials_per_second: f64,
     /// `gentle analyze` on a capture file, one core.
     pub analyze: AnalyzeBench,
+    /// Instructions per data packet and per trial (callgrind), or why they were
+    /// not counted.
+    pub instructions: Result<instructions::Instructions, String>,
     /// Real mode's forwarder (as root), or why it was not measured.
     pub forwarder: Result<gentle_real::forward_bench::ForwarderBench, String>,
 }
@@ -203,37 +214,74 @@ pub fn engine_transfer(bytes: usize, corrective: bool) -> (u64, f64) {
     (segs, t0.elapsed().as_secs_f64())
 }
 
-fn one_core(scn: &Scenario, trials: u64) -> Scaling {
+/// CPU time of the calling thread (the work of one core, whatever else runs).
+fn thread_cpu() -> f64 {
+    use nix::time::{ClockId, clock_gettime};
+    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(|t| t.tv_sec() as f64 + t.tv_nsec() as f64 * 1e-9)
+        .unwrap_or(f64::NAN)
+}
+
+/// Runs `trials` short trials one after another on this thread; returns the data
+/// packets they sent.
+pub(crate) fn short_trials(scn: &Scenario, trials: u64) -> u64 {
     let v = &scn.variants[0];
-    let t0 = WallClock::now();
-    let mut n = 0u64;
+    let (mut exchanges, mut packets) = (0u64, 0u64);
     for k in 0..trials {
         let r = runner::run_trial(scn, v, 1, k);
-        n += r.exchanges.len() as u64;
+        exchanges += r.exchanges.len() as u64;
+        packets += r.data_packets;
     }
+    assert_eq!(
+        exchanges, trials,
+        "every benchmark trial records one exchange"
+    );
+    packets
+}
+
+fn one_core(scn: &Scenario, trials: u64) -> Scaling {
+    let (t0, c0) = (WallClock::now(), thread_cpu());
+    short_trials(scn, trials);
     let s = t0.elapsed().as_secs_f64();
-    assert_eq!(n, trials, "every benchmark trial records one exchange");
     Scaling {
         trials,
         seconds: s,
+        cpu_seconds: thread_cpu() - c0,
         trials_per_second: trials as f64 / s,
         ns_per_trial: s * 1e9 / trials as f64,
     }
+}
+
+/// The bench's two scenarios: the bulk transfer and the short trials (first variant).
+pub fn scenarios() -> (Scenario, Scenario) {
+    let bulk = Scenario::parse(BULK.0, BULK.1).expect("valid");
+    let short = Scenario::parse(SHORT.0, SHORT.1).expect("valid");
+    (bulk, only(short, "linux-2.6"))
+}
+
+/// `gentle bench --work WORK`: the run callgrind counts; prints what it did as JSON.
+pub fn run_work(work: instructions::Work) {
+    let (bulk, short) = scenarios();
+    // One trial first, uncounted: what a process sets up once (the payload pattern,
+    // the allocator's first pages) is not the trials' cost.
+    short_trials(&short, 1);
+    let done = instructions::counted_work(&bulk, &short, work);
+    println!("{}", serde_json::to_string(&done).expect("serialisable"));
 }
 
 pub fn run(full: bool) -> BenchResult {
     // Wall-clock time on a shared machine is noisy: the bulk figure is the median
     // of five identical runs.
     let bulk = Scenario::parse(BULK.0, BULK.1).expect("valid");
-    let mut runs: Vec<(f64, gentle_sim::record::TrialResult)> = (0..BULK_RUNS)
+    let mut runs: Vec<(f64, f64, gentle_sim::record::TrialResult)> = (0..BULK_RUNS)
         .map(|_| {
-            let t0 = WallClock::now();
+            let (t0, c0) = (WallClock::now(), thread_cpu());
             let r = runner::run_trial(&bulk, &bulk.variants[0], 1, 0);
-            (t0.elapsed().as_secs_f64(), r)
+            (t0.elapsed().as_secs_f64(), thread_cpu() - c0, r)
         })
         .collect();
     runs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (bulk_seconds, r) = runs.swap_remove(BULK_RUNS / 2);
+    let (bulk_seconds, bulk_cpu_seconds, r) = runs.swap_remove(BULK_RUNS / 2);
     let short_both = Scenario::parse(SHORT.0, SHORT.1).expect("valid");
     let short = only(short_both.clone(), "linux-2.6");
     let mut counts = vec![1_000, 10_000, 100_000];
@@ -264,6 +312,7 @@ pub fn run(full: bool) -> BenchResult {
         bulk_data_packets: r.data_packets,
         bulk_events: r.events,
         bulk_seconds,
+        bulk_cpu_seconds,
         trials_per_second: scaling.last().expect("non-empty").trials_per_second,
         trials_per_second_all_cores: n_all as f64 / all,
         cores: rayon::current_num_threads(),
@@ -273,6 +322,7 @@ pub fn run(full: bool) -> BenchResult {
         engine_corrective_ns_per_segment: fec_seconds * 1e9 / fec_segments as f64,
         corrective_trials_per_second: fec_scaling.trials_per_second,
         analyze: analyze_speed(1_200_000),
+        instructions: instructions::measure(),
         forwarder: gentle_real::forward_bench::run(FORWARDER_SECONDS),
     }
 }
@@ -282,8 +332,12 @@ const FORWARDER_SECONDS: f64 = 3.0;
 
 pub fn text(r: &BenchResult) -> String {
     let mut s = format!(
-        "bulk transfer, 100 Mbit/s, 10 ms RTT, one core, median of 5 runs:\n  {} data packets in {:.3} s = {:.0} packets/s\n",
-        r.bulk_data_packets, r.bulk_seconds, r.packets_per_second
+        "bulk transfer, 100 Mbit/s, 10 ms RTT, one core, median of 5 runs:\n  {} data packets in {:.3} s = {:.0} packets/s ({:.3} CPU s = {:.0} packets per CPU s)\n",
+        r.bulk_data_packets,
+        r.bulk_seconds,
+        r.packets_per_second,
+        r.bulk_cpu_seconds,
+        r.bulk_data_packets as f64 / r.bulk_cpu_seconds
     );
     s += &format!(
         "engine alone, sender + receiver: {:.0} ns per data segment ({} segments)\n",
@@ -296,8 +350,12 @@ pub fn text(r: &BenchResult) -> String {
     s += "short trials, 40 B / 5000 B, 200 ms RTT, with handshake (one core):\n";
     for x in &r.scaling {
         s += &format!(
-            "  {:>9} trials: {:>8.3} s  {:>10.0} trials/s  {:>8.0} ns/trial\n",
-            x.trials, x.seconds, x.trials_per_second, x.ns_per_trial
+            "  {:>9} trials: {:>8.3} s  {:>10.0} trials/s  {:>8.0} ns/trial  {:>10.0} trials per CPU s\n",
+            x.trials,
+            x.seconds,
+            x.trials_per_second,
+            x.ns_per_trial,
+            x.trials as f64 / x.cpu_seconds
         );
     }
     s += &format!(
@@ -318,6 +376,7 @@ pub fn text(r: &BenchResult) -> String {
         a.packets_per_second,
         a.megabytes_per_second
     );
+    s += &instructions_text(&r.instructions);
     match &r.forwarder {
         Err(why) => s += &format!("real mode's forwarder: not measured ({why})\n"),
         Ok(f) => {
@@ -342,6 +401,25 @@ pub fn text(r: &BenchResult) -> String {
                 );
             }
         }
+    }
+    s
+}
+
+/// The instruction counts as `gentle bench` prints them.
+pub fn instructions_text(r: &Result<instructions::Instructions, String>) -> String {
+    let i = match r {
+        Err(why) => return format!("instructions: not counted ({why})\n"),
+        Ok(i) => i,
+    };
+    let mut s = format!(
+        "instructions (callgrind; the simulation only, one thread):\n  bulk transfer: {} for {} data packets = {:.0} per data packet\n",
+        i.bulk.instructions, i.bulk.data_packets, i.bulk.per_unit
+    );
+    for c in &i.short {
+        s += &format!(
+            "  short trials: {} for {} trials = {:.0} per trial\n",
+            c.instructions, c.trials, c.per_unit
+        );
     }
     s
 }
