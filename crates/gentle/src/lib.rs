@@ -2,7 +2,8 @@
 //! plots (CDFs and time-sequence graphs), the built-in experiment catalogue, the
 //! benchmark, the analysis of captures, real mode (`emulate`), sweeps as jobs on
 //! local cores or a Ray cluster (`sweeping`) and the calls of the Python package
-//! (`api`).
+//! (`api`), and the
+//! interactive page of `gentle view`.
 
 pub mod analyze;
 pub mod api;
@@ -28,3 +29,4 @@ pub mod sweeping;
 pub mod tsg;
 pub mod tsg_command;
 pub mod units;
+pub mod view;

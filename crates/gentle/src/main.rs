@@ -127,6 +127,24 @@ enum Cmd {
         #[arg(long, value_name = "N")]
         flow: Option<u32>,
     },
+    /// Write one self-contained HTML page (it opens offline) of traces, captures and
+    /// output directories: interactive time-sequence graphs, engine state, flow
+    /// tables, results, and two flows side by side.
+    View {
+        /// `gentle run --trace` files, pcap/pcapng captures, and `--out` directories
+        /// of run, reproduce, sweep and emulate, in any mix.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The page to write.
+        #[arg(long, default_value = "gentle-view.html")]
+        out: PathBuf,
+        /// Replace an existing page.
+        #[arg(long)]
+        force: bool,
+        /// Open the page in the desktop's browser (xdg-open) once written.
+        #[arg(long)]
+        open: bool,
+    },
     /// Run a scenario file (every point of its [sweep], if it has one).
     Run {
         /// The scenario (TOML).
@@ -530,6 +548,17 @@ fn main() -> ExitCode {
             seq,
             whole,
             flow,
+        })),
+        Cmd::View {
+            paths,
+            out,
+            force,
+            open,
+        } => ExitCode::from(gentle::view::command(&gentle::view::Args {
+            paths,
+            out,
+            force,
+            open,
         })),
         Cmd::Analyze {
             capture,

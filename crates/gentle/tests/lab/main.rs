@@ -34,3 +34,4 @@ mod sweep_jobs;
 mod switches;
 mod tlp_study;
 mod tshark;
+mod view;
