@@ -686,10 +686,11 @@ name = "linux-6"
 profile = "linux-6"
 "#;
 
-/// Timed, so run alone (`.ci/run` runs it after the suite): `cargo test --profile
-/// ci -p gentle --test lab view_of_100k -- --ignored`.
+/// Timed, so not part of the suite (a wall-clock time depends on the machine's
+/// load): run it alone on an idle machine, `cargo test --profile ci -p gentle --test
+/// lab view_of_100k -- --ignored --nocapture`.
 #[test]
-#[ignore = "timed: run alone, as .ci/run does"]
+#[ignore = "timed: run alone on an idle machine"]
 fn view_of_100k_packets_opens_in_under_two_seconds() {
     let Some((_one, b)) = browser() else {
         return;
