@@ -17,6 +17,8 @@ __all__ = [
     "analyze",
     "dict_to_toml",
     "run_points",
+    "calibrate_command",
+    "calibrate_measure",
     "__version__",
 ]
 
