@@ -186,6 +186,22 @@ pub enum Event {
         /// Which.
         timer: TimerKind,
     },
+    /// The sender's state after an ACK was processed: the per-ACK series a trace
+    /// plots (cwnd, ssthresh, pipe, SRTT, RTO and the timers armed).
+    AckState {
+        /// Congestion window, segments.
+        cwnd: u32,
+        /// Slow-start threshold, segments.
+        ssthresh: u32,
+        /// RFC 6675 pipe, segments.
+        pipe: u32,
+        /// Smoothed RTT, ms (0 before the first sample).
+        srtt_ms: f64,
+        /// The retransmission timeout with its back-off, ms.
+        rto_ms: f64,
+        /// The timers armed, by name.
+        armed: Vec<TimerKind>,
+    },
     /// The retransmission timer was armed after a timeout.
     Rto {
         /// The RTO armed, ms.

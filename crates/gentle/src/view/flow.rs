@@ -94,12 +94,18 @@ impl Series {
 /// What the trace tells of the engine, over time.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Engine {
-    /// Segments, at each CA-state change and undo (where the trace records them).
+    /// Segments, after each ACK and at each CA-state change and undo.
     pub cwnd: Series,
     pub ssthresh: Series,
     pub pipe: Series,
     /// The RTO armed after each timeout, ms (with its back-off).
     pub rto: Series,
+    /// The engine's SRTT and RTO (with back-off) after each ACK, ms, where the trace
+    /// has its per-ACK state.
+    pub srtt: Series,
+    pub rto_ack: Series,
+    /// Timers armed after each ACK: the index into `timer_names`.
+    pub armed: Series,
     /// CA state: the index into `ca_names`.
     pub ca: Series,
     pub ca_names: Vec<String>,

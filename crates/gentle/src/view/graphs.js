@@ -331,11 +331,12 @@
     const mss = Math.max(1, mode(f.pk.len.filter((x, i) => x > 0 && f.pk.dir[i] === 0)));
     if (e) {
       const inflight = { t: f.pk.t, v: f.inflight.map((b) => b / mss) };
-      mk("window", "Congestion window (at CA-state changes and undo, as the trace records it) and data in flight",
+      mk("window", "Congestion window, ssthresh and pipe (after each ACK) and data in flight",
         "segments", [stepSeries("cwnd", e.cwnd, "#1f77b4"), stepSeries("ssthresh", e.ssthresh, "#ff7f0e"),
           pointSeries("pipe", e.pipe, "#2ca02c", "diamond"),
           stepSeries("in flight (snd.nxt − snd.una)", inflight, "#7f7f7f", { line: { shape: "hv", color: "#7f7f7f", width: 1 } })]);
       mk("ca", "CA state and timers", "", [stepSeries("CA state", { t: e.ca.t, v: e.ca.v }, "#9467bd"),
+        pointSeries("timer armed (after an ACK)", { t: e.armed.t, v: e.armed.v.map((v) => v + e.ca_names.length) }, "#8c564b", "circle-open"),
         pointSeries("timer fired", { t: e.timers.t, v: e.timers.v.map((v) => v + e.ca_names.length) }, "#d62728", "x")],
         { height: 220, margin: { l: 130 }, yaxis: { tickvals: [...e.ca_names.keys(), ...e.timer_names.map((_, i) => i + e.ca_names.length)],
           ticktext: [...e.ca_names, ...e.timer_names.map((n) => n + " timer")] } });
@@ -344,7 +345,11 @@
         [stepSeries("outstanding", { t: f.pk.t, v: f.inflight }, "#7f7f7f")], { height: 260 });
     }
     const rtt = [pointSeries("RTT sample", f.rtt, "#1f77b4"), stepSeries("SRTT", f.srtt, "#ff7f0e")];
-    if (e) rtt.push(pointSeries("RTO armed (after a timeout)", e.rto, "#d62728", "square"));
+    if (e) {
+      rtt.push(stepSeries("SRTT (engine, after each ACK)", e.srtt, "#2ca02c"));
+      rtt.push(stepSeries("RTO (engine, after each ACK)", e.rto_ack, "#9467bd"));
+      rtt.push(pointSeries("RTO armed (after a timeout)", e.rto, "#d62728", "square"));
+    }
     mk("rtt", "RTT samples (Karn: segments sent once) and SRTT (RFC 6298)", "ms", rtt, { height: 260 });
     mk("throughput", "Throughput (bytes newly acknowledged)", "Mbit/s",
       [stepSeries("throughput", f.throughput, "#17becf")], { height: 220 });

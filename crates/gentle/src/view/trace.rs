@@ -144,7 +144,10 @@ fn flow(g: &Group, id: String, source: &str) -> FlowData {
         .find(|(l, _)| {
             mine(l)
                 && l.what == "engine"
-                && matches!(l.event.as_deref(), Some("retransmit" | "ca-state"))
+                && matches!(
+                    l.event.as_deref(),
+                    Some("retransmit" | "ca-state" | "ack-state")
+                )
         })
         .and_then(|(l, _)| l.conn);
     let mut causes: HashMap<(u64, u64), String> = HashMap::default();
@@ -251,6 +254,21 @@ fn engine_event(e: &mut Engine, t: f64, v: &Value, undo_at: &mut Vec<f64>) {
     let num = |k: &str| v[k].as_f64();
     let kind = v["event"].as_str().unwrap_or("");
     match kind {
+        "ack-state" => {
+            // Per ACK: series only, not the event log (one line per ACK).
+            step(e, t, num("cwnd"), num("ssthresh"), num("pipe"));
+            if let Some(s) = num("srtt_ms").filter(|s| *s > 0.0) {
+                e.srtt.push(t, s);
+            }
+            if let Some(r) = num("rto_ms") {
+                e.rto_ack.push(t, r);
+            }
+            for name in v["armed"].as_array().into_iter().flatten() {
+                let i = name_index(&mut e.timer_names, name.as_str().unwrap_or("?"));
+                e.armed.push(t, i as f64);
+            }
+            return;
+        }
         "ca-state" => {
             // The state before the first change: from the flow's start on.
             if e.ca.t.is_empty()
@@ -380,6 +398,12 @@ mod tests {
                 "engine",
                 r#","conn":1,"event":"undo","kind":"loss","cwnd":10,"ssthresh":20"#,
             ),
+            l(
+                6_000_000,
+                "s",
+                "engine",
+                r#","conn":1,"event":"ack-state","cwnd":11,"ssthresh":20,"pipe":1,"srtt_ms":4.5,"rto_ms":204.5,"armed":["retransmission","loss-probe"]"#,
+            ),
         ]
         .join("\n");
         let flows = read(Path::new("t.jsonl"), &text, "t-").unwrap();
@@ -393,7 +417,20 @@ mod tests {
         );
         let e = f.engine.as_ref().unwrap();
         assert_eq!(e.ca_names, vec!["open", "loss"]);
-        assert_eq!(e.cwnd.v, vec![1.0, 10.0]);
+        assert_eq!(e.cwnd.v, vec![1.0, 10.0, 11.0]);
+        // The per-ACK state: SRTT, RTO and the timers armed; not in the event log.
+        assert_eq!(
+            (e.srtt.v.clone(), e.rto_ack.v.clone()),
+            (vec![4.5], vec![204.5])
+        );
+        let armed: Vec<&str> = e
+            .armed
+            .v
+            .iter()
+            .map(|&i| e.timer_names[i as usize].as_str())
+            .collect();
+        assert_eq!(armed, ["retransmission", "loss-probe"]);
+        assert!(!e.log.iter().any(|l| l.starts_with("ack-state")));
         assert_eq!(f.episodes.len(), 1);
         assert_eq!(f.summary.last_ack_ms, Some(6.0));
         let bad = read(Path::new("t.jsonl"), "{\"what\":1}", "t-").unwrap_err();

@@ -140,7 +140,29 @@ impl Connection {
             dup_shaped && newly_sacked == 0,
             dsack,
         );
+        if self.cfg.trace {
+            self.trace_ack_state(now);
+        }
         true
+    }
+
+    /// Traces the sender's state after an ACK ([`crate::trace::Event::AckState`]).
+    #[cold]
+    fn trace_ack_state(&mut self, now: Instant) {
+        let armed = TimerKind::ALL
+            .into_iter()
+            .filter(|&t| self.timers.is_set(t))
+            .collect();
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let event = crate::trace::Event::AckState {
+            cwnd: self.tx.cong.w.cwnd,
+            ssthresh: self.tx.cong.w.ssthresh,
+            pipe: self.tx.sb.pipe(),
+            srtt_ms: self.tx.rtt.srtt().map_or(0.0, ms),
+            rto_ms: ms(self.tx.rtt.rto_backed_off()),
+            armed,
+        };
+        self.trace(now, event);
     }
 
     /// The cumulative ACK `ack` advanced snd.una: the queue is released, the RTT
