@@ -7,11 +7,11 @@
 
 use std::path::PathBuf;
 
-use gentle::calibrate::command::{Backend, CalibrateArgs, command_with};
-use gentle::calibrate::{Evaluator, Local};
-use gentle::scenario::calibrate::Calibratable;
-use gentle::scenario::targets::parse_targets;
-use gentle::sweeping::JobError;
+use gentle_lab::LabError;
+use gentle_lab::calibrate::command::{Backend, CalibrateArgs, command_with};
+use gentle_lab::calibrate::{Evaluator, Local};
+use gentle_lab::scenario::calibrate::Calibratable;
+use gentle_lab::scenario::targets::parse_targets;
 use pyo3::prelude::*;
 
 use super::{interruptible, rayon_pool, to_py};
@@ -27,12 +27,12 @@ impl Evaluator for PyEvaluator {
         values: &[f64],
         trials: u64,
         seed: u64,
-    ) -> Result<Vec<Option<f64>>, JobError> {
+    ) -> Result<Vec<Option<f64>>, LabError> {
         Python::attach(|py| {
             self.evaluate
                 .call1(py, (values.to_vec(), trials, seed))
                 .and_then(|r| r.extract::<Vec<Option<f64>>>(py))
-                .map_err(|e| JobError::Run(format!("a candidate on Ray failed: {e}")))
+                .map_err(|e| LabError::Run(format!("a candidate on Ray failed: {e}")))
         })
     }
     fn parallel(&self) -> bool {
@@ -93,10 +93,10 @@ pub fn calibrate_measure(
     trials: u64,
     seed: u64,
 ) -> PyResult<Vec<Option<f64>>> {
-    let run = || -> Result<Vec<Option<f64>>, JobError> {
-        let c = Calibratable::parse(scenario, text).map_err(JobError::Scenario)?;
-        let names = gentle::calibrate::stats::counter_names();
-        let t = parse_targets(targets, targets_text, &names).map_err(JobError::Scenario)?;
+    let run = || -> Result<Vec<Option<f64>>, LabError> {
+        let c = Calibratable::parse(scenario, text).map_err(LabError::Scenario)?;
+        let names = gentle_lab::calibrate::stats::counter_names();
+        let t = parse_targets(targets, targets_text, &names).map_err(LabError::Scenario)?;
         let local = Local { c: &c, targets: &t };
         rayon_pool(1)?.install(|| local.measure(&values, trials, seed))
     };

@@ -12,8 +12,9 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use gentle::sweeping::store::Store;
-use gentle::sweeping::{Job, JobError, JobSpec, PointOutput, local};
+use gentle_lab::LabError;
+use gentle_lab::sweeping::store::Store;
+use gentle_lab::sweeping::{Job, JobSpec, PointOutput, local};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
@@ -71,10 +72,10 @@ fn python_words(m: &str) -> String {
 }
 
 /// The Python exception of a job error.
-fn to_py(py: Python<'_>, e: JobError) -> PyErr {
+fn to_py(py: Python<'_>, e: LabError) -> PyErr {
     let code = e.exit_code();
     let err = match &e {
-        JobError::Scenario(s) => {
+        LabError::Scenario(s) => {
             let err = ScenarioError::new_err(s.to_string());
             let v = err.value(py);
             let _ = v.setattr("file", s.file.clone());
@@ -83,9 +84,9 @@ fn to_py(py: Python<'_>, e: JobError) -> PyErr {
             let _ = v.setattr("message", s.message.clone());
             err
         }
-        JobError::Input(m) => InputError::new_err(python_words(m)),
-        JobError::Run(m) => RunError::new_err(python_words(m)),
-        JobError::Interrupted => return PyKeyboardInterrupt::new_err("interrupted"),
+        LabError::Input(m) => InputError::new_err(python_words(m)),
+        LabError::Run(m) => RunError::new_err(python_words(m)),
+        LabError::Interrupted => return PyKeyboardInterrupt::new_err("interrupted"),
     };
     let _ = err.value(py).setattr("exit_code", code);
     err
@@ -97,7 +98,7 @@ const SIGNAL_POLL: Duration = Duration::from_millis(20);
 /// Runs `f` on a thread of its own without the GIL; on Ctrl-C (a pending Python
 /// signal) asks gentle to stop, waits for it, and raises the signal's exception.
 fn interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
-    gentle::interrupt::reset();
+    gentle_lab::interrupt::reset();
     let mut signal: Option<PyErr> = None;
     let joined = py.detach(|| {
         std::thread::scope(|s| {
@@ -113,14 +114,14 @@ fn interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyRes
                 if signal.is_none()
                     && let Err(e) = Python::attach(|py| py.check_signals())
                 {
-                    gentle::interrupt::request();
+                    gentle_lab::interrupt::request();
                     signal = Some(e);
                 }
             }
             h.join()
         })
     });
-    gentle::interrupt::reset();
+    gentle_lab::interrupt::reset();
     if let Some(e) = signal {
         return Err(e);
     }
@@ -130,37 +131,37 @@ fn interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyRes
 /// Runs `f` on `threads` threads (all cores without).
 fn on_threads<T: Send>(
     threads: Option<usize>,
-    f: impl FnOnce() -> Result<T, JobError> + Send,
-) -> Result<T, JobError> {
-    gentle::checks::threads("threads=", threads).map_err(JobError::Input)?;
+    f: impl FnOnce() -> Result<T, LabError> + Send,
+) -> Result<T, LabError> {
+    gentle_lab::checks::threads("threads=", threads).map_err(LabError::Input)?;
     match threads {
         None => f(),
         Some(t) => rayon_pool(t)?.install(f),
     }
 }
 
-fn rayon_pool(t: usize) -> Result<rayon::ThreadPool, JobError> {
+fn rayon_pool(t: usize) -> Result<rayon::ThreadPool, LabError> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(t)
         .build()
-        .map_err(|e| JobError::Run(format!("cannot start {t} threads: {e}")))
+        .map_err(|e| LabError::Run(format!("cannot start {t} threads: {e}")))
 }
 
 /// A scenario's TOML text from a dict of the file's keys (as JSON text).
 #[pyfunction]
 fn dict_to_toml(py: Python<'_>, json: &str) -> PyResult<String> {
     let v: serde_json::Value = serde_json::from_str(json)
-        .map_err(|e| to_py(py, JobError::Input(format!("scenario dict: {e}"))))?;
+        .map_err(|e| to_py(py, LabError::Input(format!("scenario dict: {e}"))))?;
     if !v.is_object() {
         return Err(to_py(
             py,
-            JobError::Input("a scenario dict must be a mapping of the file's keys".into()),
+            LabError::Input("a scenario dict must be a mapping of the file's keys".into()),
         ));
     }
     toml::to_string(&v).map_err(|e| {
         to_py(
             py,
-            JobError::Input(format!("the scenario dict has no TOML form: {e}")),
+            LabError::Input(format!("the scenario dict has no TOML form: {e}")),
         )
     })
 }
@@ -203,7 +204,7 @@ fn run<'py>(
     let s = spec(file, text, point, seed, trials, quick);
     let r = interruptible(py, || {
         on_threads(threads, || {
-            gentle::api::run(s, records, out.as_deref().map(|d| (d, force)))
+            gentle_lab::api::run(s, records, out.as_deref().map(|d| (d, force)))
         })
     })?
     .map_err(|e| to_py(py, e))?;
@@ -227,7 +228,7 @@ fn reproduce(
 ) -> PyResult<(String, String)> {
     let (text, json) = interruptible(py, || {
         on_threads(threads, || {
-            gentle::api::reproduce(&name, quick, out.as_deref().map(|d| (d, force)))
+            gentle_lab::api::reproduce(&name, quick, out.as_deref().map(|d| (d, force)))
         })
     })?
     .map_err(|e| to_py(py, e))?;
@@ -237,7 +238,7 @@ fn reproduce(
 /// The built-in experiments: (name, summary, kind) in `reproduce --list` order.
 #[pyfunction]
 fn experiments() -> Vec<(String, String, String)> {
-    gentle::api::experiments()
+    gentle_lab::api::experiments()
         .into_iter()
         .map(|e| (e.name.into(), e.summary.into(), e.kind.into()))
         .collect()
@@ -246,7 +247,7 @@ fn experiments() -> Vec<(String, String, String)> {
 /// A built-in scenario's (file, text), if `name` is one.
 #[pyfunction]
 fn builtin_scenario(name: &str) -> Option<(String, String)> {
-    gentle::api::builtin_scenario(name).map(|(f, t)| (f, t.to_string()))
+    gentle_lab::api::builtin_scenario(name).map(|(f, t)| (f, t.to_string()))
 }
 
 /// Analyses a capture: `gentle analyze --json`'s document.
@@ -265,7 +266,7 @@ fn analyze(
         Some(Err((s, e))) => {
             return Err(to_py(
                 py,
-                JobError::Input(format!("server={s:?}: not an IP address ({e})")),
+                LabError::Input(format!("server={s:?}: not an IP address ({e})")),
             ));
         }
     };
@@ -280,7 +281,8 @@ fn analyze(
         keep_retransmissions: false,
         no_fack: false,
     };
-    let doc = interruptible(py, || gentle::api::analyze(&path, opts))?.map_err(|e| to_py(py, e))?;
+    let doc =
+        interruptible(py, || gentle_lab::api::analyze(&path, opts))?.map_err(|e| to_py(py, e))?;
     Ok(doc.to_string())
 }
 
@@ -454,7 +456,7 @@ impl SweepJob {
 /// a worker then does once per sweep instead of once per task.
 static WORKER_JOB: Mutex<Option<(String, Arc<Job>)>> = Mutex::new(None);
 
-fn worker_job(spec: &str) -> Result<Arc<Job>, JobError> {
+fn worker_job(spec: &str) -> Result<Arc<Job>, LabError> {
     let mut last = WORKER_JOB.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((text, job)) = last.as_ref()
         && text == spec
@@ -462,7 +464,7 @@ fn worker_job(spec: &str) -> Result<Arc<Job>, JobError> {
         return Ok(job.clone());
     }
     let parsed: JobSpec =
-        serde_json::from_str(spec).map_err(|e| JobError::Input(format!("a sweep's spec: {e}")))?;
+        serde_json::from_str(spec).map_err(|e| LabError::Input(format!("a sweep's spec: {e}")))?;
     let job = Arc::new(Job::new(parsed)?);
     *last = Some((spec.to_string(), job.clone()));
     Ok(job)

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use gentle::programs::analyze_accuracy;
+use gentle_lab::programs::analyze_accuracy;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -243,7 +243,7 @@ fn the_report_json_records_tags_and_figures() {
     assert!(total > 50);
     // Every exchange is a record with gentle run's columns; 40 clients × 10.
     let csv = std::fs::read_to_string(out.join(format!("{stem}-records.csv"))).unwrap();
-    let header: Vec<&str> = gentle::report::csv_columns().collect();
+    let header: Vec<&str> = gentle_lab::report::csv_columns().collect();
     assert!(csv.starts_with(&format!("{}\n", header.join(","))));
     assert_eq!(csv.lines().count(), 1 + 400);
     for ext in ["png", "svg"] {
@@ -667,13 +667,13 @@ fn sub_millisecond_rtts_print_with_their_digits_and_fill_the_lowest_bucket() {
         fig1[0].split_whitespace().collect::<Vec<_>>(),
         ["0-1", "0.062", "0.082", "1", "-", "0"]
     );
-    let a = gentle::analyze::analyze_file(&p, Default::default(), None).expect("analysed");
-    let pts = gentle::analyze::figure1_points(&a.figures, false);
+    let a = gentle_lab::analyze::analyze_file(&p, Default::default(), None).expect("analysed");
+    let pts = gentle_lab::analyze::figure1_points(&a.figures, false);
     assert_eq!(pts.len(), 1);
     assert!((pts[0].0 - 0.062).abs() < 1e-9, "drawn at its RTT: {pts:?}");
-    assert_eq!(gentle::analyze::fmt_ms(12.34), "12.3");
-    assert_eq!(gentle::analyze::fmt_ms(0.5), "0.50");
-    assert_eq!(gentle::analyze::fmt_ms(0.0041), "0.0041");
+    assert_eq!(gentle_lab::analyze::fmt_ms(12.34), "12.3");
+    assert_eq!(gentle_lab::analyze::fmt_ms(0.5), "0.50");
+    assert_eq!(gentle_lab::analyze::fmt_ms(0.0041), "0.0041");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -715,7 +715,7 @@ fn figure_data(
 
 #[test]
 fn figure_3_draws_every_length_it_can_and_says_which() {
-    use gentle::analyze::figure3_lengths;
+    use gentle_lab::analyze::figure3_lengths;
     let f = figure_data(
         &[
             (2, &[5, 1]),
@@ -752,7 +752,7 @@ fn figure_3_draws_every_length_it_can_and_says_which() {
         flows: Vec::new(),
         figures: f,
     };
-    let text = gentle::analyze::figures_text(&a);
+    let text = gentle_lab::analyze::figures_text(&a);
     assert!(
         text.contains("  in the figure: burst lengths drawn: 2, 3, 5; not 4: their first position lost nothing\n"),
         "{text}"
@@ -761,7 +761,7 @@ fn figure_3_draws_every_length_it_can_and_says_which() {
 
 #[test]
 fn figure_4_lines_break_at_missing_burst_lengths() {
-    use gentle::analyze::figure4_points;
+    use gentle_lab::analyze::figure4_points;
     let f = figure_data(&[], &[(1, 1.0, 1.0), (2, 0.5, 1.0), (5, 0.25, 0.75)]);
     let pts = figure4_points(&f, false);
     assert_eq!(pts.len(), 4, "{pts:?}");

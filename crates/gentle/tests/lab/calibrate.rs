@@ -9,11 +9,11 @@ use crate::common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use gentle::calibrate::{self, Options};
-use gentle::runner::{self, Observe, RunOptions};
-use gentle::scenario::Scenario;
-use gentle::scenario::calibrate::Calibratable;
-use gentle::scenario::targets::parse_targets;
+use gentle_lab::calibrate::{self, Options};
+use gentle_lab::runner::{self, Observe, RunOptions};
+use gentle_lab::scenario::Scenario;
+use gentle_lab::scenario::calibrate::Calibratable;
+use gentle_lab::scenario::targets::parse_targets;
 
 fn gentle(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gentle"))
@@ -79,7 +79,7 @@ fn measured_targets(text: &str, trials: u64, seed: u64) -> String {
     let names = calibrate::stats::counter_names();
     let mut out = String::new();
     for s in STATS {
-        let stat = gentle::scenario::targets::parse_stat(s, &names).expect("a statistic");
+        let stat = gentle_lab::scenario::targets::parse_stat(s, &names).expect("a statistic");
         let v = calibrate::stats::value(&stat, &r.variants[0]).expect("defined");
         out += &format!("[[target]]\nstat = \"{s}\"\nvalue = {v}\nsource = \"measured\"\n");
     }
@@ -570,7 +570,9 @@ fn the_table6_backend_fits_what_its_header_says() {
 #[test]
 fn reactive_web_runs_on_the_2013_population() {
     // The population file is reactive-web's base; the experiment adds its variant.
-    let r = gentle::catalogue::find("reactive-web").unwrap().scenario();
+    let r = gentle_lab::catalogue::find("reactive-web")
+        .unwrap()
+        .scenario();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/populations");
     let text = std::fs::read_to_string(root.join("google-2013.toml")).unwrap();
     let pop = Scenario::parse("google-2013.toml", &text).unwrap();
@@ -586,8 +588,12 @@ fn reactive_web_runs_on_the_2013_population() {
 fn the_dc1_experiments_run_on_one_population() {
     // prr-latency and er-reordering are built on the same base, unchanged: their
     // networks and workloads are the base's.
-    let base = gentle::catalogue::find("prr-latency").unwrap().scenario();
-    let er = gentle::catalogue::find("er-reordering").unwrap().scenario();
+    let base = gentle_lab::catalogue::find("prr-latency")
+        .unwrap()
+        .scenario();
+    let er = gentle_lab::catalogue::find("er-reordering")
+        .unwrap()
+        .scenario();
     assert_eq!(base.links, er.links);
     assert_eq!(base.population, er.population);
     assert_eq!(base.workloads, er.workloads);

@@ -1,7 +1,7 @@
 //! `corrective-pages` at `--quick` size: the direction `gentle-aggression-sigcomm13.txt`
 //! §8.4.2 reports for page loads over a lossy mobile link.
 
-use gentle::programs::corrective_pages;
+use gentle_lab::programs::corrective_pages;
 
 #[test]
 fn corrective_shortens_the_tail_of_page_loads_on_3g() {

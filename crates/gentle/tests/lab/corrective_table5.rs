@@ -1,7 +1,7 @@
 //! `corrective-table5` at `--quick` size: the directions `gentle-aggression-sigcomm13.txt`
 //! §8.4.1 reports.
 
-use gentle::programs::corrective_table5::{self, Cell};
+use gentle_lab::programs::corrective_table5::{self, Cell};
 
 fn cell<'a>(cells: &'a [Cell], table: &str, loss: &str) -> &'a Cell {
     cells

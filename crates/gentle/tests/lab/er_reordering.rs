@@ -8,8 +8,8 @@
 //! is rare and its wired clients send no DSACKs, so there are few spurious early
 //! retransmits for the mitigations to remove: see the README.)
 
-use gentle::catalogue;
-use gentle::runner::VariantResult;
+use gentle_lab::catalogue;
+use gentle_lab::runner::VariantResult;
 
 #[test]
 fn er_mitigations() {

@@ -2,7 +2,7 @@
 //! §4, §5), at their `--quick` size: what the paper says fast start, priority drop,
 //! its recovery techniques, RED with ECN and acks-first scheduling do.
 
-use gentle::programs::fast_start::{self, Mean, Point};
+use gentle_lab::programs::fast_start::{self, Mean, Point};
 
 fn at<'a>(pts: &'a [Point], bulk: u32, variant: &str) -> &'a Mean {
     &pts.iter()
@@ -112,7 +112,7 @@ fn table2_acks_first_and_fast_start_each_cut_the_burst_time() {
 
 #[test]
 fn fig5_priority_drop_makes_the_fast_start_packets_the_ones_dropped() {
-    let (_, run) = gentle::catalogue::run("fast-start-fig5", true).expect("built in");
+    let (_, run) = gentle_lab::catalogue::run("fast-start-fig5", true).expect("built in");
     let links = |name: &str| {
         run.variants
             .iter()

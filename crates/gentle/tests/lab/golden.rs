@@ -10,8 +10,8 @@
 
 use std::path::PathBuf;
 
-use gentle::programs::{NEEDS_KERNEL, PROGRAMS, ProgramArgs};
-use gentle::{catalogue, report};
+use gentle_lab::programs::{NEEDS_KERNEL, PROGRAMS, ProgramArgs};
+use gentle_lab::{catalogue, report};
 use serde_json::Value;
 
 fn dir() -> PathBuf {

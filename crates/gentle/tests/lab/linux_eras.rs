@@ -4,7 +4,7 @@
 //! one; on the reordering path RACK's time-based detection needs fewer timeouts than
 //! delayed Early Retransmit, and each generation answers faster on average.
 
-use gentle::programs::linux_eras;
+use gentle_lab::programs::linux_eras;
 
 #[test]
 fn each_generation_repairs_more_without_a_timeout() {

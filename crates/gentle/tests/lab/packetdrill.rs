@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gentle::packetdrill::{Outcome, run_script, run_source};
+use gentle_lab::packetdrill::{Outcome, run_script, run_source};
 use gentle_tcp::Profile;
 
 fn scripts_dir() -> PathBuf {

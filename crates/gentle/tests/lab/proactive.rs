@@ -12,7 +12,7 @@
 //! - `proactive-fig11`: the mean reduction grows with the baseline backend
 //!   retransmission rate (paper: from 6% to 20%).
 
-use gentle::catalogue;
+use gentle_lab::catalogue;
 
 #[test]
 fn proactive_on_the_backend_masks_its_losses() {
@@ -20,7 +20,7 @@ fn proactive_on_the_backend_masks_its_losses() {
     let [linux, pro] = &run.variants[..] else {
         panic!("two variants")
     };
-    let rate = |v: &gentle::runner::VariantResult| {
+    let rate = |v: &gentle_lab::runner::VariantResult| {
         v.backend.retrans_segs as f64 / v.backend.segs_out as f64
     };
     assert!(
@@ -82,7 +82,7 @@ fn offload_with_copies_retransmits_spuriously() {
 #[test]
 fn the_gain_grows_with_the_backends_retransmission_rate() {
     // Figure 11: the mean reduction grows with the baseline's retransmission rate.
-    let pts = gentle::programs::proactive_fig11::run(true);
+    let pts = gentle_lab::programs::proactive_fig11::run(true);
     assert!(pts.len() >= 5);
     for w in pts.windows(2) {
         assert!(

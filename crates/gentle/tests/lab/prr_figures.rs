@@ -2,10 +2,10 @@
 //! (banking), checked against what the paper states, from the event trace of the
 //! built-in experiments `prr-fig2`, `prr-fig3` and `prr-fig4`.
 
-use gentle::catalogue;
-use gentle::runner;
-use gentle::scenario::Scenario;
-use gentle::tsg::{self, Facts};
+use gentle_lab::catalogue;
+use gentle_lab::runner;
+use gentle_lab::scenario::Scenario;
+use gentle_lab::tsg::{self, Facts};
 
 fn facts(name: &str) -> Vec<Facts> {
     let e = catalogue::find(name).expect("built in");

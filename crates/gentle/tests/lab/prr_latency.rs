@@ -6,8 +6,8 @@
 //! median latency for responses with retransmissions (Table 9), its 95% interval
 //! below 0 (the trials are paired: same seeds, same loss patterns).
 
-use gentle::catalogue;
-use gentle::runner::VariantResult;
+use gentle_lab::catalogue;
+use gentle_lab::runner::VariantResult;
 
 #[test]
 fn prr_latency_tables() {

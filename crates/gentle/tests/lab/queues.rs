@@ -2,7 +2,7 @@
 //! `priority_drop` (§3.3) and `scheduling` (§5), and their errors, which point at
 //! the offending place in the file.
 
-use gentle::scenario::{Scenario, ScenarioError};
+use gentle_lab::scenario::{Scenario, ScenarioError};
 use gentle_sim::link::{QueueDiscipline, QueueLimit, RedParams, Scheduling};
 
 fn text(link_extra: &str) -> String {

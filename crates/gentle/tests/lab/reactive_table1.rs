@@ -2,7 +2,7 @@
 //! pattern ends in a retransmission timeout without the loss probe and in fast
 //! recovery (or the probe's own loss detection) with it.
 
-use gentle::programs::reactive_table1;
+use gentle_lab::programs::reactive_table1;
 
 #[test]
 fn every_tail_pattern_recovers_without_an_rto() {

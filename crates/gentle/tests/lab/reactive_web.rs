@@ -6,7 +6,7 @@
 //! tail. These are the paper's directions; the report's `[paper]` section gives
 //! the sizes beside the paper's.
 
-use gentle::catalogue;
+use gentle_lab::catalogue;
 
 #[test]
 fn reactive_converts_tail_timeouts() {
@@ -38,7 +38,7 @@ fn reactive_converts_tail_timeouts() {
     assert!(reactive.latencies.mean() < linux.latencies.mean());
     assert!(reactive.latencies.quantile(0.9) < linux.latencies.quantile(0.9));
     // Every number of the paper has its row beside gentle's.
-    let judged = gentle::paper::judge(&scn, &run);
+    let judged = gentle_lab::paper::judge(&scn, &run);
     assert_eq!(judged.len(), 16);
     assert!(judged.iter().all(|j| j.gentle.is_some()));
 }

@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use gentle::programs::{self, ProgramArgs};
-use gentle::{catalogue, report, runner, tsg};
+use gentle_lab::programs::{self, ProgramArgs};
+use gentle_lab::{catalogue, report, runner, tsg};
 
 fn readme() -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../README.md");

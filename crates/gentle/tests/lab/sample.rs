@@ -1,7 +1,7 @@
 //! The latency sample: exact quantiles while small, within 0.1% once it turns into a
 //! histogram, the mean always exact, and the same result however it was merged.
 
-use gentle::sample::{EXACT_LIMIT, Sample};
+use gentle_lab::sample::{EXACT_LIMIT, Sample};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

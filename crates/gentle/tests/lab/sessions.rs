@@ -1,7 +1,7 @@
 //! The TCP session reproductions' directional claims (`fast-start-and-sessions.txt`
 //! §6.2, §6.3), at their `--quick` size.
 
-use gentle::programs::sessions::{self, Fig8Point};
+use gentle_lab::programs::sessions::{self, Fig8Point};
 
 fn page(pts: &[Fig8Point], pairs: u32, config: &str) -> f64 {
     pts.iter()

@@ -8,10 +8,10 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use gentle::programs::SWEEPS;
-use gentle::runner::{self, RunOptions};
-use gentle::scenario::{Scenario, Seeding, Sweep, point_seed};
-use gentle::{catalogue, report};
+use gentle_lab::programs::SWEEPS;
+use gentle_lab::runner::{self, RunOptions};
+use gentle_lab::scenario::{Scenario, Seeding, Sweep, point_seed};
+use gentle_lab::{catalogue, report};
 use serde_json::Value;
 
 const BASE: &str = r#"name = "grid"
@@ -45,7 +45,7 @@ fn file(sweep: &str) -> String {
 
 /// The error of `text`, with the (line, column) of `needle`'s first occurrence
 /// from the first sweep table on.
-fn error_at(text: &str, needle: &str) -> (gentle::scenario::ScenarioError, usize, usize) {
+fn error_at(text: &str, needle: &str) -> (gentle_lab::scenario::ScenarioError, usize, usize) {
     let e = Sweep::parse("s.toml", text).expect_err("bad input");
     let from = text.find("[sweep").expect("a sweep table");
     let at = from + text[from..].find(needle).expect("needle in text");
@@ -147,7 +147,7 @@ fn report_of(scn: &Scenario) -> Value {
             seed: scn.seed,
             keep_records: false,
             progress: false,
-            observe: gentle::runner::Observe::default(),
+            observe: gentle_lab::runner::Observe::default(),
         },
     );
     let mut j = report::json(scn, &r, scn.trials, scn.seed);
@@ -435,7 +435,7 @@ fn every_example_is_built_in_or_tested() {
             .any(|e| e.toml == text && e.path() == format!("examples/{name}"))
             || SWEEPS
                 .iter()
-                .chain(gentle::programs::SCENARIOS)
+                .chain(gentle_lab::programs::SCENARIOS)
                 .any(|(_, b)| b.text == text && b.path == format!("examples/{name}"));
         if !built_in {
             tested.push(name);
@@ -467,7 +467,7 @@ fn every_example_is_built_in_or_tested() {
             seed: scn.seed,
             keep_records: false,
             progress: false,
-            observe: gentle::runner::Observe::default(),
+            observe: gentle_lab::runner::Observe::default(),
         },
     );
     let (base, corr) = (&r.variants[0], &r.variants[1]);

@@ -1,12 +1,13 @@
-//! Sweeps as jobs (`gentle::sweeping`): a point's file is a pure function of the
+//! Sweeps as jobs (`gentle_lab::sweeping`): a point's file is a pure function of the
 //! scenario and the point, on any thread pool; tasks cover the pending points once,
 //! in order, with the work the Ray backend asks of each; the store writes files
 //! whole, resumes only the same job, and gathers the summaries.
 
 use crate::common;
 
-use gentle::sweeping::store::Store;
-use gentle::sweeping::{Job, JobError, JobSpec, SUMMARY_KEY, table};
+use gentle_lab::LabError;
+use gentle_lab::sweeping::store::Store;
+use gentle_lab::sweeping::{Job, JobSpec, SUMMARY_KEY, table};
 
 const SWEEP: &str = r#"
 name = "jobs"
@@ -129,13 +130,13 @@ fn the_store_writes_whole_files_and_resumes_only_the_same_job() {
     .unwrap();
     assert!(matches!(
         Store::open(&dir, &other, true, false),
-        Err(JobError::Input(m)) if m.contains("another sweep")
+        Err(LabError::Input(m)) if m.contains("another sweep")
     ));
     let foreign = other.run_point(4).unwrap();
-    assert!(matches!(st.commit(&foreign), Err(JobError::Run(m)) if m.contains("another sweep")));
+    assert!(matches!(st.commit(&foreign), Err(LabError::Run(m)) if m.contains("another sweep")));
     assert!(matches!(
         Store::open(&dir, &j, false, false),
-        Err(JobError::Input(m)) if m.contains("not empty")
+        Err(LabError::Input(m)) if m.contains("not empty")
     ));
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -153,16 +154,16 @@ fn bad_sweeps_are_refused_before_anything_runs() {
         .expect("refused")
     };
     let e = bad(&SWEEP.replace("[0, 1, 2, 3, 4]", "[0, \"many\"]"), None);
-    assert!(matches!(&e, JobError::Scenario(s) if s.line > 0), "{e}");
+    assert!(matches!(&e, LabError::Scenario(s) if s.line > 0), "{e}");
     assert_eq!(e.exit_code(), 2);
     let e = bad(SWEEP, Some("drops=9"));
     assert!(
-        matches!(&e, JobError::Input(m) if m.contains("no value `9`")),
+        matches!(&e, LabError::Input(m) if m.contains("no value `9`")),
         "{e}"
     );
     let e = bad(&SWEEP.replace("[sweep.rtt]", "[sweep.variant]"), None);
     assert!(
-        matches!(&e, JobError::Input(m) if m.contains("column")),
+        matches!(&e, LabError::Input(m) if m.contains("column")),
         "{e}"
     );
 }

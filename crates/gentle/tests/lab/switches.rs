@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use gentle::scenario::{Scenario, ScenarioError, switch_table};
+use gentle_lab::scenario::{Scenario, ScenarioError, switch_table};
 use gentle_tcp::config::{Switch, SwitchKind};
 use gentle_tcp::{Config, Profile};
 

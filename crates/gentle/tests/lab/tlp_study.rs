@@ -3,7 +3,7 @@
 //! sharply at 10 ms RTT, less at 100 ms, and hardly at 800 ms; plain and ER behave
 //! alike on tail drops (no duplicate ACKs); without loss all three are equal.
 
-use gentle::programs::tlp_study::{self, Point};
+use gentle_lab::programs::tlp_study::{self, Point};
 
 fn get<'a>(pts: &'a [Point], net: &str, cfg: &str, n: u32) -> &'a Point {
     pts.iter()

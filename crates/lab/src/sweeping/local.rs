@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::store::Store;
-use super::{Job, JobError};
+use super::{Job, LabError};
 
 /// What a finished sweep reports.
 #[derive(Clone, Debug)]
@@ -48,12 +48,12 @@ pub fn run(
     store: &mut Store,
     threads: Option<usize>,
     progress: bool,
-) -> Result<Outcome, JobError> {
+) -> Result<Outcome, LabError> {
     let start = std::time::Instant::now();
     let pending = store.pending(job);
     let kept = store.done();
     let bar = bar(&job.sweep.name, pending.len() as u64, progress);
-    let first_error: Mutex<Option<JobError>> = Mutex::new(None);
+    let first_error: Mutex<Option<LabError>> = Mutex::new(None);
     {
         let shared = Mutex::new(&mut *store);
         let work = || {
@@ -70,7 +70,7 @@ pub fn run(
                     .and_then(|out| shared.lock().expect("not poisoned").commit(&out));
                 match res {
                     Ok(()) => bar.inc(1),
-                    Err(JobError::Interrupted) => {}
+                    Err(LabError::Interrupted) => {}
                     Err(e) => {
                         first_error.lock().expect("not poisoned").get_or_insert(e);
                     }
@@ -83,7 +83,7 @@ pub fn run(
             Some(t) => rayon::ThreadPoolBuilder::new()
                 .num_threads(t)
                 .build()
-                .map_err(|e| JobError::Input(format!("cannot start {t} threads: {e}")))?
+                .map_err(|e| LabError::Input(format!("cannot start {t} threads: {e}")))?
                 .install(work),
         }
     }
@@ -92,7 +92,7 @@ pub fn run(
         return Err(e);
     }
     if crate::interrupt::requested() {
-        return Err(JobError::Interrupted);
+        return Err(LabError::Interrupted);
     }
     let summaries = store.finish(job)?;
     Ok(Outcome {

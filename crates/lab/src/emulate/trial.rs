@@ -23,11 +23,10 @@ use gentle_tcp::Counters;
 
 use super::external::{self, PeerRun};
 use super::kernel::KernelVariant;
+use super::HTTP_PORT;
 use super::plan::{self, ServerSide};
 use crate::scenario::{Scenario, Variant};
 
-/// The port of the engine's HTTP responder (`gentle serve`).
-pub const HTTP_PORT: u16 = 80;
 /// How long the last packets get to cross once the workload is done.
 const SETTLE: Duration = Duration::from_millis(30);
 

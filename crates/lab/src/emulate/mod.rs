@@ -31,6 +31,10 @@ use kernel::KernelVariant;
 use plan::ServerSide;
 use trial::{RealTrial, TrialArgs};
 
+/// The port of the engine's HTTP responder (`gentle serve`), where an external
+/// client finds the server (`$GENTLE_SERVER`).
+pub const HTTP_PORT: u16 = 80;
+
 /// The longest a trial runs in real mode unless `--time-limit` says otherwise
 /// (scenario time limits are written for virtual time, up to 600 s).
 pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(60);

@@ -26,11 +26,11 @@ use crate::scenario::Scenario;
 
 /// The scenarios, compiled in; errors cite their files.
 const BULK: (&str, &str) = (
-    "crates/gentle/scenarios/bench-bulk.toml",
+    "crates/lab/scenarios/bench-bulk.toml",
     include_str!("../../scenarios/bench-bulk.toml"),
 );
 const SHORT: (&str, &str) = (
-    "crates/gentle/scenarios/bench-short.toml",
+    "crates/lab/scenarios/bench-short.toml",
     include_str!("../../scenarios/bench-short.toml"),
 );
 
@@ -438,4 +438,46 @@ mod tests {
         let r = one_core(&only(short, "corrective"), 3);
         assert_eq!(r.trials, 3);
     }
+}
+
+/// What `gentle bench` was asked for.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BenchArgs {
+    /// `--json`: print JSON.
+    pub json: bool,
+    /// `--full`: also the million-trial scaling point.
+    pub full: bool,
+    /// `--instructions`: only the instruction counts (under callgrind).
+    pub instructions: bool,
+    /// `--work`: the run callgrind counts (what `--instructions` starts).
+    pub work: Option<instructions::Work>,
+}
+
+/// `gentle bench`: the exit status (1 when the instructions could not be counted).
+pub fn command(a: BenchArgs) -> u8 {
+    if let Some(work) = a.work {
+        run_work(work);
+        return 0;
+    }
+    let print = |doc: String, text: String| {
+        if a.json {
+            println!("{doc}");
+        } else {
+            print!("{text}");
+        }
+    };
+    if a.instructions {
+        let r = instructions::measure();
+        print(
+            serde_json::to_string_pretty(&r).expect("serialisable"),
+            instructions_text(&r),
+        );
+        return if r.is_ok() { 0 } else { 1 };
+    }
+    let r = run(a.full);
+    print(
+        serde_json::to_string_pretty(&r).expect("serialisable"),
+        text(&r),
+    );
+    0
 }

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use super::store::Store;
-use super::{Job, JobError, JobSpec, local};
+use super::{Job, JobSpec, LabError, local};
 
 /// Where the points run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     /// This machine's cores.
     Local,
@@ -18,50 +18,40 @@ pub enum Backend {
 }
 
 /// The arguments of `gentle sweep`.
-#[derive(Clone, Debug, clap::Args)]
+#[derive(Clone, Debug)]
 pub struct SweepArgs {
     /// The scenario file; its [sweep] grid gives the points (a file without one is a
     /// single point).
     pub scenario: PathBuf,
     /// Where the results go: DIR/points.parquet and DIR/records/point-NNNNNN.parquet.
-    #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// Run only the matching points: `AXIS=VALUE[,AXIS=VALUE...]`.
-    #[arg(long, value_name = "AXIS=VALUE,...")]
     pub point: Option<String>,
     /// Trials of every point.
-    #[arg(long)]
     pub trials: Option<u64>,
     /// The sweep's seed: each point derives its own from it and its coordinates
     /// (0 to 2^63 − 1, as in a scenario file).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     pub seed: Option<u64>,
     /// Every point's smaller trial count (`quick_trials`).
-    #[arg(long)]
     pub quick: bool,
     /// Go on with the sweep in DIR: run only the points it does not hold yet.
-    #[arg(long, conflicts_with = "force")]
     pub resume: bool,
     /// Replace the results of an earlier sweep in DIR.
-    #[arg(long)]
     pub force: bool,
     /// Where the points run.
-    #[arg(long, value_enum, default_value_t = Backend::Local)]
     pub backend: Backend,
     /// The Ray cluster's address (`ray start --head` prints it); without it a
     /// local Ray instance is started. Implies --backend ray.
-    #[arg(long, value_name = "ADDR")]
     pub address: Option<String>,
     /// Worker threads of the local backend (default: all cores).
-    #[arg(long)]
     pub threads: Option<usize>,
 }
 
 /// The job of `gentle sweep`'s arguments.
-pub fn job(a: &SweepArgs) -> Result<Job, JobError> {
+pub fn job(a: &SweepArgs) -> Result<Job, LabError> {
     let text = std::fs::read_to_string(&a.scenario)
-        .map_err(|e| JobError::Input(format!("cannot read {}: {e}", a.scenario.display())))?;
-    crate::checks::threads("--threads ", a.threads).map_err(JobError::Input)?;
+        .map_err(|e| LabError::Input(format!("cannot read {}: {e}", a.scenario.display())))?;
+    crate::checks::threads("--threads ", a.threads).map_err(LabError::Input)?;
     Job::new(JobSpec {
         file: a.scenario.display().to_string(),
         text,
@@ -93,7 +83,7 @@ pub fn command(a: SweepArgs) -> u8 {
             println!("{}", local::report(&job, &out, &a.out));
             0
         }
-        Err(JobError::Interrupted) => {
+        Err(LabError::Interrupted) => {
             eprintln!(
                 "interrupted: the finished points are in {}; `--resume` runs the rest",
                 a.out.display()

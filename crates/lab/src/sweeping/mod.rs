@@ -18,9 +18,10 @@ pub mod table;
 
 use serde::{Deserialize, Serialize};
 
+use crate::LabError;
 use crate::checks;
 use crate::runner::{self, RunOptions};
-use crate::scenario::{Scenario, ScenarioError, Sweep};
+use crate::scenario::{Scenario, Sweep};
 
 /// Metadata key of a point file's summary (the `--json` document of the point,
 /// without its wall-clock time).
@@ -48,40 +49,6 @@ pub struct JobSpec {
     pub quick: bool,
 }
 
-/// Why a job cannot run.
-#[derive(Debug)]
-pub enum JobError {
-    /// The scenario is wrong, at a place in its text.
-    Scenario(ScenarioError),
-    /// A flag or an output directory is wrong (bad input, exit status 2).
-    Input(String),
-    /// Running or writing failed (exit status 1).
-    Run(String),
-    /// Ctrl-C (exit status 130).
-    Interrupted,
-}
-
-impl std::fmt::Display for JobError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            JobError::Scenario(e) => write!(f, "{e}"),
-            JobError::Input(e) | JobError::Run(e) => write!(f, "error: {e}"),
-            JobError::Interrupted => write!(f, "interrupted"),
-        }
-    }
-}
-
-impl JobError {
-    /// The command's exit status for this error.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            JobError::Scenario(_) | JobError::Input(_) => 2,
-            JobError::Run(_) => 1,
-            JobError::Interrupted => crate::interrupt::EXIT_INTERRUPTED,
-        }
-    }
-}
-
 /// A sweep ready to run: the whole grid, and the points chosen.
 pub struct Job {
     pub spec: JobSpec,
@@ -106,8 +73,8 @@ pub struct PointOutput {
 
 impl Job {
     /// Reads and checks the scenario and the flags; nothing runs yet.
-    pub fn new(spec: JobSpec) -> Result<Job, JobError> {
-        let mut sweep = Sweep::parse(&spec.file, &spec.text).map_err(JobError::Scenario)?;
+    pub fn new(spec: JobSpec) -> Result<Job, LabError> {
+        let mut sweep = Sweep::parse(&spec.file, &spec.text).map_err(LabError::Scenario)?;
         if let Some(seed) = spec.seed {
             if sweep.axes.is_empty() {
                 for p in &mut sweep.points {
@@ -123,7 +90,7 @@ impl Job {
                 let mut chosen = sweep.clone();
                 chosen
                     .select(s)
-                    .map_err(|e| JobError::Input(format!("--point: {e}")))?;
+                    .map_err(|e| LabError::Input(format!("--point: {e}")))?;
                 (0..sweep.points.len())
                     .filter(|&i| {
                         chosen
@@ -136,7 +103,7 @@ impl Job {
         };
         for axis in &sweep.axes {
             if axis.name == "point" || records::RECORD_COLUMNS.contains(&axis.name.as_str()) {
-                return Err(JobError::Input(format!(
+                return Err(LabError::Input(format!(
                     "the sweep's axis `{}` has the name of a column of the records table; \
                      give the axis another name",
                     axis.name
@@ -152,7 +119,7 @@ impl Job {
             seed: spec.seed,
             ..Default::default()
         };
-        checks::run_args(&scns, &flags, spec.quick).map_err(JobError::Input)?;
+        checks::run_args(&scns, &flags, spec.quick).map_err(LabError::Input)?;
         Ok(Job {
             spec,
             sweep,
@@ -198,7 +165,7 @@ impl Job {
 
     /// Runs point `i` of the grid on the current thread pool. An interruption
     /// (Ctrl-C) abandons it.
-    pub fn run_point(&self, i: usize) -> Result<PointOutput, JobError> {
+    pub fn run_point(&self, i: usize) -> Result<PointOutput, LabError> {
         let start = std::time::Instant::now();
         let scn = self.scenario(i);
         let trials = self.trials(i);
@@ -209,7 +176,7 @@ impl Job {
             progress: false,
             observe: runner::Observe::default(),
         };
-        let mut file = records::RecordsFile::new(scn, Some(i)).map_err(JobError::Run)?;
+        let mut file = records::RecordsFile::new(scn, Some(i)).map_err(LabError::Run)?;
         let mut failed = None;
         let run = runner::run_streaming(scn, &opts, &mut |vi, recs| {
             if failed.is_none()
@@ -219,13 +186,13 @@ impl Job {
             }
         });
         if crate::interrupt::requested() {
-            return Err(JobError::Interrupted);
+            return Err(LabError::Interrupted);
         }
         if let Some(e) = failed {
-            return Err(JobError::Run(e));
+            return Err(LabError::Run(e));
         }
         if let Some(v) = run.variants.iter().find(|v| v.corrupt_bytes > 0) {
-            return Err(JobError::Run(format!(
+            return Err(LabError::Run(format!(
                 "{}: variant {} delivered {} corrupted bytes",
                 scn.name, v.name, v.corrupt_bytes
             )));
@@ -236,7 +203,7 @@ impl Job {
                 (SUMMARY_KEY, summary.to_string()),
                 (JOB_KEY, self.fingerprint()),
             ])
-            .map_err(JobError::Run)?;
+            .map_err(LabError::Run)?;
         Ok(PointOutput {
             index: i,
             parquet,
@@ -251,9 +218,9 @@ impl Job {
         &self,
         indices: &[usize],
         threads: Option<usize>,
-    ) -> Result<Vec<PointOutput>, JobError> {
+    ) -> Result<Vec<PointOutput>, LabError> {
         if let Some(&bad) = indices.iter().find(|&&i| i >= self.sweep.points.len()) {
-            return Err(JobError::Input(format!(
+            return Err(LabError::Input(format!(
                 "no point {bad}: the grid has {} points",
                 self.sweep.points.len()
             )));
@@ -264,7 +231,7 @@ impl Job {
             Some(t) => rayon::ThreadPoolBuilder::new()
                 .num_threads(t)
                 .build()
-                .map_err(|e| JobError::Run(format!("cannot start {t} threads: {e}")))?
+                .map_err(|e| LabError::Run(format!("cannot start {t} threads: {e}")))?
                 .install(work),
         }
     }

@@ -5,46 +5,36 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::{Evaluator, Fit, Options, TOLERANCE, calibrate, calibrate_with};
+use crate::LabError;
 use crate::scenario::calibrate::Calibratable;
 use crate::scenario::targets::{Target, parse_targets};
-use crate::sweeping::JobError;
 
 /// The arguments of `gentle calibrate`.
-#[derive(Clone, Debug, clap::Args)]
+#[derive(Clone, Debug)]
 pub struct CalibrateArgs {
     /// The scenario file; its [calibrate] table names the free parameters.
     pub scenario: PathBuf,
     /// The targets file: [[target]] tables of `stat`, `value`, `source`, `weight`.
-    #[arg(long, value_name = "FILE")]
     pub targets: PathBuf,
     /// Where the fitted scenario is written (the scenario with the fitted values).
-    #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// Replace FILE if it exists.
-    #[arg(long)]
     pub force: bool,
     /// Candidates to evaluate, at most (default: the table's `candidates`, else 120).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(2..=1_000_000))]
     pub candidates: Option<u64>,
     /// Trials of every candidate (default: the table's `trials`, else the
     /// scenario's quick_trials).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub trials: Option<u64>,
     /// The calibration's seed (default: the scenario's).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     pub seed: Option<u64>,
     /// Worker threads (default: all cores).
-    #[arg(long)]
     pub threads: Option<usize>,
     /// Print the report as JSON.
-    #[arg(long)]
     pub json: bool,
     /// Run the candidates on a Ray cluster (a new local one, or the one at
     /// --address), through gentle's Python package.
-    #[arg(long, value_enum, default_value_t = Backend::Local)]
     pub backend: Backend,
     /// The Ray cluster's address (`ray start --head` prints it). Implies --backend ray.
-    #[arg(long, value_name = "ADDR")]
     pub address: Option<String>,
 }
 
@@ -61,22 +51,22 @@ pub struct Job {
     pub options: Options,
 }
 
-fn read(path: &PathBuf, what: &str) -> Result<String, JobError> {
+fn read(path: &PathBuf, what: &str) -> Result<String, LabError> {
     std::fs::read_to_string(path)
-        .map_err(|e| JobError::Input(format!("cannot read {what} {}: {e}", path.display())))
+        .map_err(|e| LabError::Input(format!("cannot read {what} {}: {e}", path.display())))
 }
 
 /// Reads and checks the arguments.
-pub fn job(a: &CalibrateArgs) -> Result<Job, JobError> {
-    crate::checks::threads("--threads ", a.threads).map_err(JobError::Input)?;
-    crate::checks::output_file("--out", &a.out, a.force).map_err(JobError::Input)?;
+pub fn job(a: &CalibrateArgs) -> Result<Job, LabError> {
+    crate::checks::threads("--threads ", a.threads).map_err(LabError::Input)?;
+    crate::checks::output_file("--out", &a.out, a.force).map_err(LabError::Input)?;
     let file = a.scenario.display().to_string();
     let cal = Calibratable::parse(&file, &read(&a.scenario, "the scenario")?)
-        .map_err(JobError::Scenario)?;
+        .map_err(LabError::Scenario)?;
     let targets_file = a.targets.display().to_string();
     let names = super::stats::counter_names();
     let targets = parse_targets(&targets_file, &read(&a.targets, "the targets")?, &names)
-        .map_err(JobError::Scenario)?;
+        .map_err(LabError::Scenario)?;
     let options = Options {
         candidates: a.candidates.or(cal.spec.candidates).unwrap_or(CANDIDATES),
         trials: a
@@ -134,7 +124,7 @@ pub fn command_with(a: CalibrateArgs, eval: Option<(&dyn Evaluator, usize)>) -> 
     };
     let fit = match fit {
         Ok(f) => f,
-        Err(JobError::Interrupted) => {
+        Err(LabError::Interrupted) => {
             eprintln!("interrupted: nothing written");
             return crate::interrupt::EXIT_INTERRUPTED;
         }

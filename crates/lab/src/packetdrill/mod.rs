@@ -27,23 +27,18 @@ use run::{Failure, Runner, Stop};
 use sysctl::Sysctls;
 
 /// The command's arguments.
-#[derive(clap::Args, Clone, Debug)]
+#[derive(Clone, Debug)]
 pub struct Args {
     /// Scripts to run, in order.
-    #[arg(required = true, value_name = "SCRIPT.pkt")]
     pub scripts: Vec<PathBuf>,
     /// Engine profile the scripts start from (their sysctls then adjust it).
-    #[arg(long, default_value = "linux-6")]
     pub profile: String,
     /// Set an engine switch after the profile, before the scripts' sysctls.
-    #[arg(long = "switch", value_name = "KEY=VALUE")]
     pub switches: Vec<String>,
     /// Print one JSON document instead of text.
-    #[arg(long)]
     pub json: bool,
     /// Do not compare the PSH flag of outbound packets (packetdrill does; it is a
     /// sender's heuristic the engine does not copy from Linux).
-    #[arg(long)]
     pub ignore_psh: bool,
 }
 

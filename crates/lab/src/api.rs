@@ -1,16 +1,17 @@
 //! The library calls behind gentle's Python package: a scenario run with its
 //! records as a Parquet table, the built-in experiments, the analysis of a capture.
 //! Each is what the command of the same name does, returned instead of printed, with
-//! errors as [`JobError`]s (their exit status is the command's).
+//! errors as [`LabError`]s (their exit status is the command's).
 
 use std::path::Path;
 
 use serde_json::Value;
 
+use crate::LabError;
 use crate::output::Staged;
 use crate::runner::{self, RunOptions};
 use crate::sweeping::records::RecordsFile;
-use crate::sweeping::{Job, JobError, JobSpec};
+use crate::sweeping::{Job, JobSpec};
 use crate::{catalogue, interrupt, programs, report, sinks};
 
 /// A run's results: `gentle run --json`'s document, the records as a Parquet
@@ -29,12 +30,12 @@ pub fn run(
     spec: JobSpec,
     records: bool,
     out: Option<(&Path, bool)>,
-) -> Result<RunOutput, JobError> {
+) -> Result<RunOutput, LabError> {
     let job = Job::new(spec)?;
     let index = match job.selected.as_slice() {
         [i] => *i,
         many => {
-            return Err(JobError::Input(format!(
+            return Err(LabError::Input(format!(
                 "{} has a [sweep] of {} points{}: choose one with point=\"AXIS=VALUE,...\", \
                  or run them all with gentle.sweep()",
                 job.spec.file,
@@ -48,7 +49,7 @@ pub fn run(
         }
     };
     let mut staged = match out {
-        Some((dir, force)) => Some(Staged::new(dir, force).map_err(JobError::Input)?),
+        Some((dir, force)) => Some(Staged::new(dir, force).map_err(LabError::Input)?),
         None => None,
     };
     let scn = job.scenario(index);
@@ -65,10 +66,10 @@ pub fn run(
     };
     let point = (!job.sweep.axes.is_empty()).then_some(index);
     let mut file = match records {
-        true => Some(RecordsFile::new(scn, point).map_err(JobError::Run)?),
+        true => Some(RecordsFile::new(scn, point).map_err(LabError::Run)?),
         false => None,
     };
-    let mut csv = sinks::CsvSink::open(staged.as_mut(), "").map_err(JobError::Run)?;
+    let mut csv = sinks::CsvSink::open(staged.as_mut(), "").map_err(LabError::Run)?;
     let mut failed = None;
     let run = runner::run_streaming(scn, &opts, &mut |vi, recs| {
         csv.write(scn, vi, recs);
@@ -81,29 +82,29 @@ pub fn run(
     });
     let csv_done = csv.close();
     if interrupt::requested() {
-        return Err(JobError::Interrupted);
+        return Err(LabError::Interrupted);
     }
     if let Some(e) = failed {
-        return Err(JobError::Run(e));
+        return Err(LabError::Run(e));
     }
-    csv_done.map_err(JobError::Run)?;
+    csv_done.map_err(LabError::Run)?;
     let mut summary = report::json(scn, &run, trials, scn.seed);
     summary["experiment"] = Value::String(scn.name.clone());
     let records = match file {
-        Some(f) => Some(f.finish(&[]).map_err(JobError::Run)?),
+        Some(f) => Some(f.finish(&[]).map_err(LabError::Run)?),
         None => None,
     };
     if let Some(st) = staged.as_mut() {
         let flows = sinks::flows(scn, &run);
         sinks::results(st, "", scn, &run, (trials, scn.seed), flows.as_deref())
-            .map_err(|e| JobError::Run(format!("writing results: {e}")))?;
+            .map_err(|e| LabError::Run(format!("writing results: {e}")))?;
     }
     if let Some(st) = staged {
         st.commit()
-            .map_err(|e| JobError::Run(format!("writing results: {e}")))?;
+            .map_err(|e| LabError::Run(format!("writing results: {e}")))?;
     }
     if let Some(v) = run.variants.iter().find(|v| v.corrupt_bytes > 0) {
-        return Err(JobError::Run(format!(
+        return Err(LabError::Run(format!(
             "{}: variant {} delivered {} corrupted bytes",
             scn.name, v.name, v.corrupt_bytes
         )));
@@ -151,7 +152,7 @@ pub fn reproduce(
     name: &str,
     quick: bool,
     out: Option<(&Path, bool)>,
-) -> Result<(String, Value), JobError> {
+) -> Result<(String, Value), LabError> {
     if let Some(e) = catalogue::find(name) {
         let r = run(
             JobSpec {
@@ -166,21 +167,21 @@ pub fn reproduce(
         return Ok((r.text, r.summary));
     }
     let Some(p) = programs::find(name) else {
-        return Err(JobError::Input(format!(
+        return Err(LabError::Input(format!(
             "no experiment named `{name}` (see gentle.experiments())"
         )));
     };
     let mut staged = match out {
-        Some((dir, force)) => Some(Staged::new(dir, force).map_err(JobError::Input)?),
+        Some((dir, force)) => Some(Staged::new(dir, force).map_err(LabError::Input)?),
         None => None,
     };
     let (text, json) = (p.run)(programs::ProgramArgs {
         quick,
         out: staged.as_mut(),
     })
-    .map_err(|e| JobError::Run(format!("{name}: {e}")))?;
+    .map_err(|e| LabError::Run(format!("{name}: {e}")))?;
     if interrupt::requested() {
-        return Err(JobError::Interrupted);
+        return Err(LabError::Interrupted);
     }
     if let Some(mut st) = staged {
         let stem = crate::output::file_name(p.name);
@@ -188,23 +189,23 @@ pub fn reproduce(
         st.write(&format!("{stem}.txt"), text.as_bytes())
             .and_then(|()| st.write(&format!("{stem}.json"), j.as_bytes()))
             .and_then(|()| st.commit().map(|_| ()))
-            .map_err(|e| JobError::Run(format!("writing results: {e}")))?;
+            .map_err(|e| LabError::Run(format!("writing results: {e}")))?;
     }
     Ok((text, json))
 }
 
 /// Analyses a capture as `gentle analyze --json` does.
-pub fn analyze(path: &Path, opts: gentle_analyze::Options) -> Result<Value, JobError> {
+pub fn analyze(path: &Path, opts: gentle_analyze::Options) -> Result<Value, LabError> {
     let a = crate::analyze::analyze_file(path, opts.clone(), None).map_err(|f| {
         let m = f.message.trim_start_matches("error: ").to_string();
         if f.code == 2 {
-            JobError::Input(m)
+            LabError::Input(m)
         } else {
-            JobError::Run(m)
+            LabError::Run(m)
         }
     })?;
     if interrupt::requested() {
-        return Err(JobError::Interrupted);
+        return Err(LabError::Interrupted);
     }
     let name = path.file_name().map_or_else(
         || path.display().to_string(),

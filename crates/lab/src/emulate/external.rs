@@ -22,7 +22,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde::Serialize;
 
-use super::trial::HTTP_PORT;
+use super::HTTP_PORT;
 
 /// What an external command did.
 #[derive(Clone, Debug, Default, Serialize)]

@@ -35,9 +35,9 @@ use std::time::Instant as WallClock;
 use cmaes::restart::{RestartOptions, RestartStrategy};
 use cmaes::{CMAESOptions, DVector};
 
+use crate::LabError;
 use crate::scenario::calibrate::Calibratable;
 use crate::scenario::targets::Target;
-use crate::sweeping::JobError;
 
 /// Extra runs of the best candidate, from other seeds, that measure the noise.
 pub const REPLICATES: u64 = 4;
@@ -134,14 +134,14 @@ fn measure(
     values: &[f64],
     trials: u64,
     seed: u64,
-) -> Result<Vec<Option<f64>>, JobError> {
-    let mut scn = c.at(values).map_err(JobError::Scenario)?;
+) -> Result<Vec<Option<f64>>, LabError> {
+    let mut scn = c.at(values).map_err(LabError::Scenario)?;
     let keep = c.spec.variant;
     scn.variants = vec![scn.variants.swap_remove(keep)];
     scn.seed = seed;
     let r = crate::programs::run_scenario(&scn, trials, false);
     if crate::interrupt::requested() {
-        return Err(JobError::Interrupted);
+        return Err(LabError::Interrupted);
     }
     let v = &r.variants[0];
     Ok(targets.iter().map(|t| stats::value(&t.stat, v)).collect())
@@ -151,7 +151,7 @@ fn measure(
 pub trait Evaluator: Sync {
     /// The statistics of the candidate at `values`, `trials` trials run from `seed`.
     fn measure(&self, values: &[f64], trials: u64, seed: u64)
-    -> Result<Vec<Option<f64>>, JobError>;
+    -> Result<Vec<Option<f64>>, LabError>;
     /// Whether a generation's candidates are handed over at once (each call on a
     /// thread of its own) rather than one after another.
     fn parallel(&self) -> bool;
@@ -169,7 +169,7 @@ impl Evaluator for Local<'_> {
         values: &[f64],
         trials: u64,
         seed: u64,
-    ) -> Result<Vec<Option<f64>>, JobError> {
+    ) -> Result<Vec<Option<f64>>, LabError> {
         measure(self.c, self.targets, values, trials, seed)
     }
     fn parallel(&self) -> bool {
@@ -191,7 +191,7 @@ struct Search<'a> {
     o: &'a Options,
     eval: &'a dyn Evaluator,
     cache: Mutex<HashMap<Vec<u64>, Evaluation>>,
-    failure: Mutex<Option<JobError>>,
+    failure: Mutex<Option<LabError>>,
     /// Candidates asked for, and the most the search may ask for (one after
     /// another: a generation handed over at once ends at the optimizer's limits).
     asked: AtomicUsize,
@@ -235,7 +235,7 @@ impl Search<'_> {
         self.cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn lock_failure(&self) -> std::sync::MutexGuard<'_, Option<JobError>> {
+    fn lock_failure(&self) -> std::sync::MutexGuard<'_, Option<LabError>> {
         self.failure.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -278,7 +278,7 @@ impl Search<'_> {
 }
 
 /// Fits `c`'s free parameters to `targets`, candidates running on this machine.
-pub fn calibrate(c: &Calibratable, targets: &[Target], o: &Options) -> Result<Fit, JobError> {
+pub fn calibrate(c: &Calibratable, targets: &[Target], o: &Options) -> Result<Fit, LabError> {
     let local = Local { c, targets };
     calibrate_with(c, targets, o, &local)
 }
@@ -290,7 +290,7 @@ pub fn calibrate_with(
     targets: &[Target],
     o: &Options,
     eval: &dyn Evaluator,
-) -> Result<Fit, JobError> {
+) -> Result<Fit, LabError> {
     let began = WallClock::now();
     let free = &c.spec.free;
     let budget = o.candidates as usize;
@@ -306,7 +306,7 @@ pub fn calibrate_with(
     };
     search.evaluate(c.start.clone());
     let global = budget * 2 / 3;
-    let bad = |e| JobError::Run(format!("the search could not start: {e:?}"));
+    let bad = |e| LabError::Run(format!("the search could not start: {e:?}"));
     if global >= 2 * free.len() + 8 {
         let restarts = RestartOptions::new(
             free.len(),
@@ -389,7 +389,7 @@ fn noise(
     eval: &dyn Evaluator,
     best: &Evaluation,
     o: &Options,
-) -> Result<Vec<Option<f64>>, JobError> {
+) -> Result<Vec<Option<f64>>, LabError> {
     let mut runs = vec![best.stats.clone()];
     for k in 1..=REPLICATES {
         let seed = crate::scenario::point_seed(o.seed, &[("replicate".into(), k.to_string())]);

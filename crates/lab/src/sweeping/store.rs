@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::table::{self, Column, Table};
-use super::{JOB_KEY, Job, JobError, PointOutput, SUMMARY_KEY};
+use super::{JOB_KEY, Job, LabError, PointOutput, SUMMARY_KEY};
 
 /// The job's description in the directory.
 const MANIFEST: &str = "sweep.json";
@@ -58,9 +58,9 @@ impl Store {
     /// Opens `dir` for `job`. A new sweep needs a new or empty directory (`force`
     /// removes an earlier sweep's files first); `resume` needs the same job's
     /// directory and keeps the points it holds.
-    pub fn open(dir: &Path, job: &Job, resume: bool, force: bool) -> Result<Store, JobError> {
-        let bad = |m: String| JobError::Input(format!("{}: {m}", dir.display()));
-        let io = |e: std::io::Error| JobError::Run(format!("{}: {e}", dir.display()));
+    pub fn open(dir: &Path, job: &Job, resume: bool, force: bool) -> Result<Store, LabError> {
+        let bad = |m: String| LabError::Input(format!("{}: {m}", dir.display()));
+        let io = |e: std::io::Error| LabError::Run(format!("{}: {e}", dir.display()));
         let fingerprint = job.fingerprint();
         let manifest = dir.join(MANIFEST);
         let mut done = BTreeSet::new();
@@ -190,11 +190,11 @@ impl Store {
 
     /// Writes a finished point's file, whole, after checking that it is a point
     /// file of this job (a worker's result may come from anywhere).
-    pub fn commit(&mut self, out: &PointOutput) -> Result<(), JobError> {
+    pub fn commit(&mut self, out: &PointOutput) -> Result<(), LabError> {
         let (fp, rows) = table::read_metadata(out.parquet.clone(), JOB_KEY)
-            .map_err(|e| JobError::Run(format!("point {}: {e}", out.index)))?;
+            .map_err(|e| LabError::Run(format!("point {}: {e}", out.index)))?;
         if fp.as_deref() != Some(self.fingerprint.as_str()) {
-            return Err(JobError::Run(format!(
+            return Err(LabError::Run(format!(
                 "point {}: the result of another sweep (job {}, not {})",
                 out.index,
                 fp.as_deref().unwrap_or("unknown"),
@@ -203,7 +203,7 @@ impl Store {
         }
         let path = self.dir.join(RECORDS).join(point_file(out.index));
         write_whole(&path, &out.parquet)
-            .map_err(|e| JobError::Run(format!("writing {}: {e}", path.display())))?;
+            .map_err(|e| LabError::Run(format!("writing {}: {e}", path.display())))?;
         self.rows += rows as u64;
         self.done.insert(out.index);
         Ok(())
@@ -211,22 +211,22 @@ impl Store {
 
     /// Once every chosen point has its file: the summary table from their
     /// summaries, written to `points.parquet`; the summaries, in grid order.
-    pub fn finish(&self, job: &Job) -> Result<Vec<Value>, JobError> {
+    pub fn finish(&self, job: &Job) -> Result<Vec<Value>, LabError> {
         let mut summaries = Vec::new();
         for &i in &job.selected {
             let path = self.dir.join(RECORDS).join(point_file(i));
             let bytes = std::fs::read(&path)
-                .map_err(|e| JobError::Run(format!("reading {}: {e}", path.display())))?;
-            let (s, _) = table::read_metadata(bytes, SUMMARY_KEY).map_err(JobError::Run)?;
+                .map_err(|e| LabError::Run(format!("reading {}: {e}", path.display())))?;
+            let (s, _) = table::read_metadata(bytes, SUMMARY_KEY).map_err(LabError::Run)?;
             let s: Value = s
                 .and_then(|s| serde_json::from_str(&s).ok())
-                .ok_or_else(|| JobError::Run(format!("{}: no summary", path.display())))?;
+                .ok_or_else(|| LabError::Run(format!("{}: no summary", path.display())))?;
             summaries.push(s);
         }
-        let bytes = table::to_bytes(points_table(job, &summaries), &[]).map_err(JobError::Run)?;
+        let bytes = table::to_bytes(points_table(job, &summaries), &[]).map_err(LabError::Run)?;
         let path = self.dir.join(POINTS);
         write_whole(&path, &bytes)
-            .map_err(|e| JobError::Run(format!("writing {}: {e}", path.display())))?;
+            .map_err(|e| LabError::Run(format!("writing {}: {e}", path.display())))?;
         Ok(summaries)
     }
 }
