@@ -90,51 +90,11 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Cmd {
     /// Draw a picture from a trace or a capture: `gentle plot tsg INPUT --out DIR`.
-    Plot {
-        /// What to draw: `tsg` (time-sequence graph).
-        kind: String,
-        /// A JSON-lines trace written by `--trace`, or a pcap/pcapng capture (its
-        /// server's data is drawn).
-        trace: PathBuf,
-        /// Directory for tsg.png and tsg.svg (created if needed; other files there
-        /// are left alone).
-        #[arg(long, default_value = ".")]
-        out: PathBuf,
-        /// Replace an existing tsg.png / tsg.svg.
-        #[arg(long)]
-        force: bool,
-        /// Draw this time window, ms since the first data segment.
-        #[arg(long, value_name = "A..B")]
-        time: Option<String>,
-        /// Draw this sequence range, bytes from the ISN.
-        #[arg(long, value_name = "A..B")]
-        seq: Option<String>,
-        /// Draw the whole flow instead of the window around its retransmissions.
-        #[arg(long)]
-        whole: bool,
-        /// The capture's flow to draw, numbered as `gentle analyze` numbers them
-        /// (default: the one whose server retransmitted most).
-        #[arg(long, value_name = "N")]
-        flow: Option<u32>,
-    },
+    Plot(PlotArgs),
     /// Write one self-contained HTML page (it opens offline) of traces, captures and
     /// output directories: interactive time-sequence graphs, engine state, flow
     /// tables, results, and two flows side by side.
-    View {
-        /// `gentle run --trace` files, pcap/pcapng captures, and `--out` directories
-        /// of run, reproduce, sweep and emulate, in any mix.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// The page to write.
-        #[arg(long, default_value = "gentle-view.html")]
-        out: PathBuf,
-        /// Replace an existing page.
-        #[arg(long)]
-        force: bool,
-        /// Open the page in the desktop's browser (xdg-open) once written.
-        #[arg(long)]
-        open: bool,
-    },
+    View(ViewArgs),
     /// Run a scenario file (every point of its [sweep], if it has one).
     Run {
         /// The scenario (TOML).
@@ -164,87 +124,11 @@ pub enum Cmd {
     /// Tag the packets, flows and exchanges of a pcap or pcapng capture: retransmission
     /// causes, losses by position in a burst, reordering, bufferbloat, policing, and
     /// the response times and figures of the paper's §2.
-    Analyze {
-        /// The capture (pcap or pcapng; Ethernet, raw IP, Linux cooked v1/v2, VLAN).
-        capture: PathBuf,
-        /// The server's address (default: the end that answered the SYN, or else
-        /// the lower port).
-        #[arg(long, value_name = "IP")]
-        server: Option<std::net::IpAddr>,
-        /// The server's port.
-        #[arg(long, value_name = "PORT")]
-        server_port: Option<u16>,
-        /// The capture was taken at the client, not the server.
-        #[arg(long)]
-        client_side: bool,
-        /// Print one JSON document on stdout instead of the report.
-        #[arg(long)]
-        json: bool,
-        /// Write every packet with its tags to FILE (CSV).
-        #[arg(long, value_name = "FILE")]
-        tags: Option<PathBuf>,
-        /// Write the report, JSON, records CSV and figures into DIR.
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// Replace existing results (--out) or tags file.
-        #[arg(long)]
-        force: bool,
-        /// Flows listed in the report.
-        #[arg(long, default_value_t = 20)]
-        flows: usize,
-    },
+    Analyze(AnalyzeArgs),
     /// Run a scenario against the host's kernel TCP (real mode, needs root): its
     /// link becomes a real-time forwarder between two network namespaces, its
     /// workload runs on kernel sockets, each variant is a kernel configuration.
-    Emulate {
-        /// The scenario (TOML), or the name of a built-in experiment.
-        scenario: PathBuf,
-        /// Run the scenario's `quick_trials` instead of its `trials`.
-        #[arg(long)]
-        quick: bool,
-        /// The sweep point to run, for a scenario with a [sweep]: `AXIS=VALUE,...`.
-        #[arg(long, value_name = "AXIS=VALUE,...")]
-        point: Option<String>,
-        /// Number of trials (overrides the scenario).
-        #[arg(long)]
-        trials: Option<u64>,
-        /// Seed (overrides the scenario): 0 to 2^63 − 1, as in a scenario file.
-        #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
-        seed: Option<u64>,
-        /// Run only this variant (repeatable).
-        #[arg(long = "variant", value_name = "NAME")]
-        variants: Vec<String>,
-        /// Replace the variants by the host kernel's defaults with these congestion
-        /// controls, e.g. `cubic,reno,bbr`.
-        #[arg(long, value_name = "CC,...")]
-        kernel: Option<String>,
-        /// The longest a trial runs, real time (default 60s; the scenario's own
-        /// time limit when shorter).
-        #[arg(long, value_name = "DURATION")]
-        time_limit: Option<String>,
-        /// Write the report, summary, records, forwarder log, TCP_INFO samples and a
-        /// pcap at each end of every trial into DIR.
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// Print one JSON document on stdout instead of the report.
-        #[arg(long)]
-        json: bool,
-        /// Write into a non-empty --out directory, replacing what gentle wrote there.
-        #[arg(long)]
-        force: bool,
-        /// Fail (exit 1) when the forwarder's one-way delay error is a noticeable
-        /// share of the path's delay (a loaded host), instead of warning.
-        #[arg(long)]
-        strict: bool,
-        /// An external client, run with `sh -c` in the client namespace (with
-        /// --server-cmd; e.g. `curl -s http://$GENTLE_SERVER/`).
-        #[arg(long, value_name = "COMMAND")]
-        client_cmd: Option<String>,
-        /// An external server, run with `sh -c` in the server namespace and
-        /// listening on 10.77.0.1:80 (e.g. `python3 -m http.server 80 --bind 10.77.0.1`).
-        #[arg(long, value_name = "COMMAND")]
-        server_cmd: Option<String>,
-    },
+    Emulate(EmulateArgs),
     /// Run gentle's engine as the server of a scenario on a TUN device (real mode,
     /// needs root): the kernel's TCP in a namespace is the client, through the
     /// scenario's link; or an external command (`--peer 'curl ...'`) against the
@@ -505,6 +389,211 @@ impl From<PacketdrillArgs> for gentle_lab::packetdrill::Args {
             switches: a.switches,
             json: a.json,
             ignore_psh: a.ignore_psh,
+        }
+    }
+}
+
+/// The flags of `gentle plot`.
+#[derive(clap::Args)]
+pub struct PlotArgs {
+    /// What to draw: `tsg` (time-sequence graph).
+    pub kind: String,
+    /// A JSON-lines trace written by `--trace`, or a pcap/pcapng capture (its
+    /// server's data is drawn).
+    pub trace: PathBuf,
+    /// Directory for tsg.png and tsg.svg (created if needed; other files there
+    /// are left alone).
+    #[arg(long, default_value = ".")]
+    pub out: PathBuf,
+    /// Replace an existing tsg.png / tsg.svg.
+    #[arg(long)]
+    pub force: bool,
+    /// Draw this time window, ms since the first data segment.
+    #[arg(long, value_name = "A..B")]
+    pub time: Option<String>,
+    /// Draw this sequence range, bytes from the ISN.
+    #[arg(long, value_name = "A..B")]
+    pub seq: Option<String>,
+    /// Draw the whole flow instead of the window around its retransmissions.
+    #[arg(long)]
+    pub whole: bool,
+    /// The capture's flow to draw, numbered as `gentle analyze` numbers them
+    /// (default: the one whose server retransmitted most).
+    #[arg(long, value_name = "N")]
+    pub flow: Option<u32>,
+}
+
+/// The flags of `gentle view`.
+#[derive(clap::Args)]
+pub struct ViewArgs {
+    /// `gentle run --trace` files, pcap/pcapng captures, and `--out` directories
+    /// of run, reproduce, sweep and emulate, in any mix.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The page to write.
+    #[arg(long, default_value = "gentle-view.html")]
+    pub out: PathBuf,
+    /// Replace an existing page.
+    #[arg(long)]
+    pub force: bool,
+    /// Open the page in the desktop's browser (xdg-open) once written.
+    #[arg(long)]
+    pub open: bool,
+}
+
+/// The flags of `gentle analyze`.
+#[derive(clap::Args)]
+pub struct AnalyzeArgs {
+    /// The capture (pcap or pcapng; Ethernet, raw IP, Linux cooked v1/v2, VLAN).
+    pub capture: PathBuf,
+    /// The server's address (default: the end that answered the SYN, or else
+    /// the lower port).
+    #[arg(long, value_name = "IP")]
+    pub server: Option<std::net::IpAddr>,
+    /// The server's port.
+    #[arg(long, value_name = "PORT")]
+    pub server_port: Option<u16>,
+    /// The capture was taken at the client, not the server.
+    #[arg(long)]
+    pub client_side: bool,
+    /// Print one JSON document on stdout instead of the report.
+    #[arg(long)]
+    pub json: bool,
+    /// Write every packet with its tags to FILE (CSV).
+    #[arg(long, value_name = "FILE")]
+    pub tags: Option<PathBuf>,
+    /// Write the report, JSON, records CSV and figures into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Replace existing results (--out) or tags file.
+    #[arg(long)]
+    pub force: bool,
+    /// Flows listed in the report.
+    #[arg(long, default_value_t = 20)]
+    pub flows: usize,
+}
+
+/// The flags of `gentle emulate`.
+#[derive(clap::Args)]
+pub struct EmulateArgs {
+    /// The scenario (TOML), or the name of a built-in experiment.
+    pub scenario: PathBuf,
+    /// Run the scenario's `quick_trials` instead of its `trials`.
+    #[arg(long)]
+    pub quick: bool,
+    /// The sweep point to run, for a scenario with a [sweep]: `AXIS=VALUE,...`.
+    #[arg(long, value_name = "AXIS=VALUE,...")]
+    pub point: Option<String>,
+    /// Number of trials (overrides the scenario).
+    #[arg(long)]
+    pub trials: Option<u64>,
+    /// Seed (overrides the scenario): 0 to 2^63 − 1, as in a scenario file.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+    pub seed: Option<u64>,
+    /// Run only this variant (repeatable).
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
+    /// Replace the variants by the host kernel's defaults with these congestion
+    /// controls, e.g. `cubic,reno,bbr`.
+    #[arg(long, value_name = "CC,...")]
+    pub kernel: Option<String>,
+    /// The longest a trial runs, real time (default 60s; the scenario's own
+    /// time limit when shorter).
+    #[arg(long, value_name = "DURATION")]
+    pub time_limit: Option<String>,
+    /// Write the report, summary, records, forwarder log, TCP_INFO samples and a
+    /// pcap at each end of every trial into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print one JSON document on stdout instead of the report.
+    #[arg(long)]
+    pub json: bool,
+    /// Write into a non-empty --out directory, replacing what gentle wrote there.
+    #[arg(long)]
+    pub force: bool,
+    /// Fail (exit 1) when the forwarder's one-way delay error is a noticeable
+    /// share of the path's delay (a loaded host), instead of warning.
+    #[arg(long)]
+    pub strict: bool,
+    /// An external client, run with `sh -c` in the client namespace (with
+    /// --server-cmd; e.g. `curl -s http://$GENTLE_SERVER/`).
+    #[arg(long, value_name = "COMMAND")]
+    pub client_cmd: Option<String>,
+    /// An external server, run with `sh -c` in the server namespace and
+    /// listening on 10.77.0.1:80 (e.g. `python3 -m http.server 80 --bind 10.77.0.1`).
+    #[arg(long, value_name = "COMMAND")]
+    pub server_cmd: Option<String>,
+}
+
+impl From<PlotArgs> for gentle_lab::tsg_command::Args {
+    fn from(a: PlotArgs) -> Self {
+        Self {
+            kind: a.kind,
+            input: a.trace,
+            out: a.out,
+            force: a.force,
+            time: a.time,
+            seq: a.seq,
+            whole: a.whole,
+            flow: a.flow,
+        }
+    }
+}
+
+impl From<ViewArgs> for gentle_lab::view::Args {
+    fn from(a: ViewArgs) -> Self {
+        Self {
+            paths: a.paths,
+            out: a.out,
+            force: a.force,
+            open: a.open,
+        }
+    }
+}
+
+impl From<AnalyzeArgs> for gentle_lab::analyze::Args {
+    fn from(a: AnalyzeArgs) -> Self {
+        let point = if a.client_side {
+            gentle_analyze::CapturePoint::Client
+        } else {
+            gentle_analyze::CapturePoint::Server
+        };
+        Self {
+            capture: a.capture,
+            opts: gentle_analyze::Options {
+                server: a.server,
+                server_port: a.server_port,
+                point,
+                keep_retransmissions: false,
+                no_fack: false,
+            },
+            json: a.json,
+            tags: a.tags,
+            out: a.out,
+            force: a.force,
+            flows: a.flows,
+        }
+    }
+}
+
+impl From<EmulateArgs> for gentle_lab::emulate::command::Args {
+    fn from(a: EmulateArgs) -> Self {
+        Self {
+            scenario: a.scenario,
+            strict: a.strict,
+            quick: a.quick,
+            point: a.point,
+            trials: a.trials,
+            seed: a.seed,
+            variants: a.variants,
+            kernel: a.kernel,
+            time_limit: a.time_limit,
+            out: a.out,
+            json: a.json,
+            force: a.force,
+            engine: None,
+            peer: a.client_cmd,
+            server_cmd: a.server_cmd,
         }
     }
 }

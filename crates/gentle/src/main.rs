@@ -35,102 +35,13 @@ fn dispatch(cmd: Cmd) -> u8 {
             quick,
             opts,
         } => commands::reproduce(&names, list, quick, opts.flags()),
-        Cmd::Plot {
-            kind,
-            trace,
-            out,
-            force,
-            time,
-            seq,
-            whole,
-            flow,
-        } => tsg_command::command(&tsg_command::Args {
-            kind,
-            input: trace,
-            out,
-            force,
-            time,
-            seq,
-            whole,
-            flow,
-        }),
-        Cmd::View {
-            paths,
-            out,
-            force,
-            open,
-        } => view::command(&view::Args {
-            paths,
-            out,
-            force,
-            open,
-        }),
-        Cmd::Analyze {
-            capture,
-            server,
-            server_port,
-            client_side,
-            json,
-            tags,
-            out,
-            force,
-            flows,
-        } => {
+        Cmd::Plot(a) => tsg_command::command(&a.into()),
+        Cmd::View(a) => view::command(&a.into()),
+        Cmd::Analyze(a) => {
             interrupt::install();
-            let point = if client_side {
-                gentle_analyze::CapturePoint::Client
-            } else {
-                gentle_analyze::CapturePoint::Server
-            };
-            let opts = gentle_analyze::Options {
-                server,
-                server_port,
-                point,
-                keep_retransmissions: false,
-                no_fack: false,
-            };
-            analyze::command(analyze::Args {
-                capture,
-                opts,
-                json,
-                tags,
-                out,
-                force,
-                flows,
-            })
+            analyze::command(a.into())
         }
-        Cmd::Emulate {
-            scenario,
-            quick,
-            point,
-            trials,
-            seed,
-            variants,
-            kernel,
-            time_limit,
-            out,
-            json,
-            force,
-            strict,
-            client_cmd,
-            server_cmd,
-        } => emulate::command::command(emulate::command::Args {
-            scenario,
-            strict,
-            quick,
-            point,
-            trials,
-            seed,
-            variants,
-            kernel,
-            time_limit,
-            out,
-            json,
-            force,
-            engine: None,
-            peer: client_cmd,
-            server_cmd,
-        }),
+        Cmd::Emulate(a) => emulate::command::command(a.into()),
         Cmd::Serve { run, peer } => {
             emulate::command::command(run.args(emulate::EngineEnd::Server, peer))
         }

@@ -451,9 +451,6 @@ fn mutated_captures_never_panic() {
 /// skipped with a reason otherwise (CI runs as root). Every wait is bounded.
 #[test]
 fn real_kernel_captures_from_tcpdump_and_dumpcap() {
-    use std::io::{Read, Write};
-    use std::process::Stdio;
-    use std::time::Duration;
     let root_user = Command::new("id")
         .arg("-u")
         .output()
@@ -478,43 +475,79 @@ fn real_kernel_captures_from_tcpdump_and_dumpcap() {
     let port = listener.local_addr().unwrap().port();
     let pcap = dir.join("lo.pcap");
     let ng = dir.join("lo.pcapng");
-    let filter = format!("tcp port {port}");
-    let spawn = |cmd: &mut Command| {
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
-    };
-    let mut capturers = vec![
-        spawn(
-            Command::new("tcpdump")
-                .args(["-i", "lo", "-U", "--immediate-mode", "-s", "128", "-w"])
-                .arg(&pcap)
-                .arg(&filter),
-        ),
-        spawn(
-            Command::new("dumpcap")
-                .args(["-i", "lo", "-q", "-f", &filter, "-w"])
-                .arg(&ng),
-        ),
-    ];
-    let pids: Vec<String> = capturers.iter().map(|c| c.id().to_string()).collect();
-    // A watchdog: whatever happens, the capturers stop within 30 s.
-    let watchdog = pids.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(30));
-        for p in watchdog {
-            let _ = Command::new("kill").args(["-9", &p]).status();
-        }
-    });
-    for _ in 0..100 {
-        if pcap.exists() && ng.exists() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    let capturers = Capturers::start(&pcap, &ng, &format!("tcp port {port}"));
+    let response = three_http_exchanges(listener, port);
+    capturers.stop();
+    for cap in [&pcap, &ng] {
+        check_loopback_capture(cap, port, response);
     }
-    std::thread::sleep(Duration::from_millis(500));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// tcpdump and dumpcap capturing on lo, each stopped within 30 s whatever happens.
+struct Capturers {
+    children: Vec<std::process::Child>,
+    pids: Vec<String>,
+}
+
+impl Capturers {
+    fn start(pcap: &Path, ng: &Path, filter: &str) -> Capturers {
+        use std::process::Stdio;
+        use std::time::Duration;
+        let spawn = |cmd: &mut Command| {
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        };
+        let children = vec![
+            spawn(
+                Command::new("tcpdump")
+                    .args(["-i", "lo", "-U", "--immediate-mode", "-s", "128", "-w"])
+                    .arg(pcap)
+                    .arg(filter),
+            ),
+            spawn(
+                Command::new("dumpcap")
+                    .args(["-i", "lo", "-q", "-f", filter, "-w"])
+                    .arg(ng),
+            ),
+        ];
+        let pids: Vec<String> = children.iter().map(|c| c.id().to_string()).collect();
+        // A watchdog: whatever happens, the capturers stop within 30 s.
+        let watchdog = pids.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(30));
+            for p in watchdog {
+                let _ = Command::new("kill").args(["-9", &p]).status();
+            }
+        });
+        for _ in 0..100 {
+            if pcap.exists() && ng.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        Capturers { children, pids }
+    }
+
+    /// Lets the last packets in, then stops both as Ctrl-C would.
+    fn stop(mut self) {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        for (p, pid) in self.children.iter_mut().zip(&self.pids) {
+            let _ = Command::new("kill").args(["-INT", pid]).status();
+            let _ = p.wait();
+        }
+    }
+}
+
+/// Three HTTP/1.1 GETs on one connection to a server on `listener`; the size of
+/// each response.
+fn three_http_exchanges(listener: std::net::TcpListener, port: u16) -> usize {
+    use std::io::{Read, Write};
+    use std::time::Duration;
     const BODY: usize = 200_000;
     let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {BODY}\r\n\r\n");
     let response = head.len() + BODY;
@@ -548,37 +581,34 @@ fn real_kernel_captures_from_tcpdump_and_dumpcap() {
     }
     drop(c);
     server.join().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    for (p, pid) in capturers.iter_mut().zip(&pids) {
-        let _ = Command::new("kill").args(["-INT", pid]).status();
-        let _ = p.wait();
+    response
+}
+
+/// The capture holds the one connection with its three exchanges, none lost.
+fn check_loopback_capture(cap: &Path, port: u16, response: usize) {
+    let o = gentle(&["analyze", cap.to_str().unwrap(), "--json"]);
+    assert!(
+        o.status.success(),
+        "{}: {}",
+        cap.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let t = &doc["totals"];
+    assert_eq!(t["flows"], 1, "{}: {t}", cap.display());
+    assert_eq!(t["malformed"], 0);
+    let f = &doc["flows"][0];
+    assert_eq!(f["server"], format!("127.0.0.1:{port}"));
+    assert_eq!(f["closed"], "fin");
+    let ex = f["exchanges"].as_array().unwrap();
+    assert_eq!(ex.len(), 3, "{}: {ex:?}", cap.display());
+    for (i, e) in ex.iter().enumerate() {
+        assert_eq!(e["http_request"], format!("GET /{i}"));
+        assert_eq!(e["http_status"], 200);
+        assert_eq!(e["response_bytes"].as_u64().unwrap() as usize, response);
+        assert!(e["response_ms"].as_f64().is_some());
     }
-    for cap in [&pcap, &ng] {
-        let o = gentle(&["analyze", cap.to_str().unwrap(), "--json"]);
-        assert!(
-            o.status.success(),
-            "{}: {}",
-            cap.display(),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        let t = &doc["totals"];
-        assert_eq!(t["flows"], 1, "{}: {t}", cap.display());
-        assert_eq!(t["malformed"], 0);
-        let f = &doc["flows"][0];
-        assert_eq!(f["server"], format!("127.0.0.1:{port}"));
-        assert_eq!(f["closed"], "fin");
-        let ex = f["exchanges"].as_array().unwrap();
-        assert_eq!(ex.len(), 3, "{}: {ex:?}", cap.display());
-        for (i, e) in ex.iter().enumerate() {
-            assert_eq!(e["http_request"], format!("GET /{i}"));
-            assert_eq!(e["http_status"], 200);
-            assert_eq!(e["response_bytes"].as_u64().unwrap() as usize, response);
-            assert!(e["response_ms"].as_f64().is_some());
-        }
-        assert_eq!(t["retransmissions"]["timeout"], 0);
-    }
-    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(t["retransmissions"]["timeout"], 0);
 }
 
 /// A raw-IP frame (link type 101) of a TCP segment between 10.0.0.2:40000 (the

@@ -268,6 +268,31 @@ impl Page {
         }
     }
 
+    /// A mouse wheel turned by `delta_y` over the point (x, y) of the viewport.
+    fn wheel(&self, x: f64, y: f64, delta_y: f64) {
+        self.tab
+            .call_method(headless_chrome::protocol::cdp::Input::DispatchMouseEvent {
+                Type:
+                    headless_chrome::protocol::cdp::Input::DispatchMouseEventTypeOption::MouseWheel,
+                x,
+                y,
+                delta_x: Some(0.0),
+                delta_y: Some(delta_y),
+                modifiers: None,
+                timestamp: None,
+                button: None,
+                buttons: None,
+                click_count: None,
+                force: None,
+                tangential_pressure: None,
+                tilt_x: None,
+                tilt_y: None,
+                twist: None,
+                pointer_Type: None,
+            })
+            .unwrap();
+    }
+
     fn no_errors(&self) {
         let e = self.errors.lock().unwrap();
         assert!(e.is_empty(), "console errors: {e:?}");
@@ -618,26 +643,7 @@ fn view_side_by_side_and_results_in_the_browser() {
          return [r.left + r.width / 2, r.top + r.height / 2];",
     );
     let before = p.eval("return document.getElementById('cmp-tsg').layout.xaxis.range.slice();");
-    p.tab
-        .call_method(headless_chrome::protocol::cdp::Input::DispatchMouseEvent {
-            Type: headless_chrome::protocol::cdp::Input::DispatchMouseEventTypeOption::MouseWheel,
-            x: c[0].as_f64().unwrap(),
-            y: c[1].as_f64().unwrap(),
-            delta_x: Some(0.0),
-            delta_y: Some(-400.0),
-            modifiers: None,
-            timestamp: None,
-            button: None,
-            buttons: None,
-            click_count: None,
-            force: None,
-            tangential_pressure: None,
-            tilt_x: None,
-            tilt_y: None,
-            twist: None,
-            pointer_Type: None,
-        })
-        .unwrap();
+    p.wheel(c[0].as_f64().unwrap(), c[1].as_f64().unwrap(), -400.0);
     p.wait("gentleView.view.range !== null");
     let after = p.eval("return document.getElementById('cmp-tsg').layout.xaxis.range.slice();");
     let (w0, w1) = (

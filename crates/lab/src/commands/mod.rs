@@ -9,3 +9,20 @@ mod run;
 
 pub use reproduce::reproduce;
 pub use run::{RunFlags, run};
+
+use crate::{LabError, interrupt};
+
+/// A command's exit status from its result: 0, or 1 for `Ok(false)` (a failure its
+/// report has already shown); an error is printed and gives its own status, except
+/// an interruption, which has said what it abandoned.
+pub fn exit_status(r: Result<bool, LabError>) -> u8 {
+    match r {
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(LabError::Interrupted) => interrupt::EXIT_INTERRUPTED,
+        Err(e) => {
+            eprintln!("{e}");
+            e.exit_code()
+        }
+    }
+}

@@ -4,8 +4,7 @@
 use std::io::Write;
 
 use super::run::{
-    Announce, RunFlags, check_flags, finish, open_staged, print_json, run_scenarios, status,
-    to_checked,
+    Announce, RunFlags, check_flags, finish, open_staged, print_json, run_scenarios, to_checked,
 };
 use crate::catalogue::{self, CATALOGUE};
 use crate::programs::{self, PROGRAMS, Program};
@@ -16,9 +15,9 @@ use crate::{LabError, checks, interrupt, output, units};
 /// the named experiments run, or all of them. Returns the exit status.
 pub fn reproduce(names: &[String], list: bool, quick: bool, flags: RunFlags) -> u8 {
     if list {
-        return status(print_list(names));
+        return super::exit_status(print_list(names));
     }
-    status(run_experiments(names, quick, &flags))
+    super::exit_status(run_experiments(names, quick, &flags))
 }
 
 /// The experiments with their summaries in one column from 21 to 100 characters.

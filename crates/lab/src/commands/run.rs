@@ -34,21 +34,7 @@ pub struct RunFlags {
 
 /// `gentle run`: the scenario file's points, one report each. Returns the exit status.
 pub fn run(scenario: &Path, quick: bool, point: Option<&str>, flags: RunFlags) -> u8 {
-    status(run_file(scenario, quick, point, flags))
-}
-
-/// The exit status of a command's result; the error is printed, except an
-/// interruption, which has said what it abandoned.
-pub(super) fn status(r: Result<bool, LabError>) -> u8 {
-    match r {
-        Ok(true) => 0,
-        Ok(false) => 1,
-        Err(LabError::Interrupted) => interrupt::EXIT_INTERRUPTED,
-        Err(e) => {
-            eprintln!("{e}");
-            e.exit_code()
-        }
-    }
+    super::exit_status(run_file(scenario, quick, point, flags))
 }
 
 fn run_file(

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use super::{EmulateOptions, emulate, output, prepare, ran_scenario};
 use crate::output::Staged;
 use crate::scenario::{Scenario, Sweep};
-use crate::{interrupt, units};
+use crate::{LabError, interrupt, units};
 
 /// `gentle emulate`'s arguments.
 pub struct Args {
@@ -57,30 +57,73 @@ fn load(a: &Args) -> Result<Scenario, String> {
 
 /// Runs the command; the exit status.
 pub fn command(a: Args) -> u8 {
-    let scn = match load(&a) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return 2;
+    crate::commands::exit_status(run(&a))
+}
+
+fn run(a: &Args) -> Result<bool, LabError> {
+    let scn = load(a).map_err(LabError::Input)?;
+    let opts = options(a, &scn)?;
+    let prepared = prepare(&scn, &opts).map_err(LabError::Input)?;
+    let mut staged = match a.out.as_deref() {
+        None => None,
+        Some(d) => Some(Staged::new(d, a.force).map_err(LabError::Input)?),
+    };
+    interrupt::install();
+    let tty = std::io::stderr().is_terminal();
+    let mut progress = |name: &str, k: u64, n: u64| {
+        if tty {
+            eprint!("\r\x1b[K{name}: trial {k}/{n}");
+            if k == n {
+                eprintln!();
+            }
         }
     };
+    let e = emulate(&scn, &prepared, &opts, &mut progress).map_err(LabError::Run)?;
+    let scn = ran_scenario(&scn, &prepared);
+    if interrupt::requested() {
+        eprintln!("interrupted: nothing written");
+        return Err(LabError::Interrupted);
+    }
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        let doc = output::json(&scn, &e, opts.trials, opts.seed);
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("serialisable")
+        );
+    } else {
+        let _ = writeln!(out, "{}", output::text(&scn, &e, opts.trials));
+    }
+    if let Some(mut st) = staged.take() {
+        let written = output::write(&mut st, &scn, &e, opts.trials, opts.seed)
+            .and_then(|()| st.commit().map_err(|e| e.to_string()))
+            .map_err(|err| LabError::Run(format!("writing results: {err}")))?;
+        let dir = a.out.as_ref().expect("out").display();
+        eprintln!("wrote {} files into {dir}", written.len());
+    }
+    verdict(a, &scn, &e)
+}
+
+/// The run's options from the flags and the scenario.
+fn options(a: &Args, scn: &Scenario) -> Result<EmulateOptions, LabError> {
     let time_limit = match a.time_limit.as_deref().map(units::duration) {
         None => super::DEFAULT_TIME_LIMIT,
         Some(Ok(d)) if !d.is_zero() => d,
         Some(_) => {
-            eprintln!("error: --time-limit: expected a positive duration like \"30s\"");
-            return 2;
+            return Err(LabError::Input(
+                "--time-limit: expected a positive duration like \"30s\"".into(),
+            ));
         }
     };
     if let Some(k) = a.kernel.as_deref()
         && k.split(',').any(|s| s.trim().is_empty())
     {
-        eprintln!(
-            "error: --kernel {k:?}: expected congestion control names separated by commas, like cubic,reno"
-        );
-        return 2;
+        return Err(LabError::Input(format!(
+            "--kernel {k:?}: expected congestion control names separated by commas, like cubic,reno"
+        )));
     }
-    let opts = EmulateOptions {
+    Ok(EmulateOptions {
         trials: a.trials.unwrap_or(if a.quick {
             scn.quick_trials
         } else {
@@ -98,85 +141,21 @@ pub fn command(a: Args) -> u8 {
         engine: a.engine,
         peer: a.peer.clone(),
         server_cmd: a.server_cmd.clone(),
-    };
-    let prepared = match prepare(&scn, &opts) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return 2;
-        }
-    };
-    let mut staged = match a.out.as_deref().map(|d| Staged::new(d, a.force)) {
-        None => None,
-        Some(Ok(s)) => Some(s),
-        Some(Err(e)) => {
-            eprintln!("error: {e}");
-            return 2;
-        }
-    };
-    interrupt::install();
-    let tty = std::io::stderr().is_terminal();
-    let mut progress = |name: &str, k: u64, n: u64| {
-        if tty {
-            eprint!("\r\x1b[K{name}: trial {k}/{n}");
-            if k == n {
-                eprintln!();
-            }
-        }
-    };
-    let e = match emulate(&scn, &prepared, &opts, &mut progress) {
-        Ok(e) => e,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return 1;
-        }
-    };
-    let scn = ran_scenario(&scn, &prepared);
-    if interrupt::requested() {
-        eprintln!("interrupted: nothing written");
-        return interrupt::EXIT_INTERRUPTED;
-    }
-    let mut out = std::io::stdout().lock();
-    if a.json {
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&output::json(&scn, &e, opts.trials, opts.seed))
-                .expect("serialisable")
-        );
-    } else {
-        let _ = writeln!(out, "{}", output::text(&scn, &e, opts.trials));
-    }
-    if let Some(st) = staged.as_mut()
-        && let Err(err) = output::write(st, &scn, &e, opts.trials, opts.seed)
-    {
-        eprintln!("error: writing results: {err}");
-        return 1;
-    }
-    if let Some(st) = staged {
-        match st.commit() {
-            Ok(files) => eprintln!(
-                "wrote {} files into {}",
-                files.len(),
-                a.out.as_ref().expect("out").display()
-            ),
-            Err(err) => {
-                eprintln!("error: writing results: {err}");
-                return 1;
-            }
-        }
-    }
-    // The forwarder's timing: a delay error that is a noticeable share of the
-    // path's delay is said, and fails the run under --strict.
-    let late = super::delay_error_warnings(&scn, &e);
+    })
+}
+
+/// Whether the run stands: the forwarder's timing (a delay error that is a
+/// noticeable share of the path's delay is said, and fails the run under
+/// --strict) and the external client's exit status.
+fn verdict(a: &Args, scn: &Scenario, e: &super::Emulation) -> Result<bool, LabError> {
+    let late = super::delay_error_warnings(scn, e);
     for w in &late {
         eprintln!("warning: {w}");
     }
     if a.strict && !late.is_empty() {
-        eprintln!(
-            "error: --strict: the forwarder's delay error makes this run's timing unreliable"
-        );
-        return 1;
+        return Err(LabError::Run(
+            "--strict: the forwarder's delay error makes this run's timing unreliable".into(),
+        ));
     }
     // An external client that failed makes the run fail.
     let failed = e
@@ -186,8 +165,9 @@ pub fn command(a: Args) -> u8 {
         .filter(|t| t.peer.as_ref().is_some_and(|p| p.status != Some(0)))
         .count();
     if failed > 0 {
-        eprintln!("error: the client command did not exit 0 in {failed} trials (see the report)");
-        return 1;
+        return Err(LabError::Run(format!(
+            "the client command did not exit 0 in {failed} trials (see the report)"
+        )));
     }
-    0
+    Ok(true)
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use gentle_real::endpoints::{ClientScript, ConnPlan, ExchangePlan};
 use gentle_sim::Setup;
 use gentle_sim::link::{ChannelSpec, ReservedBits};
-use gentle_sim::workload::{ConnectionMode, WorkloadKind};
+use gentle_sim::workload::{ConnectionMode, Size, WorkloadKind, WorkloadSpec};
 use rand::Rng;
 
 use crate::scenario::Scenario;
@@ -113,18 +113,94 @@ pub fn plan(setup: &Setup, trial_seed: u64) -> Result<TrialPlan, String> {
         .first()
         .map(|w| w.server.clone())
         .unwrap_or_default();
-    let mut scripts = Vec::new();
-    let mut next_conn = 0u32;
-    let conn = |n: &mut u32| -> Result<u32, String> {
-        *n += 1;
-        if *n as u64 > MAX_CONNECTIONS {
+    let mut p = Planner {
+        home,
+        next_conn: 0,
+        scripts: Vec::new(),
+    };
+    for (i, w) in setup.workloads.iter().enumerate() {
+        p.workload(i, w, trial_seed)?;
+    }
+    let conns = p
+        .scripts
+        .iter()
+        .flat_map(|s| s.conns.iter().cloned())
+        .collect();
+    Ok(TrialPlan {
+        scripts: p.scripts,
+        conns,
+    })
+}
+
+/// The scripts planned so far, and the connections they open, numbered in order.
+struct Planner {
+    /// The first workload's server: a workload served from the other end runs
+    /// the other way round.
+    home: String,
+    next_conn: u32,
+    scripts: Vec<ClientScript>,
+}
+
+/// What every connection and script of workload `i` shares.
+struct Shape {
+    i: u16,
+    port: u16,
+    reversed: bool,
+    start: Duration,
+    measured: bool,
+}
+
+impl Shape {
+    fn conn(&self, index: u32, exchanges: Vec<ExchangePlan>) -> ConnPlan {
+        ConnPlan {
+            index,
+            workload: self.i,
+            port: self.port,
+            exchanges,
+            server_close: false,
+            endless: false,
+            reversed: self.reversed,
+            writes: Vec::new(),
+        }
+    }
+
+    fn script(&self, conns: Vec<ConnPlan>, think: Duration, fresh: bool) -> ClientScript {
+        ClientScript {
+            workload: self.i,
+            start: self.start,
+            think,
+            fresh,
+            conns,
+            measured: self.measured,
+            page: None,
+        }
+    }
+}
+
+/// One exchange of a single-exchange connection (bulk, writes).
+fn single(response: u64) -> Vec<ExchangePlan> {
+    vec![ExchangePlan {
+        index: 0,
+        request: 0,
+        response,
+        at: None,
+    }]
+}
+
+impl Planner {
+    /// The next connection's number.
+    fn conn(&mut self) -> Result<u32, String> {
+        self.next_conn += 1;
+        if self.next_conn as u64 > MAX_CONNECTIONS {
             return Err(format!(
                 "a trial opens more than {MAX_CONNECTIONS} connections"
             ));
         }
-        Ok(*n - 1)
-    };
-    for (i, w) in setup.workloads.iter().enumerate() {
+        Ok(self.next_conn - 1)
+    }
+
+    /// Workload `i`'s scripts, its sizes drawn from its own stream.
+    fn workload(&mut self, i: usize, w: &WorkloadSpec, trial_seed: u64) -> Result<(), String> {
         let mut rng =
             gentle_sim::rng::stream(trial_seed, gentle_sim::rng::ids::WORKLOAD + i as u64);
         let jitter = if w.jitter.is_zero() {
@@ -132,28 +208,13 @@ pub fn plan(setup: &Setup, trial_seed: u64) -> Result<TrialPlan, String> {
         } else {
             Duration::from_nanos(rng.gen_range(0..w.jitter.as_nanos() as u64))
         };
-        let start = w.start + jitter;
-        let port = SERVER_PORT_BASE + i as u16;
-        let base = |index: u32, exchanges: Vec<ExchangePlan>| ConnPlan {
-            index,
-            workload: i as u16,
-            port,
-            exchanges,
-            server_close: false,
-            endless: false,
-            reversed: w.server != home,
-            writes: Vec::new(),
+        let shape = Shape {
+            i: i as u16,
+            port: SERVER_PORT_BASE + i as u16,
+            reversed: w.server != self.home,
+            start: w.start + jitter,
+            measured: w.measure,
         };
-        let script =
-            |conns: Vec<ConnPlan>, think: Duration, fresh: bool, page: Option<u16>| ClientScript {
-                workload: i as u16,
-                start,
-                think,
-                fresh,
-                conns,
-                measured: w.measure,
-                page,
-            };
         match &w.kind {
             WorkloadKind::Exchanges {
                 request,
@@ -163,71 +224,32 @@ pub fn plan(setup: &Setup, trial_seed: u64) -> Result<TrialPlan, String> {
                 think,
                 server_close,
             } => {
-                // The simulator's order of draws: an exchange's start (periodic
-                // exchanges after the first), then its request and response sizes.
-                let mut list = Vec::new();
-                for k in 0..*exchanges {
-                    let at = match (k, w.period) {
-                        (0, _) | (_, None) => None,
-                        (_, Some((p, j))) => {
-                            let extra = if j.is_zero() {
-                                0
-                            } else {
-                                rng.gen_range(0..j.as_nanos() as u64)
-                            };
-                            Some(w.start + p * k + Duration::from_nanos(extra))
-                        }
-                    };
-                    let (req, resp) = (request.sample(&mut rng), response.sample(&mut rng));
-                    list.push(ExchangePlan {
-                        index: k,
-                        request: req,
-                        response: resp,
-                        at,
-                    });
-                }
-                let conns = match mode {
-                    ConnectionMode::Persistent => {
-                        let mut c = base(conn(&mut next_conn)?, list);
-                        c.server_close = *server_close;
-                        vec![c]
-                    }
-                    ConnectionMode::Fresh => list
-                        .into_iter()
-                        .map(|e| {
-                            let mut c = base(conn(&mut next_conn)?, vec![e]);
-                            c.server_close = *server_close;
-                            Ok(c)
-                        })
-                        .collect::<Result<_, String>>()?,
+                let list = exchange_list(w, (request, response), *exchanges, &mut rng);
+                let lists = match mode {
+                    ConnectionMode::Persistent => vec![list],
+                    ConnectionMode::Fresh => list.into_iter().map(|e| vec![e]).collect(),
                 };
-                scripts.push(script(conns, *think, *mode == ConnectionMode::Fresh, None));
+                let mut conns = Vec::new();
+                for list in lists {
+                    let mut c = shape.conn(self.conn()?, list);
+                    c.server_close = *server_close;
+                    conns.push(c);
+                }
+                let fresh = *mode == ConnectionMode::Fresh;
+                self.scripts.push(shape.script(conns, *think, fresh));
             }
             WorkloadKind::Bulk { bytes } => {
-                let mut c = base(
-                    conn(&mut next_conn)?,
-                    vec![ExchangePlan {
-                        index: 0,
-                        request: 0,
-                        response: bytes.unwrap_or(0),
-                        at: None,
-                    }],
-                );
+                let mut c = shape.conn(self.conn()?, single(bytes.unwrap_or(0)));
                 c.endless = bytes.is_none();
-                scripts.push(script(vec![c], Duration::ZERO, true, None));
+                self.scripts
+                    .push(shape.script(vec![c], Duration::ZERO, true));
             }
             WorkloadKind::Writes { writes } => {
-                let mut c = base(
-                    conn(&mut next_conn)?,
-                    vec![ExchangePlan {
-                        index: 0,
-                        request: 0,
-                        response: writes.iter().map(|w| w.1).sum(),
-                        at: None,
-                    }],
-                );
+                let total = writes.iter().map(|w| w.1).sum();
+                let mut c = shape.conn(self.conn()?, single(total));
                 c.writes = writes.clone();
-                scripts.push(script(vec![c], Duration::ZERO, true, None));
+                self.scripts
+                    .push(shape.script(vec![c], Duration::ZERO, true));
             }
             WorkloadKind::Page {
                 objects,
@@ -249,15 +271,46 @@ pub fn plan(setup: &Setup, trial_seed: u64) -> Result<TrialPlan, String> {
                     });
                 }
                 for list in per.into_iter().filter(|l| !l.is_empty()) {
-                    let c = base(conn(&mut next_conn)?, list);
-                    scripts.push(script(vec![c], Duration::ZERO, true, Some(i as u16)));
+                    let c = shape.conn(self.conn()?, list);
+                    let mut script = shape.script(vec![c], Duration::ZERO, true);
+                    script.page = Some(shape.i);
+                    self.scripts.push(script);
                 }
             }
         }
+        Ok(())
     }
-    let conns = scripts
-        .iter()
-        .flat_map(|s| s.conns.iter().cloned())
-        .collect();
-    Ok(TrialPlan { scripts, conns })
+}
+
+/// The exchanges of a request/response workload, drawn in the simulator's order:
+/// an exchange's start (periodic exchanges after the first), then its request and
+/// response sizes.
+fn exchange_list(
+    w: &WorkloadSpec,
+    (request, response): (&Size, &Size),
+    exchanges: u32,
+    rng: &mut rand_chacha::ChaCha8Rng,
+) -> Vec<ExchangePlan> {
+    let mut list = Vec::new();
+    for k in 0..exchanges {
+        let at = match (k, w.period) {
+            (0, _) | (_, None) => None,
+            (_, Some((p, j))) => {
+                let extra = if j.is_zero() {
+                    0
+                } else {
+                    rng.gen_range(0..j.as_nanos() as u64)
+                };
+                Some(w.start + p * k + Duration::from_nanos(extra))
+            }
+        };
+        let (req, resp) = (request.sample(rng), response.sample(rng));
+        list.push(ExchangePlan {
+            index: k,
+            request: req,
+            response: resp,
+            at,
+        });
+    }
+    list
 }

@@ -18,12 +18,12 @@ use gentle_real::tcpinfo::TcpInfo;
 use gentle_real::topology::{CLIENT_ADDR, EngineEnd, Pair, SERVER_ADDR, TUN_NAME};
 use gentle_real::tun::IfStats;
 use gentle_sim::record::{ExchangeRecord, LinkStats, PageRecord, TrialResult, Unfinished};
-use gentle_sim::rng;
+use gentle_sim::{Setup, rng};
 use gentle_tcp::Counters;
 
+use super::HTTP_PORT;
 use super::external::{self, PeerRun};
 use super::kernel::KernelVariant;
-use super::HTTP_PORT;
 use super::plan::{self, ServerSide};
 use crate::scenario::{Scenario, Variant};
 
@@ -110,84 +110,152 @@ pub struct TrialArgs<'a> {
     pub server_cmd: Option<&'a str>,
 }
 
-/// Runs one trial.
+/// Runs one trial: the path and its forwarder, the servers, then the clients until
+/// they are done or the time limit comes; then everything is stopped and read.
 pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     let ts = rng::trial_seed(a.seed, a.trial);
     let setup = a.scn.setup(a.variant, ts);
     let plan = plan::plan(&setup, ts)?;
     let link = &setup.links[0];
-    let (to_client, to_server) = match a.side {
-        ServerSide::A => (
-            (link.a_to_b.clone(), rng::stream(ts, rng::ids::LINK)),
-            (link.b_to_a.clone(), rng::stream(ts, rng::ids::LINK + 1)),
-        ),
-        ServerSide::B => (
-            (link.b_to_a.clone(), rng::stream(ts, rng::ids::LINK + 1)),
-            (link.a_to_b.clone(), rng::stream(ts, rng::ids::LINK)),
-        ),
-    };
     let stop = Arc::new(AtomicBool::new(false));
     let out = Arc::new(Mutex::new(Measured::default()));
     let shared = HostShared {
         measured: out.clone(),
         ..Default::default()
     };
-    let (path, ends) = match a.engine {
-        None => {
-            let (pair, ends) =
-                Pair::new(&a.kernel.kernel).map_err(|e| format!("cannot build the path: {e}"))?;
-            (Path::Kernel(pair), ends)
-        }
-        Some(end) => {
-            if plan.conns.iter().any(|c| c.reversed) {
-                return Err(
-                    "a workload runs the other way round: gentle's engine serves from one end"
-                        .into(),
-                );
-            }
-            let role = match end {
-                EngineEnd::Server => {
-                    let mut ports: Vec<u16> = plan.conns.iter().map(|c| c.port).collect();
-                    ports.push(HTTP_PORT);
-                    ports.sort_unstable();
-                    ports.dedup();
-                    Role::Server {
-                        ports,
-                        plans: plan.conns.clone(),
-                        default_response: plan
-                            .conns
-                            .iter()
-                            .flat_map(|c| c.exchanges.first())
-                            .map(|e| e.response)
-                            .next()
-                            .unwrap_or(0),
-                    }
-                }
-                EngineEnd::Client => Role::Client {
-                    scripts: plan.scripts.clone(),
-                },
-            };
-            let (addr, peer) = match end {
-                EngineEnd::Server => (SERVER_ADDR, CLIENT_ADDR),
-                EngineEnd::Client => (CLIENT_ADDR, SERVER_ADDR),
-            };
-            let host = EngineHost::new(
-                addr,
-                peer,
-                a.variant.config.clone(),
-                rng::stream(ts, rng::ids::HOST),
-                role,
-                shared.clone(),
-            );
-            let (ns, ends) =
-                gentle_real::topology::with_host(&a.kernel.kernel, end, Box::new(host))
-                    .map_err(|e| format!("cannot build the path: {e}"))?;
-            (Path::Engine(ns, end), ends)
-        }
+    let (path, ends) = build_path(a, &plan, ts, &shared)?;
+    let fwd = forward::spawn(forwarder_spec(a.side, link, ts, ends, &plan))
+        .map_err(|e| format!("cannot start the forwarder: {e}"))?;
+    let ctx = Shared {
+        settings: SocketSettings {
+            cc: a.kernel.kernel.cc.clone(),
+        },
+        stop: stop.clone(),
+        out: out.clone(),
     };
-    let fwd = forward::spawn(ForwarderSpec {
+    let setup_deadline = now_ns() + a.limit.as_nanos() as u64;
+    let server_peer = start_server_cmd(a.server_cmd, &path, setup_deadline)?;
+    let servers = start_servers(&plan, &path, server_peer.is_some(), &ctx)?;
+    let t0 = now_ns();
+    let deadline = t0 + a.limit.as_nanos() as u64;
+    let clients = start_clients(a, &plan, &path, &ctx, t0, deadline);
+    let timed_out = wait_for_the_end(a, &clients, &shared, &out, deadline);
+    std::thread::sleep(SETTLE);
+    stop.store(true, Ordering::Relaxed);
+    for h in clients
+        .measured
+        .into_iter()
+        .chain(clients.others)
+        .chain(servers)
+    {
+        let _ = h.join();
+    }
+    let peer = clients.peer.and_then(|h| h.join().ok());
+    let server_peer = server_peer.map(external::Proc::kill);
+    let tun = path
+        .tun_stats()
+        .map_err(|e| format!("cannot read the TUN counters: {e}"))?;
+    let facts = path.facts();
+    let report = fwd
+        .stop()
+        .map_err(|e| format!("the forwarder failed: {e}"))?;
+    drop(path);
+    let engine = a.engine.map(|_| shared.report.lock().unwrap().clone());
+    let m = std::mem::take(&mut *out.lock().unwrap());
+    let ends = Ended {
+        report,
+        tun,
+        facts,
+        engine,
+        peer,
+        server_peer,
+        deadline,
+        timed_out,
+    };
+    Ok(read_trial(a, &setup, m, ends))
+}
+
+/// What the threads of a trial share: the kernel sockets' settings, the stop flag,
+/// and what the endpoints measure.
+struct Shared {
+    settings: SocketSettings,
+    stop: Arc<AtomicBool>,
+    out: Arc<Mutex<Measured>>,
+}
+
+/// The kernel namespaces, both ends or one beside gentle's engine at `a.engine`.
+fn build_path(
+    a: &TrialArgs<'_>,
+    plan: &plan::TrialPlan,
+    ts: u64,
+    shared: &HostShared,
+) -> Result<(Path, [forward::End; 2]), String> {
+    let Some(end) = a.engine else {
+        let (pair, ends) =
+            Pair::new(&a.kernel.kernel).map_err(|e| format!("cannot build the path: {e}"))?;
+        return Ok((Path::Kernel(pair), ends));
+    };
+    if plan.conns.iter().any(|c| c.reversed) {
+        return Err(
+            "a workload runs the other way round: gentle's engine serves from one end".into(),
+        );
+    }
+    let role = match end {
+        EngineEnd::Server => {
+            let mut ports: Vec<u16> = plan.conns.iter().map(|c| c.port).collect();
+            ports.push(HTTP_PORT);
+            ports.sort_unstable();
+            ports.dedup();
+            Role::Server {
+                ports,
+                plans: plan.conns.clone(),
+                default_response: plan
+                    .conns
+                    .iter()
+                    .flat_map(|c| c.exchanges.first())
+                    .map(|e| e.response)
+                    .next()
+                    .unwrap_or(0),
+            }
+        }
+        EngineEnd::Client => Role::Client {
+            scripts: plan.scripts.clone(),
+        },
+    };
+    let (addr, peer) = match end {
+        EngineEnd::Server => (SERVER_ADDR, CLIENT_ADDR),
+        EngineEnd::Client => (CLIENT_ADDR, SERVER_ADDR),
+    };
+    let host = EngineHost::new(
+        addr,
+        peer,
+        a.variant.config.clone(),
+        rng::stream(ts, rng::ids::HOST),
+        role,
+        shared.clone(),
+    );
+    let (ns, ends) = gentle_real::topology::with_host(&a.kernel.kernel, end, Box::new(host))
+        .map_err(|e| format!("cannot build the path: {e}"))?;
+    Ok((Path::Engine(ns, end), ends))
+}
+
+/// The forwarder of the scenario's link, each direction with the trial's loss stream.
+fn forwarder_spec(
+    side: ServerSide,
+    link: &gentle_sim::link::LinkSpec,
+    ts: u64,
+    ends: [forward::End; 2],
+    plan: &plan::TrialPlan,
+) -> ForwarderSpec {
+    let a_to_b = (link.a_to_b.clone(), rng::stream(ts, rng::ids::LINK));
+    let b_to_a = (link.b_to_a.clone(), rng::stream(ts, rng::ids::LINK + 1));
+    let channels = match side {
+        ServerSide::A => [a_to_b, b_to_a],
+        ServerSide::B => [b_to_a, a_to_b],
+    };
+    ForwarderSpec {
         ends,
-        channels: [to_client, to_server],
+        channels,
         numbering: FlowNumbering::ClientPort {
             base: endpoints::CLIENT_PORT_BASE,
         },
@@ -198,73 +266,100 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
             .collect(),
         // The server's capture tells why the kernel retransmitted ([`super::causes`]).
         capture: true,
-    })
-    .map_err(|e| format!("cannot start the forwarder: {e}"))?;
-    let settings = SocketSettings {
-        cc: a.kernel.kernel.cc.clone(),
+    }
+}
+
+/// `--server-cmd`: the external server, once it listens (up to 10 s, unless it
+/// ends first).
+fn start_server_cmd(
+    cmd: Option<&str>,
+    path: &Path,
+    setup_deadline: u64,
+) -> Result<Option<external::Proc>, String> {
+    let (Some(cmd), Some(ns)) = (cmd, path.server()) else {
+        return Ok(None);
     };
+    let cmd = cmd.to_string();
+    let mut proc = ns.run(move || external::spawn(&cmd));
+    let until = setup_deadline.min(now_ns() + 10_000_000_000);
+    let addr = SocketAddrV4::new(SERVER_ADDR, HTTP_PORT);
+    let up = wait_until(until, Duration::from_millis(20), || {
+        ns.run(move || external::listening(addr)) || proc.exited()
+    }) && ns.run(move || external::listening(addr));
+    if up {
+        return Ok(Some(proc));
+    }
+    let run = proc.kill();
+    let said = run.stderr.trim();
+    Err(format!(
+        "--server-cmd: nothing listens on {SERVER_ADDR}:{HTTP_PORT} ({}){}",
+        run.status
+            .map_or("still running after 10 s".into(), |c| format!("exit {c}")),
+        if said.is_empty() {
+            ", and it printed nothing on stderr".to_string()
+        } else {
+            format!(": {said}")
+        }
+    ))
+}
+
+/// The built-in servers of the workload's ports (none beside an external server).
+fn start_servers(
+    plan: &plan::TrialPlan,
+    path: &Path,
+    external_server: bool,
+    ctx: &Shared,
+) -> Result<Vec<std::thread::JoinHandle<()>>, String> {
     let conns = Arc::new(plan.conns.clone());
     let mut ports: Vec<(bool, u16)> = plan.conns.iter().map(|c| (c.reversed, c.port)).collect();
     ports.sort_unstable();
     ports.dedup();
-    let mut servers = Vec::new();
-    let mut server_peer = None;
-    let setup_deadline = now_ns() + a.limit.as_nanos() as u64;
-    if let (Some(cmd), Some(ns)) = (a.server_cmd, path.server()) {
+    if external_server {
         ports.clear();
-        let cmd = cmd.to_string();
-        let mut proc = ns.run(move || external::spawn(&cmd));
-        // Up to 10 s for it to listen, unless it ends first.
-        let until = setup_deadline.min(now_ns() + 10_000_000_000);
-        let addr = SocketAddrV4::new(SERVER_ADDR, HTTP_PORT);
-        let mut up = false;
-        while now_ns() < until {
-            if ns.run(move || external::listening(addr)) {
-                up = true;
-                break;
-            }
-            if proc.exited() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if !up {
-            let run = proc.kill();
-            let said = run.stderr.trim();
-            return Err(format!(
-                "--server-cmd: nothing listens on {SERVER_ADDR}:{HTTP_PORT} ({}){}",
-                run.status
-                    .map_or("still running after 10 s".into(), |c| format!("exit {c}")),
-                if said.is_empty() {
-                    ", and it printed nothing on stderr".to_string()
-                } else {
-                    format!(": {said}")
-                }
-            ));
-        }
-        server_peer = Some(proc);
     }
+    let mut servers = Vec::new();
     for (reversed, port) in ports {
-        let (conns, settings, stop, out) =
-            (conns.clone(), settings.clone(), stop.clone(), out.clone());
         let (ns, addr) = if reversed {
             (path.client(), CLIENT_ADDR)
         } else {
             (path.server(), SERVER_ADDR)
         };
         let Some(ns) = ns else { continue };
+        let (conns, settings) = (conns.clone(), ctx.settings.clone());
+        let (stop, out) = (ctx.stop.clone(), ctx.out.clone());
         let h = ns
             .run(move || endpoints::serve(addr, port, conns, settings, stop, out))
             .map_err(|e| format!("cannot listen on port {port}: {e}"))?;
         servers.push(h);
     }
-    let t0 = now_ns();
-    let deadline = t0 + a.limit.as_nanos() as u64;
-    let mut measured = Vec::new();
-    let mut others = Vec::new();
+    Ok(servers)
+}
+
+/// The client side of a trial as it runs.
+struct Clients {
+    /// The built-in clients of measured workloads ...
+    measured: Vec<std::thread::JoinHandle<()>>,
+    /// ... and of cross traffic.
+    others: Vec<std::thread::JoinHandle<()>>,
+    /// The external client command.
+    peer: Option<std::thread::JoinHandle<PeerRun>>,
+    /// Measured scripts that gentle's engine runs as the client.
+    engine_measured: usize,
+}
+
+/// The clients: the external command, or gentle's engine (its host runs the
+/// scripts), or a built-in client per script.
+fn start_clients(
+    a: &TrialArgs<'_>,
+    plan: &plan::TrialPlan,
+    path: &Path,
+    ctx: &Shared,
+    t0: u64,
+    deadline: u64,
+) -> Clients {
     let peer = match (a.peer, path.client()) {
         (Some(cmd), Some(ns)) => {
-            let (cmd, stop) = (cmd.to_string(), stop.clone());
+            let (cmd, stop) = (cmd.to_string(), ctx.stop.clone());
             Some(ns.run(move || {
                 std::thread::spawn(move || external::spawn(&cmd).wait(deadline, &stop))
             }))
@@ -272,13 +367,21 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
         _ => None,
     };
     let engine_scripts = a.engine == Some(EngineEnd::Client);
-    let scripts = if a.peer.is_some() || engine_scripts {
-        Vec::new()
-    } else {
-        plan.scripts.clone()
+    let mut clients = Clients {
+        measured: Vec::new(),
+        others: Vec::new(),
+        peer,
+        engine_measured: if engine_scripts {
+            plan.scripts.iter().filter(|s| s.measured).count()
+        } else {
+            0
+        },
     };
-    for script in scripts {
-        let (settings, stop, out) = (settings.clone(), stop.clone(), out.clone());
+    if a.peer.is_some() || engine_scripts {
+        return clients;
+    }
+    for script in plan.scripts.clone() {
+        let (settings, stop, out) = (ctx.settings.clone(), ctx.stop.clone(), ctx.out.clone());
         let is_measured = script.measured;
         // A script's connections all go one way (one workload).
         let ns = if script.conns.first().is_some_and(|c| c.reversed) {
@@ -293,31 +396,44 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
             })
         });
         if is_measured {
-            measured.push(h);
+            clients.measured.push(h);
         } else {
-            others.push(h);
+            clients.others.push(h);
         }
     }
-    // Every measured client is done, or the time limit has come.
-    let mut timed_out = false;
-    let engine_measured = if engine_scripts {
-        plan.scripts.iter().filter(|s| s.measured).count()
-    } else {
-        0
-    };
+    clients
+}
+
+/// Calls `done` every `every` until it holds (true) or `until` (ns) comes (false).
+fn wait_until(until: u64, every: Duration, mut done: impl FnMut() -> bool) -> bool {
+    loop {
+        if done() {
+            return true;
+        }
+        if now_ns() >= until {
+            return false;
+        }
+        std::thread::sleep(every);
+    }
+}
+
+/// Waits until every measured client is done and the server has seen each finished
+/// exchange acknowledged, or the time limit comes (true: it came first).
+fn wait_for_the_end(
+    a: &TrialArgs<'_>,
+    c: &Clients,
+    shared: &HostShared,
+    out: &Mutex<Measured>,
+    deadline: u64,
+) -> bool {
     let clients_done = || {
-        measured.iter().all(|h| h.is_finished())
-            && peer.as_ref().is_none_or(|h| h.is_finished())
-            && shared.scripts_done.load(Ordering::Relaxed) >= engine_measured
+        c.measured.iter().all(|h| h.is_finished())
+            && c.peer.as_ref().is_none_or(|h| h.is_finished())
+            && shared.scripts_done.load(Ordering::Relaxed) >= c.engine_measured
     };
-    while !clients_done() {
-        if now_ns() >= deadline {
-            timed_out = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
+    if !wait_until(deadline, Duration::from_millis(2), clients_done) {
+        return true;
     }
-    // ... and the server has seen each finished exchange acknowledged.
     let acked_all = || {
         let m = out.lock().unwrap();
         let done = m
@@ -332,56 +448,49 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
             .count();
         done >= finished
     };
-    while !timed_out && !acked_all() && now_ns() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    wait_until(deadline, Duration::from_millis(1), acked_all);
     // The engine's last HTTP responses: their final ACKs may still be on the way
     // when the client has already exited.
     if a.engine == Some(EngineEnd::Server) {
         let until = deadline.min(now_ns() + 2_000_000_000);
-        let pending = || {
+        wait_until(until, Duration::from_millis(2), || {
             let r = shared.report.lock().unwrap();
-            r.http.iter().any(|x| x.server_ns.is_none())
-        };
-        while now_ns() < until && pending() {
-            std::thread::sleep(Duration::from_millis(2));
-        }
+            r.http.iter().all(|x| x.server_ns.is_some())
+        });
     }
-    if measured.is_empty() && peer.is_none() && engine_measured == 0 {
+    if c.measured.is_empty() && c.peer.is_none() && c.engine_measured == 0 {
         // Only cross traffic: it runs for the whole time limit.
-        while now_ns() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_until(deadline, Duration::from_millis(5), || false);
     }
-    std::thread::sleep(SETTLE);
-    stop.store(true, Ordering::Relaxed);
-    for h in measured.into_iter().chain(others).chain(servers) {
-        let _ = h.join();
-    }
-    let peer = peer.and_then(|h| h.join().ok());
-    let server_peer = server_peer.map(external::Proc::kill);
-    let tun = path
-        .tun_stats()
-        .map_err(|e| format!("cannot read the TUN counters: {e}"))?;
-    let facts = path.facts();
-    let report = fwd
-        .stop()
-        .map_err(|e| format!("the forwarder failed: {e}"))?;
-    drop(path);
-    let engine = a.engine.map(|_| shared.report.lock().unwrap().clone());
-    let m = std::mem::take(&mut *out.lock().unwrap());
+    false
+}
+
+/// What a trial left when it was stopped.
+struct Ended {
+    report: ForwarderReport,
+    tun: [IfStats; 2],
+    facts: KernelFacts,
+    engine: Option<HostReport>,
+    peer: Option<PeerRun>,
+    server_peer: Option<PeerRun>,
+    deadline: u64,
+    timed_out: bool,
+}
+
+/// The trial's records, links, counters and retransmission causes.
+fn read_trial(a: &TrialArgs<'_>, setup: &Setup, m: Measured, e: Ended) -> RealTrial {
     let infos: Vec<(u32, u32, TcpInfo)> = m
         .exchanges
         .iter()
         .filter_map(|e| Some((e.conn, e.index, e.info_after?)))
         .collect();
-    let (mut result, spans) = assemble(a, &setup, m, &report, deadline, timed_out);
+    let (mut result, spans) = assemble(a, setup, m, &e.report, e.deadline, e.timed_out);
     result.trial = a.trial;
-    add_links(&mut result, &report, link, a.side);
-    let mut report = report;
+    add_links(&mut result, &e.report, &setup.links[0], a.side);
+    let mut report = e.report;
     // The engine's counters are the truth of its own retransmissions; the kernel's
     // are inferred from its capture.
-    let causes = if let (Some(EngineEnd::Server), Some(h)) = (a.engine, &engine) {
+    let causes = if let (Some(EngineEnd::Server), Some(h)) = (a.engine, &e.engine) {
         result.counters.add(&h.counters);
         super::causes::Causes::default()
     } else {
@@ -396,17 +505,17 @@ pub fn run(a: &TrialArgs<'_>) -> Result<RealTrial, String> {
     if !a.capture {
         report.captures = Default::default();
     }
-    Ok(RealTrial {
+    RealTrial {
         result,
         forwarder: report,
-        tun,
-        facts,
+        tun: e.tun,
+        facts: e.facts,
         infos,
         causes,
-        engine,
-        peer,
-        server_peer,
-    })
+        engine: e.engine,
+        peer: e.peer,
+        server_peer: e.server_peer,
+    }
 }
 
 fn add_links(
