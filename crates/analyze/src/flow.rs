@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 
 use serde::Serialize;
 
+use crate::Dir;
 use crate::cause::{Cause, CauseCounts};
 use crate::decode::{Segment, flags};
 use crate::exchange::{Exchange, Exchanges};
@@ -263,15 +264,6 @@ pub struct Flow {
     rate: Welford,
     rate_from: Option<(u64, u64)>,
     point: CapturePoint,
-}
-
-/// Which way a packet goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dir {
-    /// Server to client.
-    ToClient,
-    /// Client to server.
-    ToServer,
 }
 
 impl Flow {
