@@ -8,8 +8,8 @@
 
 use serde::Serialize;
 
+use crate::Dir;
 use crate::cause::CauseCounts;
-use crate::flow::Dir;
 use crate::sender::{Episode, Retransmission};
 
 /// One request and its response.

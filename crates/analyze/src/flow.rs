@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 
 use serde::Serialize;
 
+use crate::Dir;
 use crate::cause::{Cause, CauseCounts};
 use crate::decode::{Segment, flags};
 use crate::exchange::{Exchange, Exchanges};
@@ -265,15 +266,6 @@ pub struct Flow {
     point: CapturePoint,
 }
 
-/// Which way a packet goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dir {
-    /// Server to client.
-    ToClient,
-    /// Client to server.
-    ToServer,
-}
-
 impl Flow {
     /// A flow whose first packet is at `t`.
     pub fn new(
@@ -363,8 +355,7 @@ impl Flow {
         dir: Dir,
         habits: &mut HostHabits,
     ) -> (Tags, Option<Cause>) {
-        let t = seg.ts_ns;
-        self.last_ns = t;
+        self.last_ns = seg.ts_ns;
         self.packets += 1;
         let mut tags = Tags::default();
         let mut cause = None;
@@ -376,130 +367,15 @@ impl Flow {
             self.rst = true;
             tags.add(Tag::Rst);
         }
-        // The capture sees the near end's packets as it sends them, and the far
-        // end's as they arrive: an ACK from the near end reaches the far sender, and
-        // what it triggers comes back, about a minimum RTT after the capture saw it.
-        let near = self.near_dir();
-        let to_far = dir == near;
-        let rx_shift = if to_far {
-            let far = match dir {
-                Dir::ToClient => &self.cli,
-                Dir::ToServer => &self.srv,
-            };
-            far.rtt.min_or(self.handshake_rtt.unwrap_or(0))
-        } else {
-            0
-        };
-        let (me, peer) = match dir {
-            Dir::ToClient => (&mut self.srv, &mut self.cli),
-            Dir::ToServer => (&mut self.cli, &mut self.srv),
-        };
-        let side = (dir == Dir::ToServer) as usize;
+        // Taken before the SYN's RTT samples: an ACK's shift is the path as known
+        // up to this packet.
+        let rx_shift = self.rx_shift(dir);
         if seg.has(flags::SYN) {
-            tags.add(Tag::Syn);
-            if self.syn_seen[side] {
-                self.syn_retrans += 1;
-                tags.add(Tag::SynRetransmission);
-                // A SYN is resent on its timer (RFC 6298 §5.7, RFC 9293 §3.8.1),
-                // unless it answers the peer's repeated SYN (Linux `tcp_check_req`
-                // resends the SYN-ACK when the SYN comes again).
-                if !(seg.has(flags::ACK) && self.syn_repeated[1 - side]) {
-                    cause = Some(Cause::Timeout);
-                }
-                self.syn_repeated[side] = !seg.has(flags::ACK);
-            }
-            self.syn_repeated[1 - side] = false;
-            self.syn_seen[side] = true;
-            me.on_syn(seg.seq);
-            if let Some(m) = seg.opts.mss {
-                me.on_mss_option(m);
-                peer.on_mss_option(m);
-            }
-            if seg.has(flags::ACK) {
-                self.synack_ns = Some(t);
-                if self.point == CapturePoint::Client
-                    && self.handshake_rtt.is_none()
-                    && let Some(s) = self.syn_ns
-                {
-                    // SYN out, SYN-ACK back: the path's RTT, both senders' first
-                    // sample.
-                    let r = t.saturating_sub(s);
-                    self.handshake_rtt = Some(r);
-                    me.rtt.sample(r);
-                    peer.rtt.sample(r);
-                }
-                // SACK is in use when the SYN-ACK permits it (RFC 2018 §2: only
-                // in answer to a SYN that did).
-                if seg.opts.sack_permitted {
-                    me.sack_ok = true;
-                    peer.sack_ok = true;
-                }
-            } else {
-                self.syn_ns = Some(t);
-            }
+            cause = self.syn(seg, dir, &mut tags);
         }
         // The ACK side: what this packet says of the other direction's data.
         if seg.has(flags::ACK) {
-            if self.point == CapturePoint::Server
-                && dir == Dir::ToServer
-                && self.handshake_rtt.is_none()
-                && !seg.has(flags::SYN)
-                && let Some(sa) = self.synack_ns
-            {
-                let r = t.saturating_sub(sa);
-                self.handshake_rtt = Some(r);
-                // The server's first RTT sample is its SYN-ACK's (Linux
-                // `tcp_synack_rtt_meas`; RFC 6298 §2.2 allows it), and the path's
-                // RTT is the client's too.
-                peer.rtt.sample(r);
-                me.rtt.sample(r);
-            }
-            let k: AckKind = peer.on_ack(
-                t + rx_shift,
-                seg.ack,
-                seg.window,
-                seg.len > 0,
-                seg.opts.sack_blocks(),
-                seg.opts.ts.map(|t| t.1),
-            );
-            // The far end's ACK of the near end's data: a sample of the path's RTT,
-            // the far sender's as much as the near one's.
-            if let Some(r) = k.rtt_sample
-                && !to_far
-            {
-                me.rtt.sample(r);
-            }
-            if k.duplicate {
-                tags.add(Tag::DupAck);
-            }
-            if k.sack {
-                tags.add(Tag::Sack);
-            }
-            if k.dsack {
-                tags.add(Tag::Dsack);
-            }
-            if k.window_update {
-                tags.add(Tag::WindowUpdate);
-            }
-            if k.undid {
-                tags.add(Tag::UndoesRetransmission);
-            }
-            if k.reordering.is_some() {
-                tags.add(Tag::Reordering);
-            }
-            if seg.window == 0 && !seg.has(flags::SYN) && !seg.has(flags::RST) {
-                tags.add(Tag::ZeroWindow);
-            }
-            if dir == Dir::ToServer {
-                self.dup_acks += k.duplicate as u32;
-                self.sack_acks += k.sack as u32;
-                self.dsacks += k.dsack as u32;
-                self.window_updates += k.window_update as u32;
-                self.zero_windows += tags.has(Tag::ZeroWindow) as u32;
-                if k.advanced {
-                    self.on_server_progress(t);
-                }
-            }
+            self.ack(seg, dir, rx_shift, &mut tags);
         }
         // The data side.
         if seg.has(flags::COPY) {
@@ -516,51 +392,193 @@ impl Flow {
             tags.add(Tag::Corrective);
             return (tags, None);
         }
-        let (me, _) = match dir {
+        if let Some(c) = self.data(seg, payload, dir, habits, &mut tags) {
+            cause = Some(c);
+        }
+        (tags, cause)
+    }
+
+    /// How long after the capture saw a packet going `dir` its receiver had it.
+    /// The capture sees the near end's packets as it sends them, and the far end's
+    /// as they arrive: an ACK from the near end reaches the far sender, and what it
+    /// triggers comes back, about a minimum RTT after the capture saw it.
+    fn rx_shift(&self, dir: Dir) -> u64 {
+        if dir != self.near_dir() {
+            return 0;
+        }
+        let far = match dir {
+            Dir::ToClient => &self.cli,
+            Dir::ToServer => &self.srv,
+        };
+        far.rtt.min_or(self.handshake_rtt.unwrap_or(0))
+    }
+
+    /// A SYN or SYN-ACK going `dir`: a repeated SYN, the MSS and SACK options, and
+    /// on the client side the handshake's RTT. Returns a resent SYN's cause.
+    fn syn(&mut self, seg: &Segment, dir: Dir, tags: &mut Tags) -> Option<Cause> {
+        let t = seg.ts_ns;
+        let mut cause = None;
+        let (me, peer) = match dir {
             Dir::ToClient => (&mut self.srv, &mut self.cli),
             Dir::ToServer => (&mut self.cli, &mut self.srv),
         };
-        let data_len = seg.len + seg.has(flags::FIN) as u32;
-        if data_len > 0 && !seg.has(flags::SYN) {
-            if seg.has(flags::FIN) {
-                let end = me.offset(seg.seq) + data_len as u64 - 1;
-                self.fin[side].get_or_insert(end);
-                tags.add(Tag::Fin);
+        let side = (dir == Dir::ToServer) as usize;
+        tags.add(Tag::Syn);
+        if self.syn_seen[side] {
+            self.syn_retrans += 1;
+            tags.add(Tag::SynRetransmission);
+            // A SYN is resent on its timer (RFC 6298 §5.7, RFC 9293 §3.8.1),
+            // unless it answers the peer's repeated SYN (Linux `tcp_check_req`
+            // resends the SYN-ACK when the SYN comes again).
+            if !(seg.has(flags::ACK) && self.syn_repeated[1 - side]) {
+                cause = Some(Cause::Timeout);
             }
-            let (burst, pos) = if dir == Dir::ToClient {
-                self.data_packets += 1;
-                self.place_in_burst(t)
-            } else {
-                (0, 0)
-            };
-            let me = match dir {
-                Dir::ToClient => &mut self.srv,
-                Dir::ToServer => &mut self.cli,
-            };
-            let before = me.nxt;
-            let kind = me.on_data(
-                t,
-                seg.seq,
-                data_len,
-                seg.opts.ts.map(|t| t.0),
-                burst,
-                pos,
-                habits,
-            );
-            let new_bytes = me.nxt.saturating_sub(before);
-            match kind {
-                DataKind::Original => tags.add(Tag::Original),
-                DataKind::Retransmission(c) => {
-                    tags.add(Tag::Retransmission);
-                    cause = Some(c);
-                }
+            self.syn_repeated[side] = !seg.has(flags::ACK);
+        }
+        self.syn_repeated[1 - side] = false;
+        self.syn_seen[side] = true;
+        me.on_syn(seg.seq);
+        if let Some(m) = seg.opts.mss {
+            me.on_mss_option(m);
+            peer.on_mss_option(m);
+        }
+        if seg.has(flags::ACK) {
+            self.synack_ns = Some(t);
+            if self.point == CapturePoint::Client
+                && self.handshake_rtt.is_none()
+                && let Some(s) = self.syn_ns
+            {
+                // SYN out, SYN-ACK back: the path's RTT, both senders' first
+                // sample.
+                let r = t.saturating_sub(s);
+                self.handshake_rtt = Some(r);
+                me.rtt.sample(r);
+                peer.rtt.sample(r);
             }
-            if seg.len > 0 {
-                let payload_new = new_bytes.min(seg.len as u64);
-                self.exchanges.data(dir, t, payload_new, payload);
+            // SACK is in use when the SYN-ACK permits it (RFC 2018 §2: only
+            // in answer to a SYN that did).
+            if seg.opts.sack_permitted {
+                me.sack_ok = true;
+                peer.sack_ok = true;
+            }
+        } else {
+            self.syn_ns = Some(t);
+        }
+        cause
+    }
+
+    /// The ACK of a packet going `dir`, which its receiver had `rx_shift` after the
+    /// capture saw it: the RTT, what the peer's sender learns, and the ACK's tags.
+    fn ack(&mut self, seg: &Segment, dir: Dir, rx_shift: u64, tags: &mut Tags) {
+        let t = seg.ts_ns;
+        let to_far = dir == self.near_dir();
+        let (me, peer) = match dir {
+            Dir::ToClient => (&mut self.srv, &mut self.cli),
+            Dir::ToServer => (&mut self.cli, &mut self.srv),
+        };
+        if self.point == CapturePoint::Server
+            && dir == Dir::ToServer
+            && self.handshake_rtt.is_none()
+            && !seg.has(flags::SYN)
+            && let Some(sa) = self.synack_ns
+        {
+            let r = t.saturating_sub(sa);
+            self.handshake_rtt = Some(r);
+            // The server's first RTT sample is its SYN-ACK's (Linux
+            // `tcp_synack_rtt_meas`; RFC 6298 §2.2 allows it), and the path's
+            // RTT is the client's too.
+            peer.rtt.sample(r);
+            me.rtt.sample(r);
+        }
+        let k: AckKind = peer.on_ack(
+            t + rx_shift,
+            seg.ack,
+            seg.window,
+            seg.len > 0,
+            seg.opts.sack_blocks(),
+            seg.opts.ts.map(|t| t.1),
+        );
+        // The far end's ACK of the near end's data: a sample of the path's RTT,
+        // the far sender's as much as the near one's.
+        if let Some(r) = k.rtt_sample
+            && !to_far
+        {
+            me.rtt.sample(r);
+        }
+        ack_tags(&k, seg, tags);
+        if dir == Dir::ToServer {
+            self.dup_acks += k.duplicate as u32;
+            self.sack_acks += k.sack as u32;
+            self.dsacks += k.dsack as u32;
+            self.window_updates += k.window_update as u32;
+            self.zero_windows += tags.has(Tag::ZeroWindow) as u32;
+            if k.advanced {
+                self.on_server_progress(t);
             }
         }
-        (tags, cause)
+    }
+
+    /// The data or FIN of a packet going `dir` (none on a SYN): its place in the
+    /// server's bursts, new or resent and why, and the application's bytes.
+    /// Returns a retransmission's cause.
+    fn data(
+        &mut self,
+        seg: &Segment,
+        payload: &[u8],
+        dir: Dir,
+        habits: &mut HostHabits,
+        tags: &mut Tags,
+    ) -> Option<Cause> {
+        let t = seg.ts_ns;
+        let data_len = seg.len + seg.has(flags::FIN) as u32;
+        if data_len == 0 || seg.has(flags::SYN) {
+            return None;
+        }
+        if seg.has(flags::FIN) {
+            let me = match dir {
+                Dir::ToClient => &self.srv,
+                Dir::ToServer => &self.cli,
+            };
+            let end = me.offset(seg.seq) + data_len as u64 - 1;
+            self.fin[(dir == Dir::ToServer) as usize].get_or_insert(end);
+            tags.add(Tag::Fin);
+        }
+        let (burst, pos) = if dir == Dir::ToClient {
+            self.data_packets += 1;
+            self.place_in_burst(t)
+        } else {
+            (0, 0)
+        };
+        let me = match dir {
+            Dir::ToClient => &mut self.srv,
+            Dir::ToServer => &mut self.cli,
+        };
+        let before = me.nxt;
+        let kind = me.on_data(
+            t,
+            seg.seq,
+            data_len,
+            seg.opts.ts.map(|t| t.0),
+            burst,
+            pos,
+            habits,
+        );
+        let new_bytes = me.nxt.saturating_sub(before);
+        let cause = match kind {
+            DataKind::Original => {
+                tags.add(Tag::Original);
+                None
+            }
+            DataKind::Retransmission(c) => {
+                tags.add(Tag::Retransmission);
+                Some(c)
+            }
+        };
+        if seg.len > 0 {
+            let payload_new = new_bytes.min(seg.len as u64);
+            self.exchanges.data(dir, t, payload_new, payload);
+        }
+        cause
     }
 
     /// The server's data was acknowledged further at `t`.
@@ -606,74 +624,22 @@ impl Flow {
     /// Ends the flow: computes its signatures and adds it to the figures; with
     /// `keep_log`, the report lists every server retransmission.
     pub fn finish(mut self, figs: &mut Figures, keep_log: bool, habits: HostHabits) -> FlowReport {
-        let ms = |ns: u64| ns as f64 / 1e6;
         self.srv.settle(habits);
-        let srv = &self.srv;
-        // Losses: transmissions retransmitted and not shown unnecessary.
-        let mut per_burst: Vec<u16> = vec![0; self.burst_lens.len()];
-        let mut losses = 0u32;
-        for &(b, pos, rec) in &srv.lost {
-            if srv.retrans[rec as usize].spurious.is_some() {
-                continue;
-            }
-            losses += 1;
-            if let (Some(n), Some(&len)) = (
-                per_burst.get_mut(b as usize),
-                self.burst_lens.get(b as usize),
-            ) {
-                *n += 1;
-                figs.loss_at(len, pos);
-            }
-        }
-        for (&len, &lost) in self.burst_lens.iter().zip(&per_burst) {
-            figs.burst(len, lost);
-        }
-        let lossy_bursts = per_burst.iter().filter(|&&n| n > 0).count() as u32;
-        for &r in &srv.rto_over_rtt {
+        let (losses, lossy_bursts) = self.losses(figs);
+        for &r in &self.srv.rto_over_rtt {
             figs.rto_over_rtt.push(r);
         }
-        let min = srv.rtt.min_checked();
-        let p95 = srv.rtt.quantile(0.95);
-        let inflation = min.zip(p95).map(|(m, p)| p.saturating_sub(m));
-        let bufferbloat = min
-            .zip(p95)
-            .is_some_and(|(m, p)| p >= 2 * m && p - m >= BLOAT_MIN_INFLATION_NS);
-        let policed = (srv.lost.len() >= POLICE_MIN_LOSSES
-            && min
-                .zip(p95)
-                .is_some_and(|(m, p)| (p as f64) <= m as f64 * POLICE_MAX_INFLATION + 2e6)
-            && self.rate.cv().is_some_and(|cv| cv < POLICE_MAX_CV))
-        .then(|| self.rate.mean / 1e3);
-        let rtt_for_fig = min.or(self.handshake_rtt);
+        let rtt = self.rtt_signatures();
         let exchanges =
             std::mem::take(&mut self.exchanges).finish(&self.srv.retrans, &self.srv.episodes);
+        let rtt_for_fig = rtt.min.or(self.handshake_rtt);
         for e in &exchanges {
             if let (Some(r), Some(l)) = (rtt_for_fig, e.response_ms) {
                 figs.latency(ms(r), l, e.lossy());
             }
         }
-        let unsettled = srv
-            .retrans
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.ambiguous || r.fack_only)
-            .map(|(i, r)| Unsettled {
-                log: i,
-                exchange: exchanges
-                    .partition_point(|e| e.request_ns <= r.t_ns)
-                    .checked_sub(1),
-                episode: srv.episodes.iter().position(|e| e.start_ns == r.t_ns),
-                guess: r.cause,
-                fack: r.fack_only && !r.ambiguous,
-            })
-            .collect();
-        let closed = if self.rst {
-            Closed::Rst
-        } else if self.finished() {
-            Closed::Fin
-        } else {
-            Closed::Open
-        };
+        let unsettled = unsettled(&self.srv, &exchanges);
+        let srv = &self.srv;
         let start = self.start_ns;
         FlowReport {
             id: self.id,
@@ -681,11 +647,11 @@ impl Flow {
             client: self.client.to_string(),
             start_ns: start,
             duration_ms: ms(self.last_ns.saturating_sub(start)),
-            closed,
+            closed: self.closed(),
             handshake_rtt_ms: self.handshake_rtt.map(ms),
-            rtt_min_ms: min.map(ms),
+            rtt_min_ms: rtt.min.map(ms),
             srtt_ms: srv.rtt.known().then(|| ms(srv.rtt.srtt)),
-            rtt_p95_ms: p95.map(ms),
+            rtt_p95_ms: rtt.p95.map(ms),
             packets: self.packets,
             data_packets: self.data_packets,
             bytes_to_client: self.exchanges_bytes(true),
@@ -709,19 +675,10 @@ impl Flow {
             rto_over_rtt: srv.rto_over_rtt.clone(),
             reordering_events: srv.reorder_events,
             reordering_max: srv.reorder_max,
-            rtt_inflation_ms: inflation.map(ms),
-            bufferbloat,
-            policed_kbps: policed,
-            recoveries: srv
-                .episodes
-                .iter()
-                .map(|e| EpisodeReport {
-                    start_ms: ms(e.start_ns.saturating_sub(start)),
-                    duration_ms: e.end_ns.map(|x| ms(x.saturating_sub(e.start_ns))),
-                    cause: e.cause,
-                    retransmissions: e.retransmissions,
-                })
-                .collect(),
+            rtt_inflation_ms: rtt.inflation.map(ms),
+            bufferbloat: rtt.bufferbloat,
+            policed_kbps: rtt.policed_kbps,
+            recoveries: self.recovery_reports(),
             exchanges,
             capture_gaps: srv.capture_gaps + self.cli.capture_gaps,
             retransmission_log: if keep_log {
@@ -732,6 +689,82 @@ impl Flow {
             ports: (self.server.port(), self.client.port()),
             unsettled,
         }
+    }
+
+    /// The server's losses — transmissions retransmitted and not shown unnecessary
+    /// — by burst, into the figures. Returns the losses and the bursts with one.
+    fn losses(&self, figs: &mut Figures) -> (u32, u32) {
+        let srv = &self.srv;
+        let mut per_burst: Vec<u16> = vec![0; self.burst_lens.len()];
+        let mut losses = 0u32;
+        for &(b, pos, rec) in &srv.lost {
+            if srv.retrans[rec as usize].spurious.is_some() {
+                continue;
+            }
+            losses += 1;
+            if let (Some(n), Some(&len)) = (
+                per_burst.get_mut(b as usize),
+                self.burst_lens.get(b as usize),
+            ) {
+                *n += 1;
+                figs.loss_at(len, pos);
+            }
+        }
+        for (&len, &lost) in self.burst_lens.iter().zip(&per_burst) {
+            figs.burst(len, lost);
+        }
+        let lossy_bursts = per_burst.iter().filter(|&&n| n > 0).count() as u32;
+        (losses, lossy_bursts)
+    }
+
+    /// The server's RTT samples and what they show (§2).
+    fn rtt_signatures(&self) -> RttSignatures {
+        let srv = &self.srv;
+        let min = srv.rtt.min_checked();
+        let p95 = srv.rtt.quantile(0.95);
+        let inflation = min.zip(p95).map(|(m, p)| p.saturating_sub(m));
+        let bufferbloat = min
+            .zip(p95)
+            .is_some_and(|(m, p)| p >= 2 * m && p - m >= BLOAT_MIN_INFLATION_NS);
+        let policed_kbps = (srv.lost.len() >= POLICE_MIN_LOSSES
+            && min
+                .zip(p95)
+                .is_some_and(|(m, p)| (p as f64) <= m as f64 * POLICE_MAX_INFLATION + 2e6)
+            && self.rate.cv().is_some_and(|cv| cv < POLICE_MAX_CV))
+        .then(|| self.rate.mean / 1e3);
+        RttSignatures {
+            min,
+            p95,
+            inflation,
+            bufferbloat,
+            policed_kbps,
+        }
+    }
+
+    /// How the flow ended, so far.
+    fn closed(&self) -> Closed {
+        if self.rst {
+            Closed::Rst
+        } else if self.finished() {
+            Closed::Fin
+        } else {
+            Closed::Open
+        }
+    }
+
+    /// The server's recovery episodes, timed from the flow's first packet.
+    fn recovery_reports(&self) -> Vec<EpisodeReport> {
+        let start = self.start_ns;
+        self.srv
+            .episodes
+            .iter()
+            .map(|e| EpisodeReport {
+                start_ms: ms(e.start_ns.saturating_sub(start)),
+                duration_ms: e.end_ns.map(|x| ms(x.saturating_sub(e.start_ns))),
+                cause: e.cause,
+                retransmissions: e.retransmissions,
+            })
+            .collect()
     }
 
     /// New payload bytes one way: the sequence space sent, less its FIN.
@@ -752,5 +785,68 @@ impl Flow {
     /// The flow's endpoints.
     pub fn endpoints(&self) -> (SocketAddr, SocketAddr) {
         (self.server, self.client)
+    }
+}
+
+/// ns to ms.
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// The server's RTT signatures (§2).
+struct RttSignatures {
+    /// Smallest sample, ns.
+    min: Option<u64>,
+    /// 95th-percentile sample, ns.
+    p95: Option<u64>,
+    /// The 95th percentile over the minimum, ns.
+    inflation: Option<u64>,
+    /// Inflation large enough to call bufferbloat.
+    bufferbloat: bool,
+    /// The flat delivery rate losses held the flow to, kbit/s, when it looks policed.
+    policed_kbps: Option<f64>,
+}
+
+/// The server's retransmissions whose cause the host's habits settle later, with
+/// the exchange and the recovery episode each was counted in.
+fn unsettled(srv: &Sender, exchanges: &[Exchange]) -> Vec<Unsettled> {
+    srv.retrans
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.ambiguous || r.fack_only)
+        .map(|(i, r)| Unsettled {
+            log: i,
+            exchange: exchanges
+                .partition_point(|e| e.request_ns <= r.t_ns)
+                .checked_sub(1),
+            episode: srv.episodes.iter().position(|e| e.start_ns == r.t_ns),
+            guess: r.cause,
+            fack: r.fack_only && !r.ambiguous,
+        })
+        .collect()
+}
+
+/// The tags an ACK earns by what the sender made of it (`k`) and its window.
+fn ack_tags(k: &AckKind, seg: &Segment, tags: &mut Tags) {
+    if k.duplicate {
+        tags.add(Tag::DupAck);
+    }
+    if k.sack {
+        tags.add(Tag::Sack);
+    }
+    if k.dsack {
+        tags.add(Tag::Dsack);
+    }
+    if k.window_update {
+        tags.add(Tag::WindowUpdate);
+    }
+    if k.undid {
+        tags.add(Tag::UndoesRetransmission);
+    }
+    if k.reordering.is_some() {
+        tags.add(Tag::Reordering);
+    }
+    if seg.window == 0 && !seg.has(flags::SYN) && !seg.has(flags::RST) {
+        tags.add(Tag::ZeroWindow);
     }
 }

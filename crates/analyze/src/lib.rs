@@ -34,7 +34,7 @@ pub use capture::{CaptureError, CaptureReader};
 pub use cause::{Cause, CauseCounts, Spurious};
 pub use decode::Segment;
 pub use figures::{FigureData, Figures};
-pub use flow::{CapturePoint, Dir, FlowReport};
+pub use flow::{CapturePoint, FlowReport};
 pub use sender::{HostHabits, Retransmission};
 pub use tags::{Tag, Tags};
 
@@ -59,6 +59,15 @@ pub struct Options {
     /// alone): a recovery begun on FACK's count alone is early from the start
     /// instead of settled by the host's habits seen in the capture.
     pub no_fack: bool,
+}
+
+/// Which way a packet goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// Server to client.
+    ToClient,
+    /// Client to server.
+    ToServer,
 }
 
 /// A packet and its tags, as handed to the `--tags` writer.

@@ -75,6 +75,27 @@ impl Seg {
     }
 }
 
+/// A data packet's transmission, as [`Sender::on_data`] places it.
+#[derive(Clone, Copy, Debug)]
+struct Tx {
+    /// When it was sent, ns.
+    t: u64,
+    /// Its sequence range, offsets.
+    start: u64,
+    end: u64,
+    tsval: Option<u32>,
+    /// Its burst and position in it.
+    burst: u32,
+    pos: u16,
+}
+
+impl Tx {
+    /// The segment of its range from `start` on, sent for the first time.
+    fn first_seg(&self, start: u64) -> Seg {
+        Seg::first(start, self.end, self.t, self.tsval, self.burst, self.pos)
+    }
+}
+
 /// One retransmission as inferred.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Retransmission {
@@ -444,28 +465,46 @@ impl Sender {
             self.base = Some(seq);
         }
         let start = self.offset(seq);
-        let end = start + len as u64;
+        let tx = Tx {
+            t,
+            start,
+            end: start + len as u64,
+            tsval,
+            burst,
+            pos,
+        };
         self.mss = self.mss.max(len);
         self.timestamps |= tsval.is_some();
         if start >= self.nxt {
-            if start > self.nxt && !self.segs.is_empty() {
-                self.capture_gaps += 1;
-            }
-            if self.segs.is_empty() {
-                self.rto_ref_ns = t;
-            }
-            self.judge_after(t);
-            if std::mem::take(&mut self.fack_watch) {
-                habits.no_fack = true;
-            }
-            self.segs
-                .push_back(Seg::first(start, end, t, tsval, burst, pos));
-            self.nxt = end;
-            self.last_tx_ns = t;
+            self.on_original(tx, habits);
             return DataKind::Original;
         }
+        DataKind::Retransmission(self.on_retransmission(tx, len, habits))
+    }
+
+    /// New data, at or above `nxt` (above it: the capture missed packets).
+    fn on_original(&mut self, tx: Tx, habits: &mut HostHabits) {
+        if tx.start > self.nxt && !self.segs.is_empty() {
+            self.capture_gaps += 1;
+        }
+        if self.segs.is_empty() {
+            self.rto_ref_ns = tx.t;
+        }
+        self.judge_after(tx.t);
+        if std::mem::take(&mut self.fack_watch) {
+            habits.no_fack = true;
+        }
+        self.segs.push_back(tx.first_seg(tx.start));
+        self.nxt = tx.end;
+        self.last_tx_ns = tx.t;
+    }
+
+    /// Data sent before, sent again (`len` bytes of sequence space): why, what it
+    /// shows lost, and the recovery episode it begins or adds to. Returns the cause.
+    fn on_retransmission(&mut self, tx: Tx, len: u32, habits: &mut HostHabits) -> Cause {
+        let t = tx.t;
         let since = t.saturating_sub(self.rto_ref_ns);
-        let (cause, ambiguous) = self.classify(t, start, end, habits);
+        let (cause, ambiguous) = self.classify(t, tx.start, tx.end, habits);
         let record = self.retrans.len() as u32;
         let gap = t.saturating_sub(self.last_rx_ns);
         if matches!(cause, Cause::Timeout | Cause::Probe) {
@@ -474,7 +513,7 @@ impl Sender {
         if ambiguous {
             self.after = Some(AfterCheck {
                 record,
-                end,
+                end: tx.end,
                 acked: false,
                 flight: 0,
                 last_ns: 0,
@@ -482,7 +521,7 @@ impl Sender {
         }
         self.retrans.push(Retransmission {
             t_ns: t,
-            seq: start,
+            seq: tx.start,
             len,
             cause,
             spurious: None,
@@ -493,9 +532,25 @@ impl Sender {
         });
         self.fack_watch = false;
         self.counts.add(cause);
-        let i0 = self.segs.partition_point(|s| s.end <= start);
+        self.mark_resent(tx, record, cause);
+        if tx.end > self.nxt {
+            self.segs.push_back(tx.first_seg(self.nxt));
+            self.nxt = tx.end;
+        }
+        self.last_tx_ns = t;
+        self.track_episode(t, cause, since);
+        if let Some(e) = self.episodes.last_mut() {
+            e.retransmissions += 1;
+        }
+        cause
+    }
+
+    /// The segments retransmission `record` (`tx`) repeats: their last
+    /// transmissions were lost, unless shown otherwise, and this is their latest.
+    fn mark_resent(&mut self, tx: Tx, record: u32, cause: Cause) {
+        let i0 = self.segs.partition_point(|s| s.end <= tx.start);
         for s in self.segs.iter_mut().skip(i0) {
-            if s.start >= end {
+            if s.start >= tx.end {
                 break;
             }
             // The transmission this one repeats was lost, unless shown otherwise.
@@ -504,29 +559,23 @@ impl Sender {
                 self.tail_losses += 1;
             }
             s.tx = s.tx.saturating_add(1);
-            s.last_ns = t;
-            s.tsval = tsval;
+            s.last_ns = tx.t;
+            s.tsval = tx.tsval;
             s.retrans = Some(record);
-            s.burst = burst;
-            s.pos = pos;
+            s.burst = tx.burst;
+            s.pos = tx.pos;
         }
-        if end > self.nxt {
-            self.segs
-                .push_back(Seg::first(self.nxt, end, t, tsval, burst, pos));
-            self.nxt = end;
-        }
-        self.last_tx_ns = t;
-        // Episode bookkeeping and the state the sender is now in.
+    }
+
+    /// Episode bookkeeping and the state the sender is now in, after a
+    /// retransmission for `cause` at `t`, `since` after the retransmission timer's
+    /// last start.
+    fn track_episode(&mut self, t: u64, cause: Cause, since: u64) {
         match cause {
             Cause::Timeout => {
                 let first = !matches!(self.state, State::Loss { .. });
                 if first {
-                    self.episodes.push(Episode {
-                        start_ns: t,
-                        end_ns: None,
-                        cause,
-                        retransmissions: 0,
-                    });
+                    self.begin_episode(t, cause);
                     if self.rtt.known() && self.rtt.srtt > 0 {
                         self.rto_over_rtt.push(since as f64 / self.rtt.srtt as f64);
                     }
@@ -534,29 +583,25 @@ impl Sender {
                 self.state = State::Loss { high: self.nxt };
             }
             Cause::Fast | Cause::Early if self.state == State::Open => {
-                self.episodes.push(Episode {
-                    start_ns: t,
-                    end_ns: None,
-                    cause,
-                    retransmissions: 0,
-                });
+                self.begin_episode(t, cause);
                 self.state = State::Recovery { high: self.nxt };
             }
             Cause::Probe => {
                 self.probe_out = true;
-                self.episodes.push(Episode {
-                    start_ns: t,
-                    end_ns: None,
-                    cause,
-                    retransmissions: 0,
-                });
+                self.begin_episode(t, cause);
             }
             _ => {}
         }
-        if let Some(e) = self.episodes.last_mut() {
-            e.retransmissions += 1;
-        }
-        DataKind::Retransmission(cause)
+    }
+
+    /// A recovery episode begins at `t` with a retransmission for `cause`.
+    fn begin_episode(&mut self, t: u64, cause: Cause) {
+        self.episodes.push(Episode {
+            start_ns: t,
+            end_ns: None,
+            cause,
+            retransmissions: 0,
+        });
     }
 
     fn classify(&mut self, t: u64, start: u64, end: u64, habits: &mut HostHabits) -> (Cause, bool) {
@@ -793,8 +838,36 @@ impl Sender {
             return k;
         }
         let a = self.ext(ack, self.una).min(self.nxt.max(self.una));
-        // SACK blocks first (RFC 2883 §4: a DSACK is the first block, below the
-        // cumulative ACK or inside the second block).
+        self.on_sack_blocks(sack, a, &mut k);
+        if a > self.una {
+            k.advanced = true;
+            self.on_advance(t, a, tsecr, &mut k);
+        } else if !data && a == self.una && self.nxt > self.una {
+            if self.last_ack.is_some_and(|(_, w)| w == window) {
+                k.duplicate = true;
+                self.dupacks += 1;
+            } else if self.last_ack.is_some_and(|(x, w)| x == a && w != window) {
+                k.window_update = true;
+            }
+        } else if !data && self.last_ack.is_some_and(|(x, w)| x == a && w != window) {
+            k.window_update = true;
+        }
+        self.last_ack = Some((a, window));
+        let (plain, fack) = self.dup_evidence_fack();
+        self.fack_watch = !self.far
+            && self.state == State::Open
+            && self.reorder_events == 0
+            && plain < 3
+            && fack >= 3;
+        if k.advanced || k.duplicate || (k.sack && !k.dsack) {
+            self.last_trigger_ns = Some(t);
+        }
+        k
+    }
+
+    /// An ACK's SACK blocks, with cumulative ACK `a` (RFC 2883 §4: a DSACK is the
+    /// first block, below the cumulative ACK or inside the second block).
+    fn on_sack_blocks(&mut self, sack: &[(u32, u32)], a: u64, k: &mut AckKind) {
         for (i, &(l, r)) in sack.iter().enumerate() {
             k.sack = true;
             self.sack_ok = true;
@@ -827,100 +900,96 @@ impl Sender {
                 }
             }
         }
-        if a > self.una {
-            k.advanced = true;
-            let mut sample: Option<u64> = None;
-            let mut reorder: Option<u32> = None;
-            let sacked_above = self.sacked;
-            while let Some(s) = self.segs.front().copied() {
-                if s.end > a {
-                    break;
-                }
-                self.segs.pop_front();
-                if s.sacked {
-                    self.sacked -= 1;
-                } else if s.tx == 1 && sacked_above > 0 {
-                    // Acknowledged in order after later segments were SACKed, and
-                    // never resent: reordering (Linux `tcp_update_reordering`).
-                    reorder = Some(reorder.unwrap_or(0).max(sacked_above));
-                }
-                if s.tx == 1 {
-                    if !s.sacked {
-                        sample = Some(t.saturating_sub(s.last_ns));
-                    }
-                } else if let Some(rec) = s.retrans {
-                    // Was the retransmission needed?
-                    let how = match (tsecr, s.tsval, s.first_tsval) {
-                        (Some(ecr), Some(now), Some(_)) if ts_before(ecr, now) => {
-                            Some(Spurious::Timestamp)
-                        }
-                        _ if self.rtt.known() && t.saturating_sub(s.last_ns) * 2 < self.rtt.min => {
-                            Some(Spurious::TooSoon)
-                        }
-                        _ => None,
-                    };
-                    if let Some(how) = how {
-                        k.undid |= self.mark_spurious(rec, how);
-                    }
-                }
-            }
-            // Far from the capture, data is seen as it arrives and the ACK as it
-            // leaves: the gap is the receiver's delay, not an RTT; the flow feeds
-            // this sender the near end's samples instead.
-            if let Some(r) = sample
-                && !self.far
-            {
-                self.rtt.sample(r);
-                k.rtt_sample = Some(r);
-            }
-            if let Some(n) = reorder {
-                k.reordering = Some(n);
-                self.reorder_events += 1;
-                self.reorder_max = self.reorder_max.max(n);
-            }
-            self.una = a;
-            self.sack_bytes.advance(a);
-            self.rto_ref_ns = t;
-            if let Some(c) = &mut self.after
-                && a >= c.end
-            {
-                c.acked = true;
-            }
-            self.dupacks = 0;
-            self.probe_out = false;
-            self.last_timer = None;
-            match self.state {
-                State::Recovery { high } | State::Loss { high } if a >= high => {
-                    self.state = State::Open;
-                    self.end_episode(t);
-                }
-                State::Open => self.end_episode(t),
-                _ => {}
-            }
-            if self.segs.is_empty() {
+    }
+
+    /// The cumulative ACK advanced to `a` at `t`: the RTT sample, reordering, and
+    /// the end of a recovery.
+    fn on_advance(&mut self, t: u64, a: u64, tsecr: Option<u32>, k: &mut AckKind) {
+        let (sample, reorder) = self.take_acked(t, a, tsecr, k);
+        // Far from the capture, data is seen as it arrives and the ACK as it
+        // leaves: the gap is the receiver's delay, not an RTT; the flow feeds
+        // this sender the near end's samples instead.
+        if let Some(r) = sample
+            && !self.far
+        {
+            self.rtt.sample(r);
+            k.rtt_sample = Some(r);
+        }
+        if let Some(n) = reorder {
+            k.reordering = Some(n);
+            self.reorder_events += 1;
+            self.reorder_max = self.reorder_max.max(n);
+        }
+        self.una = a;
+        self.sack_bytes.advance(a);
+        self.rto_ref_ns = t;
+        if let Some(c) = &mut self.after
+            && a >= c.end
+        {
+            c.acked = true;
+        }
+        self.dupacks = 0;
+        self.probe_out = false;
+        self.last_timer = None;
+        match self.state {
+            State::Recovery { high } | State::Loss { high } if a >= high => {
+                self.state = State::Open;
                 self.end_episode(t);
             }
-        } else if !data && a == self.una && self.nxt > self.una {
-            if self.last_ack.is_some_and(|(_, w)| w == window) {
-                k.duplicate = true;
-                self.dupacks += 1;
-            } else if self.last_ack.is_some_and(|(x, w)| x == a && w != window) {
-                k.window_update = true;
+            State::Open => self.end_episode(t),
+            _ => {}
+        }
+        if self.segs.is_empty() {
+            self.end_episode(t);
+        }
+    }
+
+    /// Removes the segments up to `a`, acknowledged at `t`, and judges their
+    /// retransmissions. Returns a Karn RTT sample (RFC 6298 §3: of a segment sent
+    /// once) and the reordering extent, if the ACK shows any.
+    fn take_acked(
+        &mut self,
+        t: u64,
+        a: u64,
+        tsecr: Option<u32>,
+        k: &mut AckKind,
+    ) -> (Option<u64>, Option<u32>) {
+        let mut sample: Option<u64> = None;
+        let mut reorder: Option<u32> = None;
+        let sacked_above = self.sacked;
+        while let Some(s) = self.segs.front().copied() {
+            if s.end > a {
+                break;
             }
-        } else if !data && self.last_ack.is_some_and(|(x, w)| x == a && w != window) {
-            k.window_update = true;
+            self.segs.pop_front();
+            if s.sacked {
+                self.sacked -= 1;
+            } else if s.tx == 1 && sacked_above > 0 {
+                // Acknowledged in order after later segments were SACKed, and
+                // never resent: reordering (Linux `tcp_update_reordering`).
+                reorder = Some(reorder.unwrap_or(0).max(sacked_above));
+            }
+            if s.tx == 1 {
+                if !s.sacked {
+                    sample = Some(t.saturating_sub(s.last_ns));
+                }
+            } else if let Some(rec) = s.retrans {
+                // Was the retransmission needed?
+                let how = match (tsecr, s.tsval, s.first_tsval) {
+                    (Some(ecr), Some(now), Some(_)) if ts_before(ecr, now) => {
+                        Some(Spurious::Timestamp)
+                    }
+                    _ if self.rtt.known() && t.saturating_sub(s.last_ns) * 2 < self.rtt.min => {
+                        Some(Spurious::TooSoon)
+                    }
+                    _ => None,
+                };
+                if let Some(how) = how {
+                    k.undid |= self.mark_spurious(rec, how);
+                }
+            }
         }
-        self.last_ack = Some((a, window));
-        let (plain, fack) = self.dup_evidence_fack();
-        self.fack_watch = !self.far
-            && self.state == State::Open
-            && self.reorder_events == 0
-            && plain < 3
-            && fack >= 3;
-        if k.advanced || k.duplicate || (k.sack && !k.dsack) {
-            self.last_trigger_ns = Some(t);
-        }
-        k
+        (sample, reorder)
     }
 
     fn end_episode(&mut self, t: u64) {

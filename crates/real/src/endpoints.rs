@@ -34,6 +34,9 @@ use crate::topology::{CLIENT_ADDR, SERVER_ADDR};
 
 /// Client ports: connection k binds `CLIENT_PORT_BASE + k`.
 pub const CLIENT_PORT_BASE: u16 = 20000;
+/// Byte of the response pattern: every response byte is this one, whoever sends
+/// it (these kernel endpoints, the engine host and its HTTP responder).
+pub(crate) const PATTERN: u8 = b'g';
 /// How often the server looks whether its response is all acknowledged.
 const ACK_POLL: Duration = Duration::from_micros(100);
 /// Longest a blocking call waits before looking at the stop flag.
@@ -255,7 +258,7 @@ fn serve_conn(
     s.set_read_timeout(Some(SLICE))?;
     s.set_write_timeout(Some(SLICE))?;
     let mut buf = vec![0u8; 64 * 1024];
-    let pattern = vec![b'g'; 64 * 1024];
+    let pattern = vec![PATTERN; 64 * 1024];
     if plan.endless {
         while write_n(&mut s, pattern.len() as u64, stop, &pattern)? {}
         return Ok(());

@@ -36,15 +36,15 @@ use gentle_tcp::{CloseReason, Config, Connection, Counters, Instant, Segment};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use crate::endpoints::{CLIENT_PORT_BASE, ClientScript, ConnPlan, ExchangeResult, Measured};
+use crate::endpoints::{
+    CLIENT_PORT_BASE, ClientScript, ConnPlan, ExchangeResult, Measured, PATTERN,
+};
 use crate::forward::Host;
 pub use crate::http_responder::HttpExchange;
 use crate::http_responder::{HttpServer, http_step};
 
 /// Bytes the host keeps queued ahead of acknowledgment for an endless sender.
 const ENDLESS_AHEAD: u64 = 1 << 20;
-/// Byte of the response pattern (the kernel endpoints send the same).
-pub(crate) const PATTERN: u8 = b'g';
 
 /// What the host does.
 #[derive(Clone, Debug)]

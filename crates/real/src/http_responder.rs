@@ -11,7 +11,7 @@ use bytes::Bytes;
 use gentle_tcp::{Connection, Counters};
 use serde::Serialize;
 
-use crate::engine_host::PATTERN;
+use crate::endpoints::PATTERN;
 
 /// Longest HTTP request head the responder accepts.
 const MAX_HEAD: usize = 16 * 1024;

@@ -22,16 +22,16 @@ const MAX_REPORTED: usize = 4;
 /// what is due to be acknowledged (RFC 9293 §3.10.7.4, RFC 2018, RFC 2883).
 pub struct Reassembly {
     /// The peer's initial sequence number: every offset here counts from it.
-    pub irs: u32,
+    irs: u32,
     /// Next expected sequence offset (relative to the peer's ISN).
-    pub rcv_nxt: u64,
+    rcv_nxt: u64,
     /// Out-of-order segments, sorted by start, non-overlapping.
     ooo: VecDeque<(u64, Bytes)>,
     ooo_bytes: usize,
     /// In-order bytes not yet read by the application.
     ready: VecDeque<Bytes>,
     /// Bytes in `ready`.
-    pub ready_bytes: usize,
+    ready_bytes: usize,
     /// Sequence offset of the peer's FIN, once seen.
     pub fin_at: Option<u64>,
     /// The FIN was reached in order.
@@ -80,6 +80,40 @@ impl Reassembly {
             rcv_wup: rcv_nxt,
             ..Default::default()
         }
+    }
+
+    /// A receiver once the peer's SYN, with initial sequence number `irs`, arrived:
+    /// the SYN took offset 0, so offset 1 is expected next.
+    pub fn after_syn(irs: u32) -> Self {
+        Reassembly {
+            irs,
+            ..Reassembly::new(1)
+        }
+    }
+
+    /// The peer's initial sequence number: every offset here counts from it.
+    #[inline]
+    pub fn irs(&self) -> u32 {
+        self.irs
+    }
+
+    /// Next expected sequence offset (RCV.NXT, relative to the peer's ISN).
+    #[inline]
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// In-order bytes not yet read by the application.
+    #[inline]
+    pub fn ready_bytes(&self) -> usize {
+        self.ready_bytes
+    }
+
+    /// The peer's FIN, at `rcv_nxt`, is received in order: it takes one sequence
+    /// number (RFC 9293 §3.4).
+    pub fn receive_fin(&mut self) {
+        self.fin_received = true;
+        self.rcv_nxt += 1;
     }
 
     /// Whether `[start, end)` was received: below `rcv_nxt`, or held out of order.

@@ -1,6 +1,7 @@
 //! The applications: clients and servers that drive the workloads and measure
 //! response times (see [`crate::workload`] and [`crate::record`]).
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use gentle_tcp::{CloseReason, Counters, Instant};
@@ -52,7 +53,7 @@ pub(crate) struct WorkloadRt {
     pub page_bytes: u64,
     /// The backend node of a frontend workload, and its pool.
     pub backend_node: u16,
-    pub pool: super::relay::Pool,
+    pub pool: Pool,
 }
 
 impl WorkloadRt {
@@ -131,7 +132,31 @@ pub(crate) struct Session {
     /// The first exchange's client-side time starts at the SYN (fresh connections).
     pub count_handshake: bool,
     /// A frontend's connection to its backend, and what it relays.
-    pub backend: Option<super::relay::Relaying>,
+    pub backend: Option<Relaying>,
+}
+
+/// A frontend's pool and queue (on the workload; see [`super::relay`]).
+#[derive(Debug, Default)]
+pub(crate) struct Pool {
+    /// The backend sessions.
+    pub sessions: Vec<u32>,
+    /// Client sessions whose request waits for a free backend session.
+    pub waiting: VecDeque<u32>,
+    /// Every backend connection is established (the clients have started).
+    pub up: bool,
+}
+
+/// What a backend session is doing (see [`super::relay`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Relaying {
+    /// The client session whose request it carries.
+    pub serving: Option<u32>,
+    /// The backend stream offset where the response starts ...
+    pub from: u64,
+    /// ... and the bytes of it forwarded so far.
+    pub forwarded: u64,
+    /// The response's length.
+    pub len: u64,
 }
 
 impl Session {

@@ -149,29 +149,59 @@ fn demux_key(node: u16, lport: u16, peer: u16, pport: u16) -> u64 {
     (node as u64) << 48 | (lport as u64) << 32 | (peer as u64) << 16 | pport as u64
 }
 
+/// A trial's nodes — the setup's, then the link ends it does not name, in order of
+/// first appearance — and its channels: two per link (a to b, then b to a), each
+/// with its own random stream.
+fn channels(setup: &Setup, trial_seed: u64) -> (Vec<String>, Vec<Channel>) {
+    let mut names = setup.nodes.clone();
+    let idx = |n: &str, names: &mut Vec<String>| -> u16 {
+        match names.iter().position(|x| x == n) {
+            Some(i) => i as u16,
+            None => {
+                names.push(n.to_string());
+                (names.len() - 1) as u16
+            }
+        }
+    };
+    let mut chans = Vec::new();
+    for (i, l) in setup.links.iter().enumerate() {
+        let a = idx(&l.a, &mut names);
+        let b = idx(&l.b, &mut names);
+        let r1 = rng::stream(trial_seed, rng::ids::LINK + 2 * i as u64);
+        let r2 = rng::stream(trial_seed, rng::ids::LINK + 2 * i as u64 + 1);
+        chans.push(Channel::new(l.a_to_b.clone(), a, b, r1));
+        chans.push(Channel::new(l.b_to_a.clone(), b, a, r2));
+    }
+    (names, chans)
+}
+
+/// `route[node][dst]`: the channel of the first hop of a shortest path, or
+/// `u32::MAX` if `dst` is unreachable. Shortest paths by BFS from every destination
+/// over reversed channels.
+fn shortest_routes(chans: &[Channel], n: usize) -> Vec<Vec<u32>> {
+    let mut route = vec![vec![u32::MAX; n]; n];
+    for dst in 0..n {
+        let mut dist = vec![u32::MAX; n];
+        dist[dst] = 0;
+        let mut frontier = std::collections::VecDeque::from([dst]);
+        while let Some(v) = frontier.pop_front() {
+            for (ci, c) in chans.iter().enumerate() {
+                let (u, w) = (c.from as usize, c.to as usize);
+                if w == v && dist[u] == u32::MAX {
+                    dist[u] = dist[v] + 1;
+                    route[u][dst] = ci as u32;
+                    frontier.push_back(u);
+                }
+            }
+        }
+    }
+    route
+}
+
 impl<'o> Sim<'o> {
     /// Builds the simulation of trial `trial` whose seed is `trial_seed`.
     pub fn new(setup: &Setup, trial: u64, trial_seed: u64) -> Result<Sim<'o>, SetupError> {
-        let mut names = setup.nodes.clone();
-        let idx = |n: &str, names: &mut Vec<String>| -> u16 {
-            match names.iter().position(|x| x == n) {
-                Some(i) => i as u16,
-                None => {
-                    names.push(n.to_string());
-                    (names.len() - 1) as u16
-                }
-            }
-        };
-        let mut chans = Vec::new();
-        for (i, l) in setup.links.iter().enumerate() {
-            let a = idx(&l.a, &mut names);
-            let b = idx(&l.b, &mut names);
-            let r1 = rng::stream(trial_seed, rng::ids::LINK + 2 * i as u64);
-            let r2 = rng::stream(trial_seed, rng::ids::LINK + 2 * i as u64 + 1);
-            chans.push(Channel::new(l.a_to_b.clone(), a, b, r1));
-            chans.push(Channel::new(l.b_to_a.clone(), b, a, r2));
-        }
-        let n = names.len();
+        let (names, chans) = channels(setup, trial_seed);
         for w in &setup.workloads {
             for host in [&w.client, &w.server] {
                 if !names.contains(host) {
@@ -182,23 +212,8 @@ impl<'o> Sim<'o> {
                 }
             }
         }
-        // Shortest paths by BFS from every destination over reversed channels.
-        let mut route = vec![vec![u32::MAX; n]; n];
-        for dst in 0..n {
-            let mut dist = vec![u32::MAX; n];
-            dist[dst] = 0;
-            let mut frontier = std::collections::VecDeque::from([dst]);
-            while let Some(v) = frontier.pop_front() {
-                for (ci, c) in chans.iter().enumerate() {
-                    let (u, w) = (c.from as usize, c.to as usize);
-                    if w == v && dist[u] == u32::MAX {
-                        dist[u] = dist[v] + 1;
-                        route[u][dst] = ci as u32;
-                        frontier.push_back(u);
-                    }
-                }
-            }
-        }
+        let n = names.len();
+        let route = shortest_routes(&chans, n);
         let host_rngs = (0..n)
             .map(|i| rng::stream(trial_seed, rng::ids::HOST + i as u64))
             .collect();
@@ -208,7 +223,7 @@ impl<'o> Sim<'o> {
             heap: BinaryHeap::with_capacity(256),
             slab: Slab::default(),
             chans,
-            node_names: names.clone(),
+            node_names: names,
             route,
             conns: Vec::new(),
             demux: FxHashMap::default(),
@@ -234,52 +249,65 @@ impl<'o> Sim<'o> {
             engine_events: false,
         };
         for (i, w) in setup.workloads.iter().enumerate() {
-            let client = names.iter().position(|x| *x == w.client).expect("checked") as u16;
-            let server = names.iter().position(|x| *x == w.server).expect("checked") as u16;
-            if sim.route[client as usize][server as usize] == u32::MAX
-                || sim.route[server as usize][client as usize] == u32::MAX
-            {
-                return Err(SetupError(format!(
-                    "workload `{}`: no path between `{}` and `{}`",
-                    w.name, w.client, w.server
-                )));
-            }
-            let rng = rng::stream(trial_seed, rng::ids::WORKLOAD + i as u64);
-            let mut rt = WorkloadRt::new(w.clone(), client, server, rng);
-            if let Some(b) = &w.backend {
-                let Some(bn) = names.iter().position(|x| *x == b.node) else {
-                    return Err(SetupError(format!(
-                        "workload `{}`: backend node `{}` is not on any link",
-                        w.name, b.node
-                    )));
-                };
-                let bn = bn as u16;
-                if sim.route[server as usize][bn as usize] == u32::MAX
-                    || sim.route[bn as usize][server as usize] == u32::MAX
-                {
-                    return Err(SetupError(format!(
-                        "workload `{}`: no path between `{}` and `{}`",
-                        w.name, w.server, b.node
-                    )));
-                }
-                rt.backend_node = bn;
-                sim.listeners.push((bn, b.port));
-            }
-            let start = rt.start;
-            if w.measure {
-                sim.measured_left += 1;
-            }
-            sim.listeners.push((server, w.port));
-            sim.workloads.push(rt);
-            sim.push(
-                start.as_nanos() as u64,
-                Ev::App {
-                    wl: i as u16,
-                    action: apps::Action::Start,
-                },
-            );
+            sim.add_workload(i, w, trial_seed)?;
         }
         Ok(sim)
+    }
+
+    /// Adds workload `i` (its hosts are on links): checks that its client and
+    /// server, and its server and backend, reach each other, listens on their
+    /// ports and schedules its start.
+    fn add_workload(
+        &mut self,
+        i: usize,
+        w: &WorkloadSpec,
+        trial_seed: u64,
+    ) -> Result<(), SetupError> {
+        let node = |name: &str| self.node_names.iter().position(|x| x == name);
+        let client = node(&w.client).expect("checked") as u16;
+        let server = node(&w.server).expect("checked") as u16;
+        self.check_path(&w.name, (client, &w.client), (server, &w.server))?;
+        let rng = rng::stream(trial_seed, rng::ids::WORKLOAD + i as u64);
+        let mut rt = WorkloadRt::new(w.clone(), client, server, rng);
+        if let Some(b) = &w.backend {
+            let Some(bn) = node(&b.node) else {
+                return Err(SetupError(format!(
+                    "workload `{}`: backend node `{}` is not on any link",
+                    w.name, b.node
+                )));
+            };
+            let bn = bn as u16;
+            self.check_path(&w.name, (server, &w.server), (bn, &b.node))?;
+            rt.backend_node = bn;
+            self.listeners.push((bn, b.port));
+        }
+        let start = rt.start;
+        if w.measure {
+            self.measured_left += 1;
+        }
+        self.listeners.push((server, w.port));
+        self.workloads.push(rt);
+        self.push(
+            start.as_nanos() as u64,
+            Ev::App {
+                wl: i as u16,
+                action: apps::Action::Start,
+            },
+        );
+        Ok(())
+    }
+
+    /// Whether nodes `a` and `b` (index and name) reach each other both ways, for
+    /// workload `workload`.
+    fn check_path(&self, workload: &str, a: (u16, &str), b: (u16, &str)) -> Result<(), SetupError> {
+        let (ai, bi) = (a.0 as usize, b.0 as usize);
+        if self.route[ai][bi] == u32::MAX || self.route[bi][ai] == u32::MAX {
+            return Err(SetupError(format!(
+                "workload `{workload}`: no path between `{}` and `{}`",
+                a.1, b.1
+            )));
+        }
+        Ok(())
     }
 
     /// Shows the trial to `observer` as it runs.

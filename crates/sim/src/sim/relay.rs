@@ -16,35 +16,9 @@
 //!   includes the backend leg (§8.2's RT). The backend leg's counters are summed
 //!   apart ([`TrialResult::backend`](crate::record::TrialResult::backend)).
 
-use std::collections::VecDeque;
-
 use super::Sim;
-use super::apps::{Action, Active, Session};
+use super::apps::{Action, Active, Relaying, Session};
 use crate::pattern;
-
-/// A frontend's pool and queue (on the workload).
-#[derive(Debug, Default)]
-pub(crate) struct Pool {
-    /// The backend sessions.
-    pub sessions: Vec<u32>,
-    /// Client sessions whose request waits for a free backend session.
-    pub waiting: VecDeque<u32>,
-    /// Every backend connection is established (the clients have started).
-    pub up: bool,
-}
-
-/// What a backend session is doing.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Relaying {
-    /// The client session whose request it carries.
-    pub serving: Option<u32>,
-    /// The backend stream offset where the response starts ...
-    pub from: u64,
-    /// ... and the bytes of it forwarded so far.
-    pub forwarded: u64,
-    /// The response's length.
-    pub len: u64,
-}
 
 impl Sim<'_> {
     /// Opens the frontend's pool of backend connections.

@@ -162,7 +162,7 @@ impl Cc {
 #[derive(Clone, Debug)]
 pub struct Congestion {
     /// cwnd, ssthresh and the linear-increase counter.
-    pub w: Window,
+    w: Window,
     alg: Cc,
 }
 
@@ -178,9 +178,59 @@ impl Congestion {
             alg: Cc::new(alg, hystart),
         }
     }
+    /// Congestion window, segments.
+    #[inline]
+    pub fn cwnd(&self) -> u32 {
+        self.w.cwnd
+    }
+    /// Slow-start threshold, segments.
+    #[inline]
+    pub fn ssthresh(&self) -> u32 {
+        self.w.ssthresh
+    }
+    /// cwnd, ssthresh and the linear-increase counter as they are.
+    #[inline]
+    pub fn window(&self) -> Window {
+        self.w
+    }
+    /// The window, for the recovery algorithm that sets it during a reduction
+    /// ([`crate::recovery`]).
+    #[inline]
+    pub fn window_mut(&mut self) -> &mut Window {
+        &mut self.w
+    }
+    /// Sets cwnd, segments.
+    #[inline]
+    pub fn set_cwnd(&mut self, cwnd: u32) {
+        self.w.cwnd = cwnd;
+    }
+    /// Sets ssthresh, segments.
+    #[inline]
+    pub fn set_ssthresh(&mut self, ssthresh: u32) {
+        self.w.ssthresh = ssthresh;
+    }
+    /// Starts the linear-increase count afresh (a reduction begins or ends).
+    #[inline]
+    pub fn reset_cwnd_cnt(&mut self) {
+        self.w.cwnd_cnt = 0;
+    }
+    /// Sets cwnd and ssthresh, segments, and starts the linear-increase count
+    /// afresh: the window a restart after idle, a fast start, the reset of a failed
+    /// fast start, or a TCP session's reduction goes to.
+    #[inline]
+    pub fn set_window(&mut self, cwnd: u32, ssthresh: u32) {
+        self.w.cwnd = cwnd;
+        self.w.ssthresh = ssthresh;
+        self.w.cwnd_cnt = 0;
+    }
     /// The algorithm's ssthresh for a reduction from the current window.
     pub fn reduction_target(&mut self) -> u32 {
         self.alg.ssthresh(&self.w)
+    }
+    /// A reduction begins: ssthresh becomes the algorithm's target for it
+    /// ([`Congestion::reduction_target`]).
+    pub fn set_ssthresh_for_reduction(&mut self) {
+        self.w.ssthresh = self.alg.ssthresh(&self.w);
     }
     /// The floor for cwnd during a rate-halving reduction.
     pub fn min_cwnd(&self) -> u32 {

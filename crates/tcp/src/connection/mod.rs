@@ -41,7 +41,7 @@ use crate::wire::Segment;
 pub(crate) use extensions::Extensions;
 pub(crate) use receiver::Receiver;
 pub use sender::PathMetrics;
-pub(crate) use sender::{Fallback, Sender, decayed_cwnd, fast_start_cwnd, restart_window};
+pub(crate) use sender::{Fallback, Sender, decayed_cwnd, fast_start_cwnd};
 use timer_table::TimerTable;
 
 /// Why a connection ended.

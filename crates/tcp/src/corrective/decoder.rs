@@ -47,13 +47,13 @@ pub fn decode(rcv: &Reassembly, start: u64, len: u64, payload: &[u8]) -> Decoded
         return Decoded::Malformed;
     }
     let end = start + len;
-    if end <= rcv.rcv_nxt {
+    if end <= rcv.rcv_nxt() {
         return Decoded::Complete;
     }
     // Missing runs in [max(start, rcv_nxt), end): the gaps between queued segments.
     let mut runs = 0;
     let mut first = (0, 0);
-    let mut cursor = start.max(rcv.rcv_nxt);
+    let mut cursor = start.max(rcv.rcv_nxt());
     for (s, e) in rcv.ooo_ranges() {
         if e <= cursor {
             continue;
@@ -82,7 +82,7 @@ pub fn decode(rcv: &Reassembly, start: u64, len: u64, payload: &[u8]) -> Decoded
         return Decoded::Complete;
     }
     let (m0, m1) = first;
-    let history_reaches = start >= rcv.rcv_nxt || rcv.history_start() <= start;
+    let history_reaches = start >= rcv.rcv_nxt() || rcv.history_start() <= start;
     if runs > 1 || m1 - m0 > stride || !history_reaches {
         return Decoded::Failed { end };
     }

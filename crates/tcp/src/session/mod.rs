@@ -74,7 +74,7 @@ use std::time::Duration;
 
 use crate::cc::Congestion;
 use crate::config::{CcAlgorithm, Config};
-use crate::connection::{Connection, Fallback, decayed_cwnd, fast_start_cwnd, restart_window};
+use crate::connection::{Connection, Fallback, decayed_cwnd, fast_start_cwnd};
 use crate::counters::Counters;
 use crate::rtt::RttEstimator;
 use crate::scoreboard::RenoDupacks;
@@ -190,11 +190,11 @@ impl Scb {
 
     /// `session_cwnd`, segments.
     pub fn cwnd(&self) -> u32 {
-        self.cong.w.cwnd
+        self.cong.cwnd()
     }
     /// The session's slow-start threshold, segments.
     pub fn ssthresh(&self) -> u32 {
-        self.cong.w.ssthresh
+        self.cong.ssthresh()
     }
     /// Segments outstanding over all members.
     pub fn outstanding(&self) -> u32 {
@@ -338,7 +338,7 @@ impl Scb {
             conn.session_cwr();
         } else if d.count > 0
             && self.recovery_point.is_none()
-            && prior_out + CWND_LIMITED_SLACK >= self.cong.w.cwnd
+            && prior_out + CWND_LIMITED_SLACK >= self.cong.cwnd()
         {
             // RFC 5681 §3.1 (Linux `tcp_reno_cong_avoid`): slow start below
             // ssthresh, then one segment per window of data acknowledged.
@@ -426,7 +426,7 @@ impl Scb {
             self.fast_start.marks_left = 0;
             self.counters.fast_start_resets += 1;
             let f = self.fast_start.fallback;
-            restart_window(&mut self.cong.w, f.restart_cwnd, f.saved_ssthresh);
+            self.cong.set_window(f.restart_cwnd, f.saved_ssthresh);
             self.recovery_point = Some(self.tx.next_index());
         } else if reduce {
             self.reduce(flight);
@@ -436,9 +436,8 @@ impl Scb {
     /// Halves the window (RFC 5681 §3.2 (4): ssthresh = max(FlightSize / 2, 2)).
     fn reduce(&mut self, flight: u32) {
         self.counters.session_reductions += 1;
-        self.cong.w.ssthresh = (flight.min(self.cong.w.cwnd) / 2).max(2);
-        self.cong.w.cwnd = self.cong.w.ssthresh;
-        self.cong.w.cwnd_cnt = 0;
+        let ssthresh = (flight.min(self.cong.cwnd()) / 2).max(2);
+        self.cong.set_window(ssthresh, ssthresh);
         self.recovery_point = Some(self.tx.next_index());
     }
 
@@ -458,7 +457,7 @@ impl Scb {
         {
             return Some(out);
         }
-        if self.outstanding() >= self.cong.w.cwnd && self.force == 0 {
+        if self.outstanding() >= self.cong.cwnd() && self.force == 0 {
             return None;
         }
         self.scratch.clear();
@@ -517,7 +516,7 @@ impl Scb {
             self.fast_start.marks_left -= 1;
         }
         self.tx.push(id, start, end, tsval, now, retrans, marked);
-        if self.outstanding() > self.cong.w.cwnd {
+        if self.outstanding() > self.cong.cwnd() {
             self.force = self.force.saturating_sub(1);
         }
         if let Some(s) = self.shares.iter_mut().find(|s| s.0 == id) {
@@ -548,7 +547,7 @@ impl Scb {
             return;
         }
         self.last_send = Some(now); // once per idle period
-        let w = self.cong.w;
+        let w = self.cong.window();
         let restart = self.initial_window.min(w.cwnd);
         if self.fast_start.on && self.rtt.srtt().is_some() {
             // §3.4.2, as a connection's fast start; no less than the restart.
@@ -565,16 +564,13 @@ impl Scb {
             if cwnd > restart {
                 self.counters.fast_start += 1;
             }
-            restart_window(&mut self.cong.w, cwnd, w.ssthresh);
+            self.cong.set_window(cwnd, w.ssthresh);
         } else {
             // ssthresh as RFC 2861 §3 has it (3/4 of cwnd), where a connection
             // takes Linux's `tcp_current_ssthresh` (cwnd/2 + cwnd/4).
             let ssthresh = w.ssthresh.max(w.cwnd * 3 / 4);
-            restart_window(
-                &mut self.cong.w,
-                decayed_cwnd(w.cwnd, restart, idle, rto),
-                ssthresh,
-            );
+            self.cong
+                .set_window(decayed_cwnd(w.cwnd, restart, idle, rto), ssthresh);
         }
     }
 
@@ -623,9 +619,8 @@ impl Scb {
             return;
         }
         self.counters.session_timeouts += 1;
-        self.cong.w.ssthresh = (self.outstanding().min(self.cong.w.cwnd) / 2).max(2);
-        self.cong.w.cwnd = 1;
-        self.cong.w.cwnd_cnt = 0;
+        let ssthresh = (self.outstanding().min(self.cong.cwnd()) / 2).max(2);
+        self.cong.set_window(1, ssthresh);
         self.fast_start.active = false;
         self.fast_start.marks_left = 0;
         self.tx.clear();

@@ -176,7 +176,7 @@ impl Connection {
 
     /// Linux `__tcp_ack_snd_check` for in-order data.
     fn ack_snd_check(&mut self, now: Instant) {
-        let more_than_one = self.rx.rcv.rcv_nxt - self.rx.rcv.rcv_wup > self.opts.rcv_mss as u64;
+        let more_than_one = self.rx.rcv.rcv_nxt() - self.rx.rcv.rcv_wup > self.opts.rcv_mss as u64;
         let quick = self.rx.acks.quick > 0 && !self.rx.acks.pingpong;
         if more_than_one || quick || self.rx.rcv.has_ooo() {
             self.rx.rcv.ack_now = true;
@@ -264,7 +264,7 @@ impl Connection {
         }
         if self.cfg.receiver == ReceiverPolicy::Linux && self.rx.rcv.unacked_bytes > 0 {
             let more_than_one =
-                self.rx.rcv.rcv_nxt - self.rx.rcv.rcv_wup > self.opts.rcv_mss as u64;
+                self.rx.rcv.rcv_nxt() - self.rx.rcv.rcv_wup > self.opts.rcv_mss as u64;
             let drained = self.rx.rcv.buffered() == 0;
             let pushed =
                 self.rx.acks.pushed >= 2 || (self.rx.acks.pushed == 1 && !self.rx.acks.pingpong);
@@ -276,7 +276,7 @@ impl Connection {
         // A window update when the read at least doubles a window that had fallen
         // to half the buffer or less.
         let now_win =
-            (self.rx.rcv.rcv_wup + self.rx.rwnd.offered()).saturating_sub(self.rx.rcv.rcv_nxt);
+            (self.rx.rcv.rcv_wup + self.rx.rwnd.offered()).saturating_sub(self.rx.rcv.rcv_nxt());
         let buffer = (self.cfg.recv_buffer as u64).min(self.rx.rwnd.max_window());
         if copied > 0 && 2 * now_win <= buffer {
             let free = buffer.saturating_sub(self.rx.rcv.buffered() as u64);

@@ -44,8 +44,7 @@ impl Connection {
         if f.syn() && !f.ack() {
             // Simultaneous open (RFC 9293 §3.10.7.3, "fourth"): both sides sent a
             // SYN. Answer with a SYN-ACK from the same ISS and wait in SYN-RECEIVED.
-            self.rx.rcv = crate::receiver::Reassembly::new(1);
-            self.rx.rcv.irs = seg.seq;
+            self.rx.on_syn(seg.seq);
             self.negotiate(seg);
             if let Some(ts) = seg.options.timestamps {
                 self.ts.recent = ts.val;
@@ -58,8 +57,7 @@ impl Connection {
             self.counters.segs_dropped += 1;
             return;
         }
-        self.rx.rcv = crate::receiver::Reassembly::new(1);
-        self.rx.rcv.irs = seg.seq;
+        self.rx.on_syn(seg.seq);
         self.negotiate(seg);
         if let Some(ts) = seg.options.timestamps {
             self.ts.recent = ts.val;
@@ -94,7 +92,7 @@ impl Connection {
                 self.counters.proactive_discarded += 1;
                 return;
             }
-            if seg.seq == self.rx.rcv.irs {
+            if seg.seq == self.rx.rcv.irs() {
                 // The peer retransmitted its SYN: our SYN-ACK was lost; resend it.
                 self.ctl.syn_pending = true;
                 self.ctl.syn_resent += 1;
@@ -136,15 +134,15 @@ impl Connection {
         // buffer; anything starting beyond it is unacceptable.
         let wnd = self.cfg.recv_buffer as u64;
         let acceptable = if seg_len == 0 {
-            seq >= self.rx.rcv.rcv_nxt.saturating_sub(wnd) && seq <= self.rx.rcv.rcv_nxt + wnd
+            seq >= self.rx.rcv.rcv_nxt().saturating_sub(wnd) && seq <= self.rx.rcv.rcv_nxt() + wnd
         } else {
             // Wholly below rcv_nxt (an old duplicate, acknowledged again), or else
             // starting inside the window.
-            seq + seg_len <= self.rx.rcv.rcv_nxt || seq < self.rx.rcv.rcv_nxt + wnd
+            seq + seg_len <= self.rx.rcv.rcv_nxt() || seq < self.rx.rcv.rcv_nxt() + wnd
         };
         if f.rst() {
             // RFC 5961 §3.2 would demand an exact match; in-window is RFC 9293's rule.
-            if seq + 1 >= self.rx.rcv.rcv_nxt && seq <= self.rx.rcv.rcv_nxt + wnd {
+            if seq + 1 >= self.rx.rcv.rcv_nxt() && seq <= self.rx.rcv.rcv_nxt() + wnd {
                 self.counters.resets += 1;
                 self.trace(now, Event::Reset);
                 self.enter_closed(now, CloseReason::Reset);
@@ -172,7 +170,7 @@ impl Connection {
         }
         // RFC 7323 §4.3: record TSval if the segment covers Last.ACK.sent.
         if let (true, Some(ts)) = (self.opts.ts, seg.options.timestamps)
-            && seq <= self.rx.rcv.rcv_nxt
+            && seq <= self.rx.rcv.rcv_nxt()
             && (ts.val.wrapping_sub(self.ts.recent) as i32) >= 0
         {
             self.ts.recent = ts.val;
@@ -188,7 +186,7 @@ impl Connection {
         let seq = self.rcv_offset(seg.seq);
         let can_receive = self.can_receive_data();
         if !seg.payload.is_empty() {
-            if !can_receive && seq + seg.payload.len() as u64 > self.rx.rcv.rcv_nxt {
+            if !can_receive && seq + seg.payload.len() as u64 > self.rx.rcv.rcv_nxt() {
                 // Data after the peer's FIN: ignore (RFC 9293 §3.10.7.4).
                 self.counters.segs_dropped += 1;
                 return;
@@ -242,10 +240,9 @@ impl Connection {
         }
         if let Some(fin_at) = self.rx.rcv.fin_at
             && !self.rx.rcv.fin_received
-            && self.rx.rcv.rcv_nxt == fin_at
+            && self.rx.rcv.rcv_nxt() == fin_at
         {
-            self.rx.rcv.fin_received = true;
-            self.rx.rcv.rcv_nxt += 1;
+            self.rx.rcv.receive_fin();
             self.rx.rcv.ack_now = true;
             match self.state {
                 State::Established => self.set_state(now, State::CloseWait),

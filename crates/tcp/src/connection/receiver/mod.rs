@@ -42,8 +42,7 @@ impl Receiver {
     }
     /// The peer's SYN, with initial sequence number `irs`, arrived.
     pub fn on_syn(&mut self, irs: u32) {
-        self.rcv = Reassembly::new(1);
-        self.rcv.irs = irs;
+        self.rcv = Reassembly::after_syn(irs);
     }
     /// An ACK is due now.
     pub fn ack_due(&self) -> bool {
@@ -59,11 +58,11 @@ impl Receiver {
     }
     /// The next in-order offset expected (RCV.NXT, relative to IRS).
     pub fn rcv_nxt(&self) -> u64 {
-        self.rcv.rcv_nxt
+        self.rcv.rcv_nxt()
     }
     /// The peer's initial sequence number.
     pub fn irs(&self) -> u32 {
-        self.rcv.irs
+        self.rcv.irs()
     }
     /// What was received (for Corrective's decoder and Proactive's filter).
     pub fn reassembly(&self) -> &Reassembly {
@@ -88,12 +87,12 @@ impl Connection {
     pub fn bytes_received(&self) -> u64 {
         self.rx
             .rcv
-            .rcv_nxt
+            .rcv_nxt()
             .saturating_sub(1 + self.rx.rcv.fin_received as u64)
     }
     /// The peer's initial sequence number.
     pub fn irs(&self) -> u32 {
-        self.rx.rcv.irs
+        self.rx.rcv.irs()
     }
     /// The peer's FIN has been received (end of its stream).
     pub fn peer_closed(&self) -> bool {
@@ -101,7 +100,7 @@ impl Connection {
     }
     /// Bytes readable without blocking.
     pub fn readable(&self) -> usize {
-        self.rx.rcv.ready_bytes
+        self.rx.rcv.ready_bytes()
     }
     /// Takes the next chunk of in-order received bytes.
     pub fn read(&mut self) -> Option<Bytes> {
@@ -111,7 +110,7 @@ impl Connection {
     }
     /// Receive offset for a wire sequence number, nearest to `rcv_nxt`.
     pub(crate) fn rcv_offset(&self, seq: u32) -> u64 {
-        unwrap_near(seq.wrapping_sub(self.rx.rcv.irs), self.rx.rcv.rcv_nxt)
+        unwrap_near(seq.wrapping_sub(self.rx.rcv.irs()), self.rx.rcv.rcv_nxt())
     }
 
     /// The window field to advertise now (see [`ReceiveWindow`]).
@@ -129,7 +128,7 @@ impl Connection {
             .free_space_window(buffer, free, self.opts.rcv_mss as u64);
         self.rx
             .rwnd
-            .select(self.rx.rcv.rcv_nxt, self.rx.rcv.rcv_wup, w)
+            .select(self.rx.rcv.rcv_nxt(), self.rx.rcv.rcv_wup, w)
     }
 
     /// A segment goes out: the window it offers, and with ACK set, what it
@@ -142,7 +141,7 @@ impl Connection {
         }
         if seg.flags.ack() {
             self.ack_on_sent();
-            self.rx.rcv.rcv_wup = self.rx.rcv.rcv_nxt;
+            self.rx.rcv.rcv_wup = self.rx.rcv.rcv_nxt();
             self.rx.rcv.ack_now = false;
             self.rx.rcv.unacked_bytes = 0;
         }
@@ -150,7 +149,7 @@ impl Connection {
 
     /// The ACK field of a segment sent now.
     pub(crate) fn ack_field(&self) -> u32 {
-        self.rx.rcv.irs.wrapping_add(self.rx.rcv.rcv_nxt as u32)
+        self.rx.rcv.irs().wrapping_add(self.rx.rcv.rcv_nxt() as u32)
     }
 
     /// The SACK blocks a segment with ACK sent now carries, when there is
@@ -165,8 +164,8 @@ impl Connection {
             let mut blocks = SackBlocks::new();
             for &(l, r) in &out[..n] {
                 blocks.push(SackBlock {
-                    left: self.rx.rcv.irs.wrapping_add(l as u32),
-                    right: self.rx.rcv.irs.wrapping_add(r as u32),
+                    left: self.rx.rcv.irs().wrapping_add(l as u32),
+                    right: self.rx.rcv.irs().wrapping_add(r as u32),
                 });
             }
             return Some(blocks);

@@ -155,8 +155,8 @@ impl Connection {
             .collect();
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let event = crate::trace::Event::AckState {
-            cwnd: self.tx.cong.w.cwnd,
-            ssthresh: self.tx.cong.w.ssthresh,
+            cwnd: self.tx.cong.cwnd(),
+            ssthresh: self.tx.cong.ssthresh(),
             pipe: self.tx.sb.pipe(),
             srtt_ms: self.tx.rtt.srtt().map_or(0.0, ms),
             rto_ms: ms(self.tx.rtt.rto_backed_off()),
@@ -535,7 +535,7 @@ impl Connection {
     ) {
         if una_advanced
             && !matches!(state, CaState::Recovery | CaState::Cwr)
-            && (!self.ext.ecn().ack_ece() || self.tx.cong.w.cwnd < self.tx.cong.w.ssthresh)
+            && (!self.ext.ecn().ack_ece() || self.tx.cong.cwnd() < self.tx.cong.ssthresh())
             && self.tx.frto == Frto::Off
             && self.is_cwnd_limited(prior_in_flight)
         {

@@ -54,13 +54,13 @@ impl Connection {
     /// Whether an ACK may grow the window: `prior_in_flight` is what was in
     /// flight before it.
     pub(crate) fn is_cwnd_limited(&self, prior_in_flight: u32) -> bool {
-        let cwnd = self.tx.cong.w.cwnd;
+        let cwnd = self.tx.cong.cwnd();
         match self.cfg.cwnd_validation {
             CwndValidation::InFlight => prior_in_flight + CWND_LIMITED_SLACK >= cwnd,
             CwndValidation::MaxPacketsOut => {
                 let u = &self.tx.cwnd_usage;
                 u.is_cwnd_limited
-                    || (cwnd < self.tx.cong.w.ssthresh && cwnd < 2 * u.max_packets_out)
+                    || (cwnd < self.tx.cong.ssthresh() && cwnd < 2 * u.max_packets_out)
             }
         }
     }

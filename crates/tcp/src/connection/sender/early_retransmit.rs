@@ -59,7 +59,7 @@ impl Connection {
     fn may_send_now(&self) -> bool {
         let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
         unsent > 0
-            && self.tx.sb.pipe() < self.tx.cong.w.cwnd
+            && self.tx.sb.pipe() < self.tx.cong.cwnd()
             && self.sws_allows(self.window_room().min(self.opts.smss as u64), unsent)
     }
 

@@ -129,8 +129,8 @@ impl Connection {
     /// What this connection knows of its path now, once it has an RTT sample.
     pub fn path_metrics(&self) -> Option<PathMetrics> {
         Some(PathMetrics {
-            cwnd: self.tx.cong.w.cwnd,
-            ssthresh: self.tx.cong.w.ssthresh,
+            cwnd: self.tx.cong.cwnd(),
+            ssthresh: self.tx.cong.ssthresh(),
             srtt: self.tx.rtt.srtt()?,
             rttvar: self.tx.rtt.rttvar()?,
         })

@@ -106,7 +106,7 @@ impl Connection {
         }
         // (b) cwnd- or application-limited: no new segment could go out now.
         let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
-        if unsent > 0 && self.tx.sb.pipe() < self.tx.cong.w.cwnd && self.window_room() > 0 {
+        if unsent > 0 && self.tx.sb.pipe() < self.tx.cong.cwnd() && self.window_room() > 0 {
             return;
         }
         let srtt = self.tx.rtt.srtt();

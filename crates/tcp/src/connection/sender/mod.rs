@@ -47,7 +47,7 @@ pub(crate) use fast_start::{Fallback, fast_start_cwnd};
 use frto::Frto;
 use loss_detection::LossDetection;
 use reduction::CaMachine;
-pub(crate) use reduction::{decayed_cwnd, restart_window};
+pub(crate) use reduction::decayed_cwnd;
 pub use session_member::AckReport;
 use session_member::Member;
 use undo::Undo;
@@ -123,11 +123,11 @@ impl Connection {
     }
     /// Congestion window in segments.
     pub fn cwnd(&self) -> u32 {
-        self.tx.cong.w.cwnd
+        self.tx.cong.cwnd()
     }
     /// Slow-start threshold in segments.
     pub fn ssthresh(&self) -> u32 {
-        self.tx.cong.w.ssthresh
+        self.tx.cong.ssthresh()
     }
     /// RFC 6675 pipe, in segments.
     pub fn pipe(&self) -> u32 {

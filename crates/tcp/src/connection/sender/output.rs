@@ -222,7 +222,7 @@ impl Connection {
             if !self.session_may_send() {
                 return None;
             }
-        } else if self.tx.sb.pipe() >= self.tx.cong.w.cwnd && !self.tx.ca.force_retransmit() {
+        } else if self.tx.sb.pipe() >= self.tx.cong.cwnd() && !self.tx.ca.force_retransmit() {
             return None;
         }
         let (i, forward) = match self.tx.sb.next_lost() {
@@ -304,7 +304,7 @@ impl Connection {
             if !self.session_may_send() {
                 return None;
             }
-        } else if self.in_flight_for_cwnd() >= self.tx.cong.w.cwnd {
+        } else if self.in_flight_for_cwnd() >= self.tx.cong.cwnd() {
             self.cwnd_validate(true);
             return None;
         }
@@ -348,7 +348,7 @@ impl Connection {
         }
         self.record_new_data(now, start, len as u64, fin, flags.contains(Flags::PSH));
         // Linux `tcp_write_xmit`: cwnd-limited also when what is in flight fills it.
-        let full = self.in_flight_for_cwnd() >= self.tx.cong.w.cwnd;
+        let full = self.in_flight_for_cwnd() >= self.tx.cong.cwnd();
         self.cwnd_validate(full);
         // Algorithm 1: schedule_pto after new data in Open.
         if self.cfg.tlp && !self.tx.member.is_on() {

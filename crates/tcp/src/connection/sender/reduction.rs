@@ -19,7 +19,6 @@
 use std::time::Duration;
 
 use super::Connection;
-use crate::cc::Window;
 use crate::config::RecoveryAlgorithm;
 use crate::recovery::{AckSample, Recovery, RecoveryStart};
 use crate::time::Instant;
@@ -110,8 +109,8 @@ impl Connection {
             let from = self.tx.ca.state;
             self.tx.ca.state = to;
             let (cwnd, ssthresh, pipe) = (
-                self.tx.cong.w.cwnd,
-                self.tx.cong.w.ssthresh,
+                self.tx.cong.cwnd(),
+                self.tx.cong.ssthresh(),
                 self.tx.sb.pipe(),
             );
             self.trace(
@@ -141,7 +140,7 @@ impl Connection {
             snd_una_advanced: una_advanced,
             newly_lost,
         };
-        self.tx.ca.alg.on_ack(&mut self.tx.cong.w, &sample);
+        self.tx.ca.alg.on_ack(self.tx.cong.window_mut(), &sample);
     }
 
     /// The recovery point is acknowledged: the reduction ends (Linux
@@ -153,9 +152,9 @@ impl Connection {
         // halving's exit, takes min(cwnd, ssthresh) unconditionally.)
         if self.cfg.recovery == RecoveryAlgorithm::RateHalving
             || self.tx.ca.state == CaState::Cwr
-            || (self.tx.undo.armed() && self.tx.cong.w.ssthresh < crate::cc::INFINITE_SSTHRESH)
+            || (self.tx.undo.armed() && self.tx.cong.ssthresh() < crate::cc::INFINITE_SSTHRESH)
         {
-            self.tx.ca.alg.on_exit(&mut self.tx.cong.w);
+            self.tx.ca.alg.on_exit(self.tx.cong.window_mut());
         }
     }
 
@@ -166,31 +165,32 @@ impl Connection {
         if self.tx.ca.state >= CaState::Cwr {
             return;
         }
-        let cwnd = self.tx.cong.w.cwnd;
+        let cwnd = self.tx.cong.cwnd();
         self.tx.undo.on_cwr(cwnd);
         self.ecn_queue_cwr();
-        self.tx.cong.w.ssthresh = self.tx.cong.reduction_target();
+        self.tx.cong.set_ssthresh_for_reduction();
         self.tx.ca.high_seq = self.snd.nxt;
-        self.tx.cong.w.cwnd_cnt = 0;
+        self.tx.cong.reset_cwnd_cnt();
         let pipe = self.tx.sb.pipe();
         let start = RecoveryStart {
-            prior_cwnd: self.tx.cong.w.cwnd,
+            prior_cwnd: self.tx.cong.cwnd(),
             pipe,
             prior_in_flight: pipe,
             flight_size: self.tx.sb.packets_out(),
             cwnd_min: self.tx.cong.min_cwnd(),
         };
         self.set_ca(now, CaState::Cwr);
-        self.tx.ca.alg.on_enter(&mut self.tx.cong.w, &start);
+        self.tx.ca.alg.on_enter(self.tx.cong.window_mut(), &start);
     }
 
     /// A reduction entered and ended at once: cwnd goes to the new ssthresh (a loss
     /// probe repaired a tail loss, `gentle-aggression-sigcomm13.txt` §4 "Detecting
     /// recovered losses"; Linux `tcp_process_tlp_ack` enters CWR and ends it).
     pub(super) fn reduce_at_once(&mut self) {
-        self.tx.cong.w.ssthresh = self.tx.cong.reduction_target();
-        self.tx.cong.w.cwnd = self.tx.cong.w.cwnd.min(self.tx.cong.w.ssthresh).max(1);
-        self.tx.cong.w.cwnd_cnt = 0;
+        self.tx.cong.set_ssthresh_for_reduction();
+        let cwnd = self.tx.cong.cwnd().min(self.tx.cong.ssthresh()).max(1);
+        self.tx.cong.set_cwnd(cwnd);
+        self.tx.cong.reset_cwnd_cnt();
     }
 
     pub(crate) fn enter_recovery(&mut self, now: Instant, prior_in_flight: u32) {
@@ -201,16 +201,16 @@ impl Connection {
             self.counters.reno_recovery += 1;
         }
         let (cwnd, una, retrans_out) =
-            (self.tx.cong.w.cwnd, self.snd.una, self.tx.sb.retrans_out());
+            (self.tx.cong.cwnd(), self.snd.una, self.tx.sb.retrans_out());
         self.tx.undo.on_recovery(cwnd, una, retrans_out);
         self.ecn_queue_cwr();
         if self.tx.ca.state < CaState::Cwr {
             let ssthresh = self.current_ssthresh();
             self.tx.undo.save_ssthresh(ssthresh);
-            self.tx.cong.w.ssthresh = self.tx.cong.reduction_target();
+            self.tx.cong.set_ssthresh_for_reduction();
         }
         self.tx.ca.high_seq = self.snd.nxt;
-        self.tx.cong.w.cwnd_cnt = 0;
+        self.tx.cong.reset_cwnd_cnt();
         self.tx.ca.start_pipe = self.tx.sb.pipe();
         // RFC 5681 §3.2's threshold of three duplicates; `sacked_out` counts SACKed
         // segments, or duplicate ACKs without SACK (Linux `tcp_add_reno_sack`). FACK's
@@ -227,7 +227,7 @@ impl Connection {
             cwnd_min: self.tx.cong.min_cwnd(),
         };
         self.set_ca(now, CaState::Recovery);
-        self.tx.ca.alg.on_enter(&mut self.tx.cong.w, &start);
+        self.tx.ca.alg.on_enter(self.tx.cong.window_mut(), &start);
         // RFC 6675 §5 (4.3): the first lost segment is retransmitted at once,
         // whatever cwnd and pipe say.
         self.tx.ca.force_retransmit = true;
@@ -244,13 +244,10 @@ impl Connection {
     /// Linux `tcp_current_ssthresh`: the ssthresh to restore on undo.
     pub(crate) fn current_ssthresh(&self) -> u32 {
         if self.tx.ca.state >= CaState::Cwr {
-            self.tx.cong.w.ssthresh
+            self.tx.cong.ssthresh()
         } else {
-            self.tx
-                .cong
-                .w
-                .ssthresh
-                .max(self.tx.cong.w.cwnd / 2 + self.tx.cong.w.cwnd / 4)
+            let cwnd = self.tx.cong.cwnd();
+            self.tx.cong.ssthresh().max(cwnd / 2 + cwnd / 4)
         }
     }
 
@@ -292,14 +289,14 @@ impl Connection {
             || self.snd.una == self.tx.ca.high_seq
             || (self.tx.ca.state == CaState::Loss && self.tx.rtt.retransmits() == 0)
         {
-            let (cwnd, ssthresh) = (self.tx.cong.w.cwnd, self.current_ssthresh());
+            let (cwnd, ssthresh) = (self.tx.cong.cwnd(), self.current_ssthresh());
             self.tx.undo.save(cwnd, ssthresh);
-            self.tx.cong.w.ssthresh = self.tx.cong.reduction_target();
+            self.tx.cong.set_ssthresh_for_reduction();
         }
         self.tx.cong.on_timeout();
         self.ecn_queue_cwr();
-        self.tx.cong.w.cwnd = 1;
-        self.tx.cong.w.cwnd_cnt = 0;
+        self.tx.cong.set_cwnd(1);
+        self.tx.cong.reset_cwnd_cnt();
         if !self.opts.sack {
             self.tx.sb.reset_reno_dupacks();
         }
@@ -337,40 +334,42 @@ impl Connection {
         if idle <= rto || self.tx.ca.state != CaState::Open {
             return;
         }
-        let mut cwnd = self.tx.cong.w.cwnd;
+        let mut cwnd = self.tx.cong.cwnd();
         if self.cfg.slow_start_after_idle {
             cwnd = decayed_cwnd(cwnd, self.cfg.initial_window.min(cwnd), idle, rto);
         }
-        let (old, ssthresh) = (self.tx.cong.w.cwnd, self.tx.cong.w.ssthresh);
+        let (old, ssthresh) = (self.tx.cong.cwnd(), self.tx.cong.ssthresh());
         if self.cfg.fast_start && self.fast_start_begin(now, old, ssthresh, cwnd) {
             return;
         }
         if self.cfg.slow_start_after_idle {
             let ssthresh = self.current_ssthresh();
-            restart_window(&mut self.tx.cong.w, cwnd, ssthresh);
+            self.tx.cong.set_window(cwnd, ssthresh);
         }
     }
 
     /// A fast start begins with window `cwnd` and the `ssthresh` in force
     /// ([`super::fast_start`]).
     pub(super) fn fast_start_window(&mut self, cwnd: u32, ssthresh: u32) {
-        restart_window(&mut self.tx.cong.w, cwnd, ssthresh);
+        self.tx.cong.set_window(cwnd, ssthresh);
     }
 
     /// ssthresh from path state an earlier connection left (RFC 9040 §4.3, Linux
     /// `tcp_init_metrics`, capped at the window clamp).
     pub(super) fn use_cached_ssthresh(&mut self, ssthresh: u32) {
-        self.tx.cong.w.ssthresh = ssthresh.min(crate::cc::CWND_CLAMP);
+        self.tx
+            .cong
+            .set_ssthresh(ssthresh.min(crate::cc::CWND_CLAMP));
     }
 
     /// F-RTO (2.b): room for up to two new segments (RFC 5682 §2.1).
     pub(super) fn frto_window_for_two(&mut self) {
-        self.tx.cong.w.cwnd = self.tx.sb.pipe() + 2;
+        self.tx.cong.set_cwnd(self.tx.sb.pipe() + 2);
     }
 
     /// F-RTO (3.a): conventional recovery with cwnd at most 3 segments.
     pub(super) fn frto_fallback_window(&mut self) {
-        self.tx.cong.w.cwnd = self.tx.cong.w.cwnd.min(3);
+        self.tx.cong.set_cwnd(self.tx.cong.cwnd().min(3));
     }
 
     /// An undo restores the window from before the reduction (Linux
@@ -378,18 +377,21 @@ impl Connection {
     /// with no ssthresh saved, cwnd at least ssthresh.
     pub(super) fn restore_window(&mut self) {
         if self.tx.undo.prior_ssthresh() > 0 {
-            self.tx.cong.w.cwnd = self.tx.cong.w.cwnd.max(self.tx.undo.prior_cwnd());
-            self.tx.cong.w.ssthresh = self.tx.cong.w.ssthresh.max(self.tx.undo.prior_ssthresh());
+            let cwnd = self.tx.cong.cwnd().max(self.tx.undo.prior_cwnd());
+            let ssthresh = self.tx.cong.ssthresh().max(self.tx.undo.prior_ssthresh());
+            self.tx.cong.set_cwnd(cwnd);
+            self.tx.cong.set_ssthresh(ssthresh);
         } else {
-            self.tx.cong.w.cwnd = self.tx.cong.w.cwnd.max(self.tx.cong.w.ssthresh);
+            let cwnd = self.tx.cong.cwnd().max(self.tx.cong.ssthresh());
+            self.tx.cong.set_cwnd(cwnd);
         }
     }
 
     /// The transfer starts with a window of one segment: the handshake lost a SYN or
     /// SYN-ACK ([`crate::connection`]'s `syn_loss`; RFC 5681 §3.1, Linux `tcp_init_transfer`).
     pub(crate) fn start_with_one_segment(&mut self) {
-        self.tx.cong.w.cwnd = 1;
-        self.tx.cong.w.cwnd_cnt = 0;
+        self.tx.cong.set_cwnd(1);
+        self.tx.cong.reset_cwnd_cnt();
     }
 
     /// A failed fast start (`fast-start-and-sessions.txt` §3.4.4, §7.1): back to
@@ -406,11 +408,9 @@ impl Connection {
         self.tx.tlp.end_episode();
         self.timers.put(TimerKind::LossProbe, None);
         self.tx.undo.disarm();
-        restart_window(
-            &mut self.tx.cong.w,
-            p.fallback().restart_cwnd,
-            p.fallback().saved_ssthresh,
-        );
+        self.tx
+            .cong
+            .set_window(p.fallback().restart_cwnd, p.fallback().saved_ssthresh);
         if !self.opts.sack {
             self.tx.sb.reset_reno_dupacks();
         }
@@ -445,13 +445,4 @@ pub(crate) fn decayed_cwnd(mut cwnd: u32, restart: u32, idle: Duration, rto: Dur
         d -= rto;
     }
     cwnd.max(restart)
-}
-
-/// Sets the window that a restart after idle, a fast start, or the reset of a failed
-/// fast start goes to (the linear-increase count starts again). Connections and TCP
-/// sessions set it by this.
-pub(crate) fn restart_window(w: &mut Window, cwnd: u32, ssthresh: u32) {
-    w.cwnd = cwnd;
-    w.ssthresh = ssthresh;
-    w.cwnd_cnt = 0;
 }

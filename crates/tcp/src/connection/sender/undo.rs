@@ -149,7 +149,7 @@ impl Connection {
                 self.counters.spurious_rtos += 1;
             }
         }
-        let (cwnd, ssthresh) = (self.tx.cong.w.cwnd, self.tx.cong.w.ssthresh);
+        let (cwnd, ssthresh) = (self.tx.cong.cwnd(), self.tx.cong.ssthresh());
         self.trace(
             now,
             Event::Undo {
