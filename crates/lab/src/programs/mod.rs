@@ -59,6 +59,7 @@ pub const SCENARIOS: &[(&str, Builtin)] = &[
     ("sessions-bulk", sessions::BULK),
     ("analyze-accuracy", analyze_accuracy::FILE),
     ("linux-eras", linux_eras::REORDERING),
+    ("corrective-pages-mobile", corrective_pages::MOBILE),
 ];
 
 /// Runs every point of a sweep at its full or `--quick` size, in order, handing
