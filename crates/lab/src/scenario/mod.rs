@@ -6,6 +6,7 @@
 mod base;
 pub mod calibrate;
 mod error;
+mod link_models;
 mod network;
 pub mod paper;
 pub mod population;
