@@ -7,8 +7,10 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::{PALETTE, register_font, tick};
-use crate::runner::RunResult;
+use crate::runner::{RunResult, VariantResult};
 
+/// The CDFs, with the differences under them when the run has confidence
+/// intervals.
 fn draw_cdf<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
@@ -47,7 +49,24 @@ where
         .map(|(_, v)| v.latencies.quantile(1.0))
         .fold(0.0, f64::max)
         / 1e6;
-    let mut chart = ChartBuilder::on(&area)
+    draw_curves(&area, &drawn, cut_ms)?;
+    draw_legend(&legend, &drawn, cut_ms, longest_ms)?;
+    root.present().map_err(|e| e.to_string())
+}
+
+/// The variants drawn, with their index (their colour).
+type Drawn<'a> = [(usize, &'a VariantResult)];
+
+/// The axes, and each variant's CDF up to `cut_ms`.
+fn draw_curves<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    drawn: &Drawn<'_>,
+    cut_ms: f64,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let mut chart = ChartBuilder::on(area)
         .margin(15)
         .margin_right(25)
         .x_label_area_size(45)
@@ -64,7 +83,7 @@ where
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(|e| e.to_string())?;
-    for &(i, v) in &drawn {
+    for &(i, v) in drawn {
         let color = PALETTE[i % PALETTE.len()];
         let pts: Vec<(f64, f64)> = v
             .latencies
@@ -90,7 +109,20 @@ where
                 .map_err(|e| e.to_string())?;
         }
     }
-    // The legend: one line per variant, with its sample size.
+    Ok(())
+}
+
+/// The legend: one line per variant, with its sample size; under it, where the x
+/// axis stops short of the tail, the cut and the longest time.
+fn draw_legend<DB: DrawingBackend>(
+    legend: &DrawingArea<DB, plotters::coord::Shift>,
+    drawn: &Drawn<'_>,
+    cut_ms: f64,
+    longest_ms: f64,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
     for (row, &(i, v)) in drawn.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         let y = 40 + 26 * row as i32;
@@ -138,7 +170,7 @@ where
             ))
             .map_err(|e| e.to_string())?;
     }
-    root.present().map_err(|e| e.to_string())
+    Ok(())
 }
 
 /// A variant's index and its (percentile, Δ, lo, hi) points, in ms.
