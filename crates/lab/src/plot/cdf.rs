@@ -187,26 +187,7 @@ where
 {
     let (w, _) = area.dim_in_pixel();
     let (area, legend) = area.split_horizontally(w.saturating_sub(190));
-    let base = &run.variants[0].latencies;
-    let curves: Vec<Curve> = run
-        .cis
-        .iter()
-        .enumerate()
-        .filter_map(|(i, d)| Some((i, d.as_ref()?)))
-        .map(|(i, d)| {
-            let v = &run.variants[i].latencies;
-            let pts = crate::ci::PERCENTILES
-                .map(|p| {
-                    let q = p as f64 / 100.0;
-                    let c = d.percentile(p).ms;
-                    let delta = (v.quantile(q) - base.quantile(q)) / 1e6;
-                    (p as f64, delta, c.lo, c.hi)
-                })
-                .filter(|&(_, x, lo, hi)| x.is_finite() && lo.is_finite() && hi.is_finite())
-                .collect();
-            (i, pts)
-        })
-        .collect();
+    let curves = delta_curves(run);
     let (lo, hi) = curves
         .iter()
         .flat_map(|(_, pts)| pts.iter())
@@ -252,6 +233,40 @@ where
             ))
             .map_err(|e| e.to_string())?;
     }
+    draw_band_note(&legend)
+}
+
+/// Each variant with intervals: its difference from the baseline at percentiles 1
+/// to 99, and the interval's bounds, where all are finite.
+fn delta_curves(run: &RunResult) -> Vec<Curve> {
+    let base = &run.variants[0].latencies;
+    run.cis
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| Some((i, d.as_ref()?)))
+        .map(|(i, d)| {
+            let v = &run.variants[i].latencies;
+            let pts = crate::ci::PERCENTILES
+                .map(|p| {
+                    let q = p as f64 / 100.0;
+                    let c = d.percentile(p).ms;
+                    let delta = (v.quantile(q) - base.quantile(q)) / 1e6;
+                    (p as f64, delta, c.lo, c.hi)
+                })
+                .filter(|&(_, x, lo, hi)| x.is_finite() && lo.is_finite() && hi.is_finite())
+                .collect();
+            (i, pts)
+        })
+        .collect()
+}
+
+/// Beside the differences: what the shaded bands are.
+fn draw_band_note<DB: DrawingBackend>(
+    legend: &DrawingArea<DB, plotters::coord::Shift>,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
     let style = ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90));
     for (k, line) in [
         "shaded: 95% confidence",
