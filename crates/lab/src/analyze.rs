@@ -540,15 +540,7 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
         t.with_file_name(n)
     });
     let mut tag_file = match &tmp {
-        Some(p) => {
-            let f = std::fs::File::create(p).map_err(|e| Failure {
-                code: 1,
-                message: format!("error: cannot write {}: {e}", p.display()),
-            })?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-            let _ = w.write_all(TAGS_HEADER.as_bytes());
-            Some(w)
-        }
+        Some(p) => Some(create_tags(p)?),
         None => None,
     };
     let result = analyze_file(
@@ -556,55 +548,23 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
         a.opts.clone(),
         tag_file.as_mut().map(|w| w as &mut dyn Write),
     );
-    let cleanup = |tmp: &Option<PathBuf>| {
-        if let Some(p) = tmp {
-            let _ = std::fs::remove_file(p);
-        }
-    };
     let analysis = match result {
         Ok(x) => x,
         Err(f) => {
             drop(tag_file);
-            cleanup(&tmp);
+            if let Some(p) = &tmp {
+                let _ = std::fs::remove_file(p);
+            }
             return Err(f);
         }
     };
     let text = report(&name, &analysis, a.flows);
     let doc = json_doc(&name, &a.opts, &analysis);
     if let Some(st) = staged.as_mut() {
-        let stem =
-            crate::output::file_name(name.trim_end_matches(".pcapng").trim_end_matches(".pcap"));
-        let w = |st: &mut crate::output::Staged, n: String, b: &[u8]| {
-            st.write(&n, b).map_err(|e| Failure {
-                code: 1,
-                message: format!("error: writing {n}: {e}"),
-            })
-        };
-        let j = serde_json::to_string_pretty(&doc).expect("serialisable");
-        w(st, format!("{stem}.json"), j.as_bytes())?;
-        w(st, format!("{stem}.txt"), text.as_bytes())?;
-        w(
-            st,
-            format!("{stem}-records.csv"),
-            records_csv(&name, &analysis).as_bytes(),
-        )?;
-        let png = st.path(&format!("{stem}-figures.png"));
-        let svg = st.path(&format!("{stem}-figures.svg"));
-        plot_figures(&png, &svg, &name, &analysis).map_err(|e| Failure {
-            code: 1,
-            message: format!("error: drawing the figures: {e}"),
-        })?;
+        write_results(st, &name, &text, &doc, &analysis)?;
     }
-    if let (Some(mut w), Some(tmp), Some(dest)) = (tag_file, tmp.as_ref(), a.tags.as_ref()) {
-        let done = w.flush().and_then(|()| std::fs::rename(tmp, dest));
-        if let Err(e) = done {
-            cleanup(&Some(tmp.clone()));
-            return Err(Failure {
-                code: 1,
-                message: format!("error: writing {}: {e}", dest.display()),
-            });
-        }
-        eprintln!("wrote {}", dest.display());
+    if let (Some(w), Some(tmp), Some(dest)) = (tag_file, tmp.as_ref(), a.tags.as_ref()) {
+        finish_tags(w, tmp, dest)?;
     }
     let mut out = std::io::stdout().lock();
     if a.json {
@@ -626,4 +586,66 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// The temporary tags file `p`, with the header written.
+fn create_tags(p: &Path) -> Result<std::io::BufWriter<std::fs::File>, Failure> {
+    let f = std::fs::File::create(p).map_err(|e| Failure {
+        code: 1,
+        message: format!("error: cannot write {}: {e}", p.display()),
+    })?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let _ = w.write_all(TAGS_HEADER.as_bytes());
+    Ok(w)
+}
+
+/// Flushes the tags written to `tmp` and renames it `dest`; on a failure, removes
+/// `tmp`.
+fn finish_tags(
+    mut w: std::io::BufWriter<std::fs::File>,
+    tmp: &Path,
+    dest: &Path,
+) -> Result<(), Failure> {
+    let done = w.flush().and_then(|()| std::fs::rename(tmp, dest));
+    if let Err(e) = done {
+        let _ = std::fs::remove_file(tmp);
+        return Err(Failure {
+            code: 1,
+            message: format!("error: writing {}: {e}", dest.display()),
+        });
+    }
+    eprintln!("wrote {}", dest.display());
+    Ok(())
+}
+
+/// `--out`: the JSON document, the text report, the records CSV and the figures,
+/// named after the capture.
+fn write_results(
+    st: &mut crate::output::Staged,
+    name: &str,
+    text: &str,
+    doc: &Value,
+    analysis: &Analysis,
+) -> Result<(), Failure> {
+    let stem = crate::output::file_name(name.trim_end_matches(".pcapng").trim_end_matches(".pcap"));
+    let w = |st: &mut crate::output::Staged, n: String, b: &[u8]| {
+        st.write(&n, b).map_err(|e| Failure {
+            code: 1,
+            message: format!("error: writing {n}: {e}"),
+        })
+    };
+    let j = serde_json::to_string_pretty(doc).expect("serialisable");
+    w(st, format!("{stem}.json"), j.as_bytes())?;
+    w(st, format!("{stem}.txt"), text.as_bytes())?;
+    w(
+        st,
+        format!("{stem}-records.csv"),
+        records_csv(name, analysis).as_bytes(),
+    )?;
+    let png = st.path(&format!("{stem}-figures.png"));
+    let svg = st.path(&format!("{stem}-figures.svg"));
+    plot_figures(&png, &svg, name, analysis).map_err(|e| Failure {
+        code: 1,
+        message: format!("error: drawing the figures: {e}"),
+    })
 }
