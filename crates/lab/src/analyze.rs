@@ -3,16 +3,20 @@
 //! a JSON document, the records CSV (one row per application exchange, `gentle
 //! run`'s columns), the §2 figures, and with `--tags` every packet with its tags.
 
+mod text;
+
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use gentle_analyze::decode::linktype;
-use gentle_analyze::{Analysis, Cause, CauseCounts, Dir, FigureData, Options, PacketTags};
+use gentle_analyze::{Analysis, Dir, FigureData, Options, PacketTags};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 
 use plotters::prelude::SeriesLabelPosition;
+
+pub use text::{figures_text, report};
 
 use crate::plot::{Line, LinePanel, lines};
 
@@ -241,220 +245,6 @@ pub fn fmt_ms(v: f64) -> String {
 
 fn ms(x: Option<f64>) -> String {
     x.map_or("-".into(), fmt_ms)
-}
-
-fn causes_cell(c: &CauseCounts) -> String {
-    Cause::ALL
-        .iter()
-        .map(|&k| c.get(k).to_string())
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-/// The text report: totals, retransmissions by cause, the flows (at most
-/// `max_flows`, the most retransmitting first), and the §2 figures as tables.
-pub fn report(name: &str, a: &Analysis, max_flows: usize) -> String {
-    let t = &a.totals;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{name}: {} frames, {} TCP packets in {} flows ({} not TCP, {} malformed)",
-        t.frames, t.tcp_packets, t.flows, t.skipped, t.malformed
-    );
-    let rt: Vec<f64> = a
-        .flows
-        .iter()
-        .flat_map(|f| f.exchanges.iter())
-        .filter_map(|e| e.response_ms.map(|m| (m, e.lossy())))
-        .map(|(m, _)| m)
-        .collect();
-    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    let (lossy, clean): (Vec<_>, Vec<_>) = a
-        .flows
-        .iter()
-        .flat_map(|f| f.exchanges.iter())
-        .filter_map(|e| e.response_ms.map(|m| (m, e.lossy())))
-        .partition(|x| x.1);
-    let lossy: Vec<f64> = lossy.into_iter().map(|x| x.0).collect();
-    let clean: Vec<f64> = clean.into_iter().map(|x| x.0).collect();
-    let _ = writeln!(
-        s,
-        "exchanges: {} ({} saw a retransmission); response time mean {} ms: {} without loss, {} with",
-        t.exchanges,
-        t.lossy_exchanges,
-        ms(mean(&rt)),
-        ms(mean(&clean)),
-        ms(mean(&lossy))
-    );
-    let r = &t.retransmissions;
-    let total = r.total();
-    let _ = writeln!(
-        s,
-        "server data packets: {}; retransmitted: {} ({:.2}%); losses: {}, at the tail: {}",
-        t.data_packets,
-        total,
-        if t.data_packets > 0 {
-            100.0 * total as f64 / t.data_packets as f64
-        } else {
-            0.0
-        },
-        t.losses,
-        t.tail_losses
-    );
-    let _ = writeln!(s, "\nretransmissions by cause");
-    for c in Cause::ALL {
-        let n = r.get(c);
-        let _ = writeln!(
-            s,
-            "  {:<11} {:>8}  {:>5.1}%",
-            c.name(),
-            n,
-            if total > 0 {
-                100.0 * n as f64 / total as f64
-            } else {
-                0.0
-            }
-        );
-    }
-    let _ = writeln!(
-        s,
-        "  {:<11} {:>8}  (of the above, shown unnecessary)",
-        "spurious", r.spurious
-    );
-    let _ = writeln!(
-        s,
-        "flows with reordering: {}, bufferbloat: {}, policing: {}",
-        t.reordering_flows, t.bufferbloat_flows, t.policed_flows
-    );
-    // Flows.
-    let mut flows: Vec<_> = a.flows.iter().collect();
-    flows.sort_by_key(|f| (std::cmp::Reverse(f.retransmissions.total()), f.id));
-    let shown = flows.len().min(max_flows);
-    let _ = writeln!(
-        s,
-        "\nflows ({} of {}, most retransmissions first; causes fast/early/timeout/slow-start/probe)",
-        shown,
-        flows.len()
-    );
-    let _ = writeln!(
-        s,
-        "{:>5} {:<22} {:<22} {:>6} {:>13} {:>5} {:>4} {:>8} {:>8} {:>6}  signatures",
-        "flow", "server", "client", "pkts", "retrans", "lost", "tail", "rtt ms", "srtt ms", "exch"
-    );
-    for f in flows.iter().take(shown) {
-        let mut sig = Vec::new();
-        if f.reordering_events > 0 {
-            sig.push(format!("reordering({})", f.reordering_max));
-        }
-        if f.bufferbloat {
-            sig.push(format!("bufferbloat(+{} ms)", ms(f.rtt_inflation_ms)));
-        }
-        if let Some(k) = f.policed_kbps {
-            sig.push(format!("policed({k:.0} kbit/s)"));
-        }
-        if f.retransmissions.spurious > 0 {
-            sig.push(format!("spurious({})", f.retransmissions.spurious));
-        }
-        if f.capture_gaps > 0 {
-            sig.push(format!("capture-gaps({})", f.capture_gaps));
-        }
-        let _ = writeln!(
-            s,
-            "{:>5} {:<22} {:<22} {:>6} {:>13} {:>5} {:>4} {:>8} {:>8} {:>6}  {}",
-            f.id,
-            f.server,
-            f.client,
-            f.packets,
-            causes_cell(&f.retransmissions),
-            f.losses,
-            f.tail_losses,
-            ms(f.rtt_min_ms),
-            ms(f.srtt_ms),
-            f.exchanges.len(),
-            sig.join(" ")
-        );
-    }
-    s.push_str(&figures_text(a));
-    s
-}
-
-/// The §2 figures as tables.
-pub fn figures_text(a: &Analysis) -> String {
-    let f = &a.figures;
-    let mut s = String::new();
-    let _ = writeln!(s, "\nFigure 1: mean response time (ms) by RTT");
-    let _ = writeln!(
-        s,
-        "  {:>13} {:>9} {:>12} {:>6} {:>12} {:>6}",
-        "rtt ms", "mean rtt", "no loss", "n", "loss", "n"
-    );
-    for b in &f.latency_by_rtt {
-        let range = match b.rtt_to_ms {
-            Some(to) => format!("{:.0}-{:.0}", b.rtt_from_ms, to),
-            None => format!("{:.0}+", b.rtt_from_ms),
-        };
-        let _ = writeln!(
-            s,
-            "  {:>13} {:>9} {:>12} {:>6} {:>12} {:>6}",
-            range,
-            fmt_ms(b.rtt_mean_ms),
-            ms(b.no_loss_ms),
-            b.no_loss_n,
-            ms(b.loss_ms),
-            b.loss_n
-        );
-    }
-    let _ = writeln!(
-        s,
-        "\nFigure 2: RTO/RTT over {} timeouts: median {}, 99th percentile {}",
-        f.rto_over_rtt_cdf.len(),
-        f.rto_over_rtt_median
-            .map_or("-".into(), |v| format!("{v:.1}")),
-        f.rto_over_rtt_p99.map_or("-".into(), |v| format!("{v:.1}")),
-    );
-    let _ = writeln!(
-        s,
-        "\nFigure 3: loss probability at each position of a burst, relative to the first"
-    );
-    let _ = writeln!(
-        s,
-        "  (where the first position lost nothing, the losses at each position instead)"
-    );
-    for c in &f.loss_by_position {
-        let cells: Vec<String> = if c.relative.first().is_some_and(|r| r.is_some()) {
-            c.relative
-                .iter()
-                .map(|r| r.map_or("-".into(), |v| format!("{v:.2}")))
-                .collect()
-        } else {
-            c.losses.iter().map(|n| format!("[{n}]")).collect()
-        };
-        let _ = writeln!(
-            s,
-            "  len {:>2} ({:>6} bursts, {:>5} losses): {}",
-            c.burst_len,
-            c.bursts,
-            c.losses.iter().sum::<u64>(),
-            cells.join(" ")
-        );
-    }
-    if !f.loss_by_position.is_empty() {
-        let _ = writeln!(s, "  in the figure: {}", figure3_lengths(f).1);
-    }
-    let _ = writeln!(s, "\nFigure 4: losses in lossy bursts");
-    let _ = writeln!(
-        s,
-        "  {:>6} {:>8} {:>8} {:>8}",
-        "len", "lossy", "P(1)", "P(<=2)"
-    );
-    for c in &f.losses_per_burst {
-        let _ = writeln!(
-            s,
-            "  {:>6} {:>8} {:>8.2} {:>8.2}",
-            c.burst_len, c.lossy_bursts, c.one, c.at_most_two
-        );
-    }
-    s
 }
 
 /// The JSON document.
@@ -750,15 +540,7 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
         t.with_file_name(n)
     });
     let mut tag_file = match &tmp {
-        Some(p) => {
-            let f = std::fs::File::create(p).map_err(|e| Failure {
-                code: 1,
-                message: format!("error: cannot write {}: {e}", p.display()),
-            })?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-            let _ = w.write_all(TAGS_HEADER.as_bytes());
-            Some(w)
-        }
+        Some(p) => Some(create_tags(p)?),
         None => None,
     };
     let result = analyze_file(
@@ -766,55 +548,23 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
         a.opts.clone(),
         tag_file.as_mut().map(|w| w as &mut dyn Write),
     );
-    let cleanup = |tmp: &Option<PathBuf>| {
-        if let Some(p) = tmp {
-            let _ = std::fs::remove_file(p);
-        }
-    };
     let analysis = match result {
         Ok(x) => x,
         Err(f) => {
             drop(tag_file);
-            cleanup(&tmp);
+            if let Some(p) = &tmp {
+                let _ = std::fs::remove_file(p);
+            }
             return Err(f);
         }
     };
     let text = report(&name, &analysis, a.flows);
     let doc = json_doc(&name, &a.opts, &analysis);
     if let Some(st) = staged.as_mut() {
-        let stem =
-            crate::output::file_name(name.trim_end_matches(".pcapng").trim_end_matches(".pcap"));
-        let w = |st: &mut crate::output::Staged, n: String, b: &[u8]| {
-            st.write(&n, b).map_err(|e| Failure {
-                code: 1,
-                message: format!("error: writing {n}: {e}"),
-            })
-        };
-        let j = serde_json::to_string_pretty(&doc).expect("serialisable");
-        w(st, format!("{stem}.json"), j.as_bytes())?;
-        w(st, format!("{stem}.txt"), text.as_bytes())?;
-        w(
-            st,
-            format!("{stem}-records.csv"),
-            records_csv(&name, &analysis).as_bytes(),
-        )?;
-        let png = st.path(&format!("{stem}-figures.png"));
-        let svg = st.path(&format!("{stem}-figures.svg"));
-        plot_figures(&png, &svg, &name, &analysis).map_err(|e| Failure {
-            code: 1,
-            message: format!("error: drawing the figures: {e}"),
-        })?;
+        write_results(st, &name, &text, &doc, &analysis)?;
     }
-    if let (Some(mut w), Some(tmp), Some(dest)) = (tag_file, tmp.as_ref(), a.tags.as_ref()) {
-        let done = w.flush().and_then(|()| std::fs::rename(tmp, dest));
-        if let Err(e) = done {
-            cleanup(&Some(tmp.clone()));
-            return Err(Failure {
-                code: 1,
-                message: format!("error: writing {}: {e}", dest.display()),
-            });
-        }
-        eprintln!("wrote {}", dest.display());
+    if let (Some(w), Some(tmp), Some(dest)) = (tag_file, tmp.as_ref(), a.tags.as_ref()) {
+        finish_tags(w, tmp, dest)?;
     }
     let mut out = std::io::stdout().lock();
     if a.json {
@@ -836,4 +586,66 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// The temporary tags file `p`, with the header written.
+fn create_tags(p: &Path) -> Result<std::io::BufWriter<std::fs::File>, Failure> {
+    let f = std::fs::File::create(p).map_err(|e| Failure {
+        code: 1,
+        message: format!("error: cannot write {}: {e}", p.display()),
+    })?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let _ = w.write_all(TAGS_HEADER.as_bytes());
+    Ok(w)
+}
+
+/// Flushes the tags written to `tmp` and renames it `dest`; on a failure, removes
+/// `tmp`.
+fn finish_tags(
+    mut w: std::io::BufWriter<std::fs::File>,
+    tmp: &Path,
+    dest: &Path,
+) -> Result<(), Failure> {
+    let done = w.flush().and_then(|()| std::fs::rename(tmp, dest));
+    if let Err(e) = done {
+        let _ = std::fs::remove_file(tmp);
+        return Err(Failure {
+            code: 1,
+            message: format!("error: writing {}: {e}", dest.display()),
+        });
+    }
+    eprintln!("wrote {}", dest.display());
+    Ok(())
+}
+
+/// `--out`: the JSON document, the text report, the records CSV and the figures,
+/// named after the capture.
+fn write_results(
+    st: &mut crate::output::Staged,
+    name: &str,
+    text: &str,
+    doc: &Value,
+    analysis: &Analysis,
+) -> Result<(), Failure> {
+    let stem = crate::output::file_name(name.trim_end_matches(".pcapng").trim_end_matches(".pcap"));
+    let w = |st: &mut crate::output::Staged, n: String, b: &[u8]| {
+        st.write(&n, b).map_err(|e| Failure {
+            code: 1,
+            message: format!("error: writing {n}: {e}"),
+        })
+    };
+    let j = serde_json::to_string_pretty(doc).expect("serialisable");
+    w(st, format!("{stem}.json"), j.as_bytes())?;
+    w(st, format!("{stem}.txt"), text.as_bytes())?;
+    w(
+        st,
+        format!("{stem}-records.csv"),
+        records_csv(name, analysis).as_bytes(),
+    )?;
+    let png = st.path(&format!("{stem}-figures.png"));
+    let svg = st.path(&format!("{stem}-figures.svg"));
+    plot_figures(&png, &svg, name, analysis).map_err(|e| Failure {
+        code: 1,
+        message: format!("error: drawing the figures: {e}"),
+    })
 }

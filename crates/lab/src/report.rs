@@ -2,14 +2,19 @@
 //! of the response time; the baseline in ms; every other variant as the difference
 //! in ms and in %; the sample size. Also the JSON summary and CSV of every record.
 
+mod counters;
+mod records_csv;
+
 use std::fmt::Write as _;
 
 use gentle_sim::link::Scheduling;
 use serde_json::{Value, json};
 
+pub use records_csv::{RecordsCsv, csv_columns};
+
 use crate::ci::DeltaCi;
 use crate::episodes::Counts;
-use crate::runner::{RunResult, VariantResult, metric_of};
+use crate::runner::{RunResult, VariantResult};
 use crate::sample::Sample;
 use crate::scenario::{Metric, Scenario};
 use crate::units::fmt_ms;
@@ -61,8 +66,31 @@ pub fn metric_name(m: Metric) -> &'static str {
     }
 }
 
-/// The table of one run.
+/// The table of one run: its title, the response time's quantiles, notes on them,
+/// the counters, and the sections the scenario asks for.
 pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
+    let mut out = title(scn, trials);
+    out += &Quantiles::new(run).tables();
+    out += &notes(run, trials);
+    out += &counters::tables(scn, run);
+    if scn.recovery_stats {
+        out += &recovery_tables(run);
+    }
+    out += &crate::paper::section(scn, run);
+    for v in &run.variants {
+        if v.corrupt_bytes > 0 {
+            let _ = writeln!(
+                out,
+                "error: {}: {} bytes delivered corrupted",
+                v.name, v.corrupt_bytes
+            );
+        }
+    }
+    out
+}
+
+/// The scenario, the metric and the trials, then the description.
+fn title(scn: &Scenario, trials: u64) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -75,68 +103,120 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
     if !scn.description.is_empty() {
         let _ = writeln!(out, "{}", crate::units::wrap(&scn.description, 100, 0));
     }
-    let base = &run.variants[0];
-    let bs = stats(&base.latencies);
-    let others: Vec<Stats> = run.variants[1..]
-        .iter()
-        .map(|v| stats(&v.latencies))
-        .collect();
-    // Columns wide enough for the longest name; as many as fit in 100 columns,
-    // further variants in stacked tables under the same baseline.
-    let qw = run.variants[1..]
-        .iter()
-        .map(|v| v.name.chars().count() + 13)
-        .max()
-        .unwrap_or(24)
-        .max(24);
-    let bw = (base.name.chars().count() + 2).max(12);
-    let per = ((100 - 10 - bw) / qw).max(1);
-    let idx: Vec<usize> = (0..others.len()).collect();
-    let groups: Vec<&[usize]> = if idx.is_empty() {
-        vec![&idx[..]]
-    } else {
-        idx.chunks(per).collect()
-    };
-    for (gi, group) in groups.iter().enumerate() {
-        if gi > 0 {
-            let _ = writeln!(out);
+    out
+}
+
+/// The latency table: the baseline's statistics and every other variant's, with
+/// the widths of their columns.
+struct Quantiles<'a> {
+    run: &'a RunResult,
+    base: Stats,
+    /// Of `run.variants[1..]`.
+    others: Vec<Stats>,
+    /// The width of the baseline's column.
+    bw: usize,
+    /// The width of each other variant's column.
+    qw: usize,
+}
+
+impl<'a> Quantiles<'a> {
+    fn new(run: &'a RunResult) -> Quantiles<'a> {
+        let base = &run.variants[0];
+        // Columns wide enough for the longest name.
+        let qw = run.variants[1..]
+            .iter()
+            .map(|v| v.name.chars().count() + 13)
+            .max()
+            .unwrap_or(24)
+            .max(24);
+        Quantiles {
+            run,
+            base: stats(&base.latencies),
+            others: run.variants[1..]
+                .iter()
+                .map(|v| stats(&v.latencies))
+                .collect(),
+            bw: (base.name.chars().count() + 2).max(12),
+            qw,
         }
-        let mut header = format!("{:<10}{:>bw$}", "quantile", base.name);
-        for &i in *group {
-            header += &format!("{:>qw$}", format!("{} Δms (Δ%)", run.variants[i + 1].name));
+    }
+
+    /// As many variants as fit in 100 columns, further variants in stacked tables
+    /// under the same baseline.
+    fn tables(&self) -> String {
+        let per = ((100 - 10 - self.bw) / self.qw).max(1);
+        let idx: Vec<usize> = (0..self.others.len()).collect();
+        let groups: Vec<&[usize]> = if idx.is_empty() {
+            vec![&idx[..]]
+        } else {
+            idx.chunks(per).collect()
+        };
+        let mut out = String::new();
+        for (gi, group) in groups.iter().enumerate() {
+            if gi > 0 {
+                let _ = writeln!(out);
+            }
+            self.table(&mut out, group);
+        }
+        out
+    }
+
+    /// The table of the variants `group` (indices into `others`): the header, a row
+    /// per statistic (with the intervals' row under it), the sample sizes.
+    fn table(&self, out: &mut String, group: &[usize]) {
+        let bw = self.bw;
+        let qw = self.qw;
+        let mut header = format!("{:<10}{:>bw$}", "quantile", self.run.variants[0].name);
+        for &i in group {
+            let name = &self.run.variants[i + 1].name;
+            header += &format!("{:>qw$}", format!("{name} Δms (Δ%)"));
         }
         let _ = writeln!(out, "{header}");
-        for (label, f, which) in ROWS {
-            let b = f(&bs);
-            let base_cell = if bs.n == 0 {
-                "-".to_string()
-            } else {
-                fmt_ms(b)
-            };
-            let mut line = format!("{:<10}{:>bw$}", label, base_cell);
-            let mut ci_line = format!("{:<10}{:>bw$}", "", "");
-            for &i in *group {
-                let s = &others[i];
-                let ci = run
-                    .cis
-                    .get(i + 1)
-                    .and_then(Option::as_ref)
-                    .map(|d| which.of(d));
-                let (cell, ci_cell) = delta_cells(f(s), b, s.n, bs.n, ci);
-                line += &format!("{:>qw$}", cell);
-                ci_line += &format!("{:>qw$}", ci_cell);
-            }
-            let _ = writeln!(out, "{line}");
-            if ci_line.trim_end().len() > 10 {
-                let _ = writeln!(out, "{}", ci_line.trim_end());
-            }
+        for row in &ROWS {
+            self.row(out, group, row);
         }
-        let mut line = format!("{:<10}{:>bw$}", "samples", bs.n);
-        for &i in *group {
-            line += &format!("{:>qw$}", others[i].n);
+        let mut line = format!("{:<10}{:>bw$}", "samples", self.base.n);
+        for &i in group {
+            line += &format!("{:>qw$}", self.others[i].n);
         }
         let _ = writeln!(out, "{line}");
     }
+
+    /// One statistic: the baseline's value, each variant's difference, and under
+    /// them the differences' confidence intervals when there are any.
+    fn row(&self, out: &mut String, group: &[usize], (label, f, which): &Row) {
+        let (bw, qw) = (self.bw, self.qw);
+        let b = f(&self.base);
+        let base_cell = if self.base.n == 0 {
+            "-".to_string()
+        } else {
+            fmt_ms(b)
+        };
+        let mut line = format!("{:<10}{:>bw$}", label, base_cell);
+        let mut ci_line = format!("{:<10}{:>bw$}", "", "");
+        for &i in group {
+            let s = &self.others[i];
+            let ci = self
+                .run
+                .cis
+                .get(i + 1)
+                .and_then(Option::as_ref)
+                .map(|d| which.of(d));
+            let (cell, ci_cell) = delta_cells(f(s), b, s.n, self.base.n, ci);
+            line += &format!("{:>qw$}", cell);
+            ci_line += &format!("{:>qw$}", ci_cell);
+        }
+        let _ = writeln!(out, "{line}");
+        if ci_line.trim_end().len() > 10 {
+            let _ = writeln!(out, "{}", ci_line.trim_end());
+        }
+    }
+}
+
+/// Under the latency table: how the intervals were computed (or why there are
+/// none), and each variant with no finished exchange to rank.
+fn notes(run: &RunResult, trials: u64) -> String {
+    let mut out = String::new();
     if run.cis.iter().any(Option::is_some) {
         let trials_ci = run
             .cis
@@ -164,219 +244,6 @@ pub fn table(scn: &Scenario, run: &RunResult, trials: u64) -> String {
             "{}: no finished exchange to rank ({} exchanges, {} unfinished)",
             v.name, v.exchanges, v.incomplete
         );
-    }
-    let cw = run
-        .variants
-        .iter()
-        .map(|v| v.name.chars().count() + 2)
-        .max()
-        .unwrap_or(14)
-        .max(14);
-    let per = ((100 - 28) / cw).max(1);
-    let all: Vec<&VariantResult> = run.variants.iter().collect();
-    for group in all.chunks(per) {
-        let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "{:<28}{}",
-            "",
-            group
-                .iter()
-                .map(|v| format!("{:>cw$}", v.name))
-                .collect::<String>()
-        );
-        let row = |label: &str, f: &dyn Fn(&VariantResult) -> String| {
-            format!(
-                "{:<28}{}\n",
-                label,
-                group
-                    .iter()
-                    .map(|v| format!("{:>cw$}", f(v)))
-                    .collect::<String>()
-            )
-        };
-        out += &row("exchanges", &|v| v.exchanges.to_string());
-        out += &row("  with a retransmission", &|v| {
-            v.with_retransmission.to_string()
-        });
-        out += &row("  with a packet lost", &|v| v.with_loss.to_string());
-        out += &row("  unfinished", &|v| v.incomplete.to_string());
-        out += &row("retransmitted segments", &|v| {
-            v.counters.retrans_segs.to_string()
-        });
-        out += &row("fast recovery events", &|v| {
-            v.counters.recovery_episodes.to_string()
-        });
-        out += &row("fast retransmits", &|v| v.counters.fast_retrans.to_string());
-        out += &row("  lost retransmits", &|v| {
-            v.counters.lost_retransmit.to_string()
-        });
-        out += &row("  early retransmits", &|v| {
-            v.counters.early_retrans.to_string()
-        });
-        out += &row("timeouts", &|v| v.counters.timeouts.to_string());
-        out += &row("  in Open", &|v| v.counters.timeouts_open.to_string());
-        out += &row("  in Disorder", &|v| {
-            v.counters.timeouts_disorder.to_string()
-        });
-        out += &row("  in Recovery", &|v| {
-            v.counters.timeouts_recovery.to_string()
-        });
-        out += &row("  exp. back-off (in Loss)", &|v| {
-            v.counters.timeouts_loss.to_string()
-        });
-        out += &row("slow-start retransmits", &|v| {
-            v.counters.slow_start_retrans.to_string()
-        });
-        out += &row("SYN retransmits", &|v| v.counters.syn_retrans.to_string());
-        out += &row("undo events", &|v| v.counters.undos().to_string());
-        let pct = |n: u64, d: u64| {
-            if d == 0 {
-                "-".to_string()
-            } else {
-                format!("{:.2}%", 100.0 * n as f64 / d as f64)
-            }
-        };
-        if run.variants.iter().any(|v| v.counters.loss_probes > 0) {
-            out += &row("loss probes", &|v| v.counters.loss_probes.to_string());
-            out += &row("  of data segments sent", &|v| {
-                pct(v.counters.loss_probes, v.counters.segs_out)
-            });
-            // Every probe in exactly one row: new data, or the last segment again
-            // (its episode judged repaired, unnecessary, or never judged), or none
-            // sent (the timer fired with nothing left to probe).
-            let c = |v: &VariantResult| v.counters;
-            let unjudged = |v: &VariantResult| {
-                c(v).loss_probes_retrans
-                    .saturating_sub(c(v).loss_probes_repaired + c(v).loss_probes_unnecessary)
-            };
-            let unsent = |v: &VariantResult| {
-                c(v).loss_probes
-                    .saturating_sub(c(v).loss_probes_new + c(v).loss_probes_retrans)
-            };
-            out += &row("  new data", &|v| {
-                pct(c(v).loss_probes_new, c(v).loss_probes)
-            });
-            out += &row("  last segment again", &|v| {
-                pct(c(v).loss_probes_retrans, c(v).loss_probes)
-            });
-            out += &row("    plugged the only hole", &|v| {
-                pct(c(v).loss_probes_repaired, c(v).loss_probes)
-            });
-            out += &row("    unnecessary", &|v| {
-                pct(c(v).loss_probes_unnecessary, c(v).loss_probes)
-            });
-            out += &row("    never judged", &|v| pct(unjudged(v), c(v).loss_probes));
-            if run.variants.iter().any(|v| unsent(v) > 0) {
-                out += &row("  none sent", &|v| pct(unsent(v), c(v).loss_probes));
-            }
-        }
-        if run
-            .variants
-            .iter()
-            .any(|v| v.counters.corrective_sent + v.counters.corrective_fallback > 0)
-        {
-            let c = |v: &VariantResult| v.counters;
-            out += &row("Corrective packets", &|v| c(v).corrective_sent.to_string());
-            out += &row("  overhead (bytes)", &|v| {
-                c(v).corrective_overhead_pct()
-                    .map_or("-".to_string(), |p| format!("{p:.1}%"))
-            });
-            out += &row("  losses rebuilt", &|v| {
-                c(v).corrective_recovered.to_string()
-            });
-            out += &row("  R_FAIL reports", &|v| c(v).corrective_failed.to_string());
-            out += &row("  cwnd reductions (R_SUCC)", &|v| {
-                c(v).corrective_cwr.to_string()
-            });
-            out += &row("  fallbacks (middlebox)", &|v| {
-                c(v).corrective_fallback.to_string()
-            });
-        }
-        if scn.workloads.iter().any(|w| w.backend.is_some()) {
-            out += &row("backend retransmission rate", &|v| {
-                pct(v.backend.retrans_segs, v.backend.segs_out)
-            });
-        }
-        if run
-            .variants
-            .iter()
-            .any(|v| v.counters.proactive_copies + v.counters.proactive_fallback > 0)
-        {
-            let c = |v: &VariantResult| v.counters;
-            out += &row("Proactive copies", &|v| c(v).proactive_copies.to_string());
-            out += &row("  overhead (bytes)", &|v| {
-                c(v).proactive_overhead_pct()
-                    .map_or("-".to_string(), |p| format!("{p:.1}%"))
-            });
-            out += &row("  losses repaired", &|v| c(v).proactive_repairs.to_string());
-            out += &row("  discarded by the filter", &|v| {
-                c(v).proactive_discarded.to_string()
-            });
-            out += &row("  fallbacks (middlebox)", &|v| {
-                c(v).proactive_fallback.to_string()
-            });
-        }
-        if run.variants.iter().any(|v| v.counters.session_joins > 0) {
-            let c = |v: &VariantResult| v.counters;
-            out += &row("session joins", &|v| c(v).session_joins.to_string());
-            out += &row("  segments sent", &|v| c(v).session_segs.to_string());
-            out += &row("  losses found", &|v| {
-                c(v).session_loss_detected.to_string()
-            });
-            out += &row("    with later ACKs", &|v| {
-                c(v).session_later_ack_recoveries.to_string()
-            });
-            out += &row("  window halvings", &|v| {
-                c(v).session_reductions.to_string()
-            });
-            out += &row("  session timeouts", &|v| c(v).session_timeouts.to_string());
-        }
-        if run.variants.iter().any(|v| v.counters.fast_start > 0) {
-            let c = |v: &VariantResult| v.counters;
-            out += &row("fast starts", &|v| c(v).fast_start.to_string());
-            out += &row("  segments marked", &|v| c(v).fast_start_segs.to_string());
-            out += &row("  reset (reset timer)", &|v| {
-                c(v).fast_start_resets.to_string()
-            });
-            out += &row("  aborted (partial ACK)", &|v| {
-                c(v).fast_start_aborts.to_string()
-            });
-        }
-        if run
-            .variants
-            .iter()
-            .any(|v| v.counters.ecn_ce_received + v.counters.ecn_reductions > 0)
-        {
-            let c = |v: &VariantResult| v.counters;
-            out += &row("ECN: CE received", &|v| c(v).ecn_ce_received.to_string());
-            out += &row("  cwnd reductions (ECE)", &|v| {
-                c(v).ecn_reductions.to_string()
-            });
-        }
-        out += &row("packets dropped", &|v| {
-            (v.links.dropped_loss + v.links.dropped_queue + v.links.dropped_middlebox).to_string()
-        });
-        if managed_queues(scn) {
-            out += &row("  by RED", &|v| v.links.dropped_red.to_string());
-            out += &row("  low priority (fast start)", &|v| {
-                v.links.dropped_queue_low.to_string()
-            });
-            out += &row("ECN marks (CE)", &|v| v.links.ecn_marked.to_string());
-        }
-    }
-    if scn.recovery_stats {
-        out += &recovery_tables(run);
-    }
-    out += &crate::paper::section(scn, run);
-    for v in &run.variants {
-        if v.corrupt_bytes > 0 {
-            let _ = writeln!(
-                out,
-                "error: {}: {} bytes delivered corrupted",
-                v.name, v.corrupt_bytes
-            );
-        }
     }
     out
 }
@@ -718,105 +585,6 @@ pub fn unfinished_note(run: &RunResult) -> String {
         }
     }
     out
-}
-
-/// The records table's columns that `records.csv` leaves out.
-const TABLE_ONLY: &[&str] = &["ranked", "t_recover_ms", "t_total_ms"];
-
-/// The columns of `records.csv`: the records table's
-/// ([`RECORD_COLUMNS`](crate::sweeping::records::RECORD_COLUMNS)), in its order,
-/// less the few only the table has.
-pub fn csv_columns() -> impl Iterator<Item = &'static str> + Clone {
-    crate::sweeping::records::RECORD_COLUMNS
-        .iter()
-        .copied()
-        .filter(|c| !TABLE_ONLY.contains(c))
-}
-
-/// `records.csv` as it is written: the header, then one row per exchange, every
-/// field quoted where it needs to be (a name with a comma or a quote).
-pub struct RecordsCsv<W: std::io::Write> {
-    w: csv::Writer<W>,
-}
-
-impl<W: std::io::Write> RecordsCsv<W> {
-    /// Writes the header to `w`.
-    pub fn new(w: W) -> std::io::Result<RecordsCsv<W>> {
-        let mut w = csv::Writer::from_writer(w);
-        w.write_record(csv_columns())?;
-        Ok(RecordsCsv { w })
-    }
-
-    /// The rows of `records` of the variant named `variant`.
-    pub fn records(
-        &mut self,
-        scn: &Scenario,
-        variant: &str,
-        records: &[gentle_sim::record::ExchangeRecord],
-    ) -> std::io::Result<()> {
-        for r in records {
-            self.row(|col| record_field(scn, variant, r, col))?;
-        }
-        Ok(())
-    }
-
-    /// One row: `field` gives the value of each column, by name.
-    pub fn row(&mut self, mut field: impl FnMut(&str) -> String) -> std::io::Result<()> {
-        for col in csv_columns() {
-            self.w.write_field(field(col))?;
-        }
-        self.w.write_record(None::<&[u8]>)?;
-        Ok(())
-    }
-
-    /// Flushes and hands back the writer.
-    pub fn finish(self) -> std::io::Result<W> {
-        self.w.into_inner().map_err(|e| e.into_error())
-    }
-}
-
-/// Milliseconds with three decimals, or nothing.
-fn csv_ms(x: Option<u64>) -> String {
-    x.map_or(String::new(), |v| format!("{:.3}", v as f64 / 1e6))
-}
-
-/// The `col` field of record `r` of the variant named `variant`.
-fn record_field(
-    scn: &Scenario,
-    variant: &str,
-    r: &gentle_sim::record::ExchangeRecord,
-    col: &str,
-) -> String {
-    match col {
-        "variant" => variant.to_string(),
-        "trial" => r.trial.to_string(),
-        "workload" => scn
-            .workloads
-            .get(r.workload as usize)
-            .map_or("?", |w| w.name.as_str())
-            .to_string(),
-        "index" => r.index.to_string(),
-        "request_bytes" => r.request_bytes.to_string(),
-        "response_bytes" => r.response_bytes.to_string(),
-        "complete" => r.complete.to_string(),
-        "metric_ms" => csv_ms(metric_of(scn.metric, r)),
-        "server_ms" => csv_ms(r.server_ns),
-        "client_ms" => csv_ms(r.client_ns),
-        "fin_ms" => csv_ms(r.fin_ns),
-        "fast_retrans" => r.fast_retrans.to_string(),
-        "timeouts" => r.timeouts.to_string(),
-        "slow_start_retrans" => r.slow_start_retrans.to_string(),
-        "syn_retrans" => r.syn_retrans.to_string(),
-        "recoveries" => r.recoveries.to_string(),
-        "undos" => r.undos.to_string(),
-        "retrans_segs" => r.retrans_segs.to_string(),
-        "bytes_sent" => r.bytes_sent.to_string(),
-        "packets_dropped" => r.packets_dropped.to_string(),
-        "unfinished" => r
-            .unfinished
-            .map_or(String::new(), |u| format!("{u:?}").to_lowercase()),
-        _ => unreachable!("records.csv has no column {col}"),
-    }
 }
 
 #[cfg(test)]

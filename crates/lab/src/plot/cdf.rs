@@ -7,8 +7,10 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::{PALETTE, register_font, tick};
-use crate::runner::RunResult;
+use crate::runner::{RunResult, VariantResult};
 
+/// The CDFs, with the differences under them when the run has confidence
+/// intervals.
 fn draw_cdf<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
@@ -47,7 +49,24 @@ where
         .map(|(_, v)| v.latencies.quantile(1.0))
         .fold(0.0, f64::max)
         / 1e6;
-    let mut chart = ChartBuilder::on(&area)
+    draw_curves(&area, &drawn, cut_ms)?;
+    draw_legend(&legend, &drawn, cut_ms, longest_ms)?;
+    root.present().map_err(|e| e.to_string())
+}
+
+/// The variants drawn, with their index (their colour).
+type Drawn<'a> = [(usize, &'a VariantResult)];
+
+/// The axes, and each variant's CDF up to `cut_ms`.
+fn draw_curves<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    drawn: &Drawn<'_>,
+    cut_ms: f64,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let mut chart = ChartBuilder::on(area)
         .margin(15)
         .margin_right(25)
         .x_label_area_size(45)
@@ -64,7 +83,7 @@ where
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(|e| e.to_string())?;
-    for &(i, v) in &drawn {
+    for &(i, v) in drawn {
         let color = PALETTE[i % PALETTE.len()];
         let pts: Vec<(f64, f64)> = v
             .latencies
@@ -90,7 +109,20 @@ where
                 .map_err(|e| e.to_string())?;
         }
     }
-    // The legend: one line per variant, with its sample size.
+    Ok(())
+}
+
+/// The legend: one line per variant, with its sample size; under it, where the x
+/// axis stops short of the tail, the cut and the longest time.
+fn draw_legend<DB: DrawingBackend>(
+    legend: &DrawingArea<DB, plotters::coord::Shift>,
+    drawn: &Drawn<'_>,
+    cut_ms: f64,
+    longest_ms: f64,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
     for (row, &(i, v)) in drawn.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         let y = 40 + 26 * row as i32;
@@ -138,7 +170,7 @@ where
             ))
             .map_err(|e| e.to_string())?;
     }
-    root.present().map_err(|e| e.to_string())
+    Ok(())
 }
 
 /// A variant's index and its (percentile, Δ, lo, hi) points, in ms.
@@ -155,26 +187,7 @@ where
 {
     let (w, _) = area.dim_in_pixel();
     let (area, legend) = area.split_horizontally(w.saturating_sub(190));
-    let base = &run.variants[0].latencies;
-    let curves: Vec<Curve> = run
-        .cis
-        .iter()
-        .enumerate()
-        .filter_map(|(i, d)| Some((i, d.as_ref()?)))
-        .map(|(i, d)| {
-            let v = &run.variants[i].latencies;
-            let pts = crate::ci::PERCENTILES
-                .map(|p| {
-                    let q = p as f64 / 100.0;
-                    let c = d.percentile(p).ms;
-                    let delta = (v.quantile(q) - base.quantile(q)) / 1e6;
-                    (p as f64, delta, c.lo, c.hi)
-                })
-                .filter(|&(_, x, lo, hi)| x.is_finite() && lo.is_finite() && hi.is_finite())
-                .collect();
-            (i, pts)
-        })
-        .collect();
+    let curves = delta_curves(run);
     let (lo, hi) = curves
         .iter()
         .flat_map(|(_, pts)| pts.iter())
@@ -220,6 +233,40 @@ where
             ))
             .map_err(|e| e.to_string())?;
     }
+    draw_band_note(&legend)
+}
+
+/// Each variant with intervals: its difference from the baseline at percentiles 1
+/// to 99, and the interval's bounds, where all are finite.
+fn delta_curves(run: &RunResult) -> Vec<Curve> {
+    let base = &run.variants[0].latencies;
+    run.cis
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| Some((i, d.as_ref()?)))
+        .map(|(i, d)| {
+            let v = &run.variants[i].latencies;
+            let pts = crate::ci::PERCENTILES
+                .map(|p| {
+                    let q = p as f64 / 100.0;
+                    let c = d.percentile(p).ms;
+                    let delta = (v.quantile(q) - base.quantile(q)) / 1e6;
+                    (p as f64, delta, c.lo, c.hi)
+                })
+                .filter(|&(_, x, lo, hi)| x.is_finite() && lo.is_finite() && hi.is_finite())
+                .collect();
+            (i, pts)
+        })
+        .collect()
+}
+
+/// Beside the differences: what the shaded bands are.
+fn draw_band_note<DB: DrawingBackend>(
+    legend: &DrawingArea<DB, plotters::coord::Shift>,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
     let style = ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90));
     for (k, line) in [
         "shaded: 95% confidence",

@@ -387,7 +387,6 @@ fn compare(
     let mut time_agrees = (0, 0);
     let mut tolerance_ms: f64 = 0.0;
     let mut disagreements = Vec::new();
-    let ms = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.1}"));
     for (t, (s, ks)) in sim.iter().zip(&kernel).enumerate() {
         let (n, long) = s.timers();
         let tol = 2.0 + 4.0 * n as f64 + 32.0 * long as f64;
@@ -473,121 +472,143 @@ pub fn text(o: &Outcome) -> String {
         let hz = k.hz.map_or("HZ unknown".into(), |h| format!("HZ {h}"));
         let _ = writeln!(s, "kernel: Linux {}, {hz}", k.release);
     }
-    let ms = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.1}"));
     let mut last = String::new();
     for c in &o.cases {
         if c.case != last {
             let _ = writeln!(s, "\n{} — {}", c.case, c.description);
             last = c.case.clone();
         }
-        let kernel = &c.kernel;
-        if kernel.len() == 1 {
-            if c.sim.is_empty() {
-                let _ = writeln!(s, "  {}", c.variant);
-            } else {
-                let _ = writeln!(
-                    s,
-                    "  {:<19} {:<34} {:<10} {:>5} {:>9}",
-                    c.variant, "retransmitted (segment:why)", "CA after", "cwnd", "server ms"
-                );
-            }
-            let mut row = |who: String, x: &Side| {
-                let _ = writeln!(
-                    s,
-                    "  {:<19} {:<34} {:<10} {:>5} {:>9}",
-                    who,
-                    x.causes(),
-                    x.ca_state,
-                    x.cwnd,
-                    ms(x.server_ms)
-                );
-            };
-            if let Some(sim) = c.sim.first() {
-                row("  sim".into(), sim);
-            }
-            for (i, k) in kernel[0].iter().enumerate() {
-                row(format!("  kernel #{}", i + 1), k);
-            }
-            let times = |x: Option<&Side>| -> String {
-                let v: Vec<String> = x
-                    .map(|x| {
-                        x.retrans
-                            .iter()
-                            .map(|r| format!("{}@{:.0}", r.segment, r.at_ms))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if v.is_empty() {
-                    "-".into()
-                } else {
-                    v.join(" ")
-                }
-            };
-            if !c.sim.is_empty() {
-                let _ = writeln!(
-                    s,
-                    "    retransmission times, ms after the first segment: sim {} | kernel #1 {}",
-                    times(c.sim.first()),
-                    times(kernel[0].first()),
-                );
-            }
+        if c.kernel.len() == 1 {
+            deterministic_case(&mut s, c);
         } else {
-            let med = |mut v: Vec<f64>| {
-                v.sort_by(f64::total_cmp);
-                if v.is_empty() {
-                    f64::NAN
-                } else {
-                    v[v.len() / 2]
-                }
-            };
-            let count = |sides: &[&Side], cause: &str| {
-                sides
-                    .iter()
-                    .map(|x| x.retrans.iter().filter(|r| r.cause == cause).count())
-                    .sum::<usize>()
-            };
-            let _ = writeln!(
-                s,
-                "  {:<19} {} trials, median server ms   fast  early  probe  timeout  slow-start",
-                c.variant,
-                kernel.len()
-            );
-            let sim: Vec<&Side> = c.sim.iter().collect();
-            let ker: Vec<&Side> = kernel.iter().flatten().collect();
-            let mut rows = Vec::new();
-            if !sim.is_empty() {
-                rows.push(("  sim", sim));
-            }
-            rows.push(("  kernel", ker));
-            for (name, sides) in rows {
-                let t: Vec<f64> = sides.iter().filter_map(|x| x.server_ms).collect();
-                let _ = writeln!(
-                    s,
-                    "  {:<19} {:>29.1} {:>6} {:>6} {:>6} {:>8} {:>11}",
-                    name,
-                    med(t),
-                    count(&sides, "fast"),
-                    count(&sides, "early"),
-                    count(&sides, "probe"),
-                    count(&sides, "timeout"),
-                    count(&sides, "slow-start"),
-                );
-            }
+            random_case(&mut s, c);
         }
-        if c.sim.is_empty() {
-            continue;
-        }
-        let _ = writeln!(
-            s,
-            "    kernel runs with the same repairs: {}; the same state after: {}; trials within tolerance (±{:.0} ms): {}",
-            share(c.same_repairs),
-            share(c.same_state),
-            c.tolerance_ms,
-            share(c.time_agrees)
-        );
-        for d in &c.disagreements {
-            let _ = writeln!(s, "      {d}");
+        if !c.sim.is_empty() {
+            agreement(&mut s, c);
         }
     }
     s
+}
+
+/// Milliseconds with one decimal, or `-`.
+fn ms(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{v:.1}"))
+}
+
+/// A deterministic case: the simulated run and each kernel run side by side, a row
+/// each, then the retransmissions' times.
+fn deterministic_case(s: &mut String, c: &Case) {
+    let kernel = &c.kernel[0];
+    if c.sim.is_empty() {
+        let _ = writeln!(s, "  {}", c.variant);
+    } else {
+        let _ = writeln!(
+            s,
+            "  {:<19} {:<34} {:<10} {:>5} {:>9}",
+            c.variant, "retransmitted (segment:why)", "CA after", "cwnd", "server ms"
+        );
+    }
+    let mut row = |who: String, x: &Side| {
+        let _ = writeln!(
+            s,
+            "  {:<19} {:<34} {:<10} {:>5} {:>9}",
+            who,
+            x.causes(),
+            x.ca_state,
+            x.cwnd,
+            ms(x.server_ms)
+        );
+    };
+    if let Some(sim) = c.sim.first() {
+        row("  sim".into(), sim);
+    }
+    for (i, k) in kernel.iter().enumerate() {
+        row(format!("  kernel #{}", i + 1), k);
+    }
+    if !c.sim.is_empty() {
+        let _ = writeln!(
+            s,
+            "    retransmission times, ms after the first segment: sim {} | kernel #1 {}",
+            retrans_times(c.sim.first()),
+            retrans_times(kernel.first()),
+        );
+    }
+}
+
+/// Each retransmission of `x` as `segment@ms`, or `-`.
+fn retrans_times(x: Option<&Side>) -> String {
+    let v: Vec<String> = x
+        .map(|x| {
+            x.retrans
+                .iter()
+                .map(|r| format!("{}@{:.0}", r.segment, r.at_ms))
+                .collect()
+        })
+        .unwrap_or_default();
+    if v.is_empty() {
+        "-".into()
+    } else {
+        v.join(" ")
+    }
+}
+
+/// A random case over many trials: the simulation's and the kernel's median
+/// server-side time and their retransmissions by cause.
+fn random_case(s: &mut String, c: &Case) {
+    let med = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v[v.len() / 2]
+        }
+    };
+    let count = |sides: &[&Side], cause: &str| {
+        sides
+            .iter()
+            .map(|x| x.retrans.iter().filter(|r| r.cause == cause).count())
+            .sum::<usize>()
+    };
+    let _ = writeln!(
+        s,
+        "  {:<19} {} trials, median server ms   fast  early  probe  timeout  slow-start",
+        c.variant,
+        c.kernel.len()
+    );
+    let sim: Vec<&Side> = c.sim.iter().collect();
+    let ker: Vec<&Side> = c.kernel.iter().flatten().collect();
+    let mut rows = Vec::new();
+    if !sim.is_empty() {
+        rows.push(("  sim", sim));
+    }
+    rows.push(("  kernel", ker));
+    for (name, sides) in rows {
+        let t: Vec<f64> = sides.iter().filter_map(|x| x.server_ms).collect();
+        let _ = writeln!(
+            s,
+            "  {:<19} {:>29.1} {:>6} {:>6} {:>6} {:>8} {:>11}",
+            name,
+            med(t),
+            count(&sides, "fast"),
+            count(&sides, "early"),
+            count(&sides, "probe"),
+            count(&sides, "timeout"),
+            count(&sides, "slow-start"),
+        );
+    }
+}
+
+/// How often the kernel agreed with the simulation, and each disagreement.
+fn agreement(s: &mut String, c: &Case) {
+    let _ = writeln!(
+        s,
+        "    kernel runs with the same repairs: {}; the same state after: {}; trials within tolerance (±{:.0} ms): {}",
+        share(c.same_repairs),
+        share(c.same_state),
+        c.tolerance_ms,
+        share(c.time_agrees)
+    );
+    for d in &c.disagreements {
+        let _ = writeln!(s, "      {d}");
+    }
 }

@@ -6,6 +6,7 @@
 mod base;
 pub mod calibrate;
 mod error;
+mod link_models;
 mod network;
 pub mod paper;
 pub mod population;
@@ -201,6 +202,77 @@ fn parse_toml(src: Source<'_>) -> Result<toml_edit::Document<String>> {
 pub(crate) fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scenario> {
     let top = Table::new(src, root, Some(0..0), "the scenario");
     top.check_keys(TOP_KEYS)?;
+    let head = parse_head(&top)?;
+    let links = network::parse_links(&top)?;
+    let nodes: Vec<String> = links
+        .iter()
+        .flat_map(|l| [l.a.clone(), l.b.clone()])
+        .collect();
+    let pairs: Vec<(String, String)> = links.iter().map(|l| (l.a.clone(), l.b.clone())).collect();
+    let (workloads, table_of) = workload::parse_workloads(
+        &top,
+        &nodes,
+        &pairs,
+        head.time_limit,
+        head.duration.is_some(),
+    )?;
+    let population = population::parse_population(src, root, workloads.len())?;
+    let relayed = workloads.iter().any(|w| w.backend.is_some());
+    let mut variants = variant::parse_variants(&top, relayed)?;
+    let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
+    let paper = paper::parse_paper(&top, &names)?;
+    workload_switches(&top, &mut variants, &table_of)?;
+    if let Some(c) = &head.capture
+        && !nodes.contains(c)
+    {
+        return Err(top.bad(
+            "capture",
+            format!("node `{c}` is not on any link"),
+            "a node named in a [[link]]",
+        ));
+    }
+    Ok(Scenario {
+        name: head.name,
+        description: head.description,
+        seed: head.seed,
+        trials: head.trials,
+        quick_trials: head.quick_trials,
+        metric: head.metric.unwrap_or_else(|| default_metric(&workloads)),
+        time_limit: head.time_limit,
+        links,
+        paper,
+        population,
+        workloads,
+        variants,
+        capture: head.capture,
+        tsg: head.tsg,
+        filter: head.filter,
+        recovery_stats: head.recovery_stats,
+        point: Vec::new(),
+    })
+}
+
+/// The keys at the top of a scenario that name no section.
+struct Head {
+    name: String,
+    description: String,
+    seed: u64,
+    trials: u64,
+    quick_trials: u64,
+    /// `None`: the page load time if a measured workload loads pages, else the
+    /// server-side response time ([`default_metric`]).
+    metric: Option<Metric>,
+    /// `duration`: every trial runs this long, and no workload needs to be measured
+    /// (long bulk transfers, judged by what the links carried).
+    duration: Option<Duration>,
+    time_limit: Duration,
+    capture: Option<String>,
+    filter: Filter,
+    recovery_stats: bool,
+    tsg: bool,
+}
+
+fn parse_head(top: &Table<'_>) -> Result<Head> {
     let name = top
         .str("name", "a string")?
         .unwrap_or("scenario")
@@ -214,23 +286,49 @@ pub(crate) fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scen
     let quick_trials = top
         .int("quick_trials", 1, 1_000_000_000)?
         .map_or(trials.min(200), |v| v as u64);
-    let metric_s = top.str("metric", "\"server\", \"client\", \"fin\" or \"page\"")?;
-    let metric = match metric_s {
-        None => None,
-        Some("server") => Some(Metric::Server),
-        Some("client") => Some(Metric::Client),
-        Some("fin") => Some(Metric::Fin),
-        Some("page") => Some(Metric::Page),
-        Some(m) => {
-            return Err(top.bad(
-                "metric",
-                format!("unknown metric `{m}`"),
-                "\"server\", \"client\", \"fin\" or \"page\"",
-            ));
+    let metric = parse_metric(top)?;
+    let (duration, time_limit) = parse_time_limit(top)?;
+    let capture = top.str("capture", "a node name")?.map(str::to_string);
+    let filter = parse_filter(top)?;
+    let recovery_stats = top.bool("recovery_stats")?.unwrap_or(false);
+    let tsg = match top.str("plot", "\"tsg\"")? {
+        None => false,
+        Some("tsg") => true,
+        Some(x) => {
+            return Err(top.bad("plot", format!("unknown plot `{x}`"), "\"tsg\""));
         }
     };
-    // `duration`: every trial runs this long, and no workload needs to be measured
-    // (long bulk transfers, judged by what the links carried).
+    Ok(Head {
+        name,
+        description,
+        seed,
+        trials,
+        quick_trials,
+        metric,
+        duration,
+        time_limit,
+        capture,
+        filter,
+        recovery_stats,
+        tsg,
+    })
+}
+
+fn parse_metric(top: &Table<'_>) -> Result<Option<Metric>> {
+    const METRICS: &str = "\"server\", \"client\", \"fin\" or \"page\"";
+    match top.str("metric", METRICS)? {
+        None => Ok(None),
+        Some("server") => Ok(Some(Metric::Server)),
+        Some("client") => Ok(Some(Metric::Client)),
+        Some("fin") => Ok(Some(Metric::Fin)),
+        Some("page") => Ok(Some(Metric::Page)),
+        Some(m) => Err(top.bad("metric", format!("unknown metric `{m}`"), METRICS)),
+    }
+}
+
+/// `duration` or `time_limit` (600 s by default): the `duration`, if given, and the
+/// time limit of a trial.
+fn parse_time_limit(top: &Table<'_>) -> Result<(Option<Duration>, Duration)> {
     let duration = top.duration("duration")?;
     if duration.is_some() && top.item("time_limit").is_some() {
         return Err(top.bad(
@@ -252,106 +350,67 @@ pub(crate) fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scen
             "a positive duration like \"600s\"",
         ));
     }
-    let capture = top.str("capture", "a node name")?.map(str::to_string);
-    let filter = match top.str("filter", "\"retransmitted\" or \"lost\"")? {
-        None => Filter::All,
-        Some("retransmitted") => Filter::Retransmitted,
-        Some("lost") => Filter::Lost,
-        Some(x) => {
-            return Err(top.bad(
-                "filter",
-                format!("unknown filter `{x}`"),
-                "\"retransmitted\" or \"lost\"",
-            ));
-        }
-    };
-    let recovery_stats = top.bool("recovery_stats")?.unwrap_or(false);
-    let tsg = match top.str("plot", "\"tsg\"")? {
-        None => false,
-        Some("tsg") => true,
-        Some(x) => {
-            return Err(top.bad("plot", format!("unknown plot `{x}`"), "\"tsg\""));
-        }
-    };
+    Ok((duration, time_limit))
+}
 
-    let links = network::parse_links(&top)?;
-    let nodes: Vec<String> = links
-        .iter()
-        .flat_map(|l| [l.a.clone(), l.b.clone()])
-        .collect();
-    let pairs: Vec<(String, String)> = links.iter().map(|l| (l.a.clone(), l.b.clone())).collect();
-    let (workloads, table_of) =
-        workload::parse_workloads(&top, &nodes, &pairs, time_limit, duration.is_some())?;
-    let population = population::parse_population(src, root, workloads.len())?;
-    let relayed = workloads.iter().any(|w| w.backend.is_some());
-    let mut variants = variant::parse_variants(&top, relayed)?;
-    let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
-    let paper = paper::parse_paper(&top, &names)?;
-    // A workload's own switches for its server side, over each variant's.
-    let wts = tables(&top, "workload")?;
+fn parse_filter(top: &Table<'_>) -> Result<Filter> {
+    match top.str("filter", "\"retransmitted\" or \"lost\"")? {
+        None => Ok(Filter::All),
+        Some("retransmitted") => Ok(Filter::Retransmitted),
+        Some("lost") => Ok(Filter::Lost),
+        Some(x) => Err(top.bad(
+            "filter",
+            format!("unknown filter `{x}`"),
+            "\"retransmitted\" or \"lost\"",
+        )),
+    }
+}
+
+/// A workload's own switches for its server side, over each variant's: every
+/// variant's configuration per workload, `table_of` giving each workload's table.
+fn workload_switches(top: &Table<'_>, variants: &mut [Variant], table_of: &[usize]) -> Result<()> {
+    let wts = tables(top, "workload")?;
     for v in variants.iter_mut() {
         v.workload_configs = Vec::with_capacity(table_of.len());
-        for &i in &table_of {
-            let t = &wts[i];
-            let cfg = match t.sub("switches", "a table of switches")? {
+        for &i in table_of {
+            let cfg = match wts[i].sub("switches", "a table of switches")? {
                 None => None,
-                Some(s) => {
-                    if s.item("accelerated_open").is_some() {
-                        return Err(s.bad(
-                            "accelerated_open",
-                            "an accelerated open is both ends' at once: the variant sets it",
-                            "`accelerated_open` in the [[variant]]",
-                        ));
-                    }
-                    let inner: Vec<&str> = variant::keys()
-                        .into_iter()
-                        .filter(|k| !matches!(*k, "name" | "backend" | "profile"))
-                        .collect();
-                    s.check_keys(&inner)?;
-                    Some(variant::apply_switches(&s, v.config.clone())?)
-                }
+                Some(s) => Some(server_switches(&s, &v.config)?),
             };
             v.workload_configs.push(cfg);
         }
     }
-    if let Some(c) = &capture
-        && !nodes.contains(c)
-    {
-        return Err(top.bad(
-            "capture",
-            format!("node `{c}` is not on any link"),
-            "a node named in a [[link]]",
+    Ok(())
+}
+
+/// A workload's `switches` table over the variant's configuration `config`.
+fn server_switches(s: &Table<'_>, config: &Config) -> Result<Config> {
+    if s.item("accelerated_open").is_some() {
+        return Err(s.bad(
+            "accelerated_open",
+            "an accelerated open is both ends' at once: the variant sets it",
+            "`accelerated_open` in the [[variant]]",
         ));
     }
-    let metric = metric.unwrap_or_else(|| {
-        if workloads
-            .iter()
-            .any(|w| w.measure && matches!(w.kind, gentle_sim::workload::WorkloadKind::Page { .. }))
-        {
-            Metric::Page
-        } else {
-            Metric::Server
-        }
-    });
-    Ok(Scenario {
-        name,
-        description,
-        seed,
-        trials,
-        quick_trials,
-        metric,
-        time_limit,
-        links,
-        paper,
-        population,
-        workloads,
-        variants,
-        capture,
-        tsg,
-        filter,
-        recovery_stats,
-        point: Vec::new(),
-    })
+    let inner: Vec<&str> = variant::keys()
+        .into_iter()
+        .filter(|k| !matches!(*k, "name" | "backend" | "profile"))
+        .collect();
+    s.check_keys(&inner)?;
+    variant::apply_switches(s, config.clone())
+}
+
+/// The metric of a scenario that names none: the page load time if a measured
+/// workload loads pages, else the server-side response time.
+fn default_metric(workloads: &[gentle_sim::workload::WorkloadSpec]) -> Metric {
+    if workloads
+        .iter()
+        .any(|w| w.measure && matches!(w.kind, gentle_sim::workload::WorkloadKind::Page { .. }))
+    {
+        Metric::Page
+    } else {
+        Metric::Server
+    }
 }
 
 /// The tables of an array of tables `[[key]]`, with names like `[[link]] #2`.
