@@ -7,7 +7,11 @@ use gentle_lab::programs::corrective_pages;
 fn corrective_shortens_the_tail_of_page_loads_on_3g() {
     let mut plotted = Vec::new();
     let loads = corrective_pages::run(true, |stem, _| plotted.push(stem.to_string()));
-    assert_eq!(loads.len(), 5, "two desktop pages on two links, the mobile page on 3G");
+    assert_eq!(
+        loads.len(),
+        5,
+        "two desktop pages on two links, the mobile page on 3G"
+    );
     assert_eq!(plotted.len(), 5, "one CDF figure per page and link");
     for l in &loads {
         let (b, c) = (&l.baseline, &l.corrective);

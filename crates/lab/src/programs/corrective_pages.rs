@@ -73,7 +73,9 @@ pub fn run(quick: bool, mut plots: impl FnMut(&str, &RunResult)) -> Vec<Load> {
             r,
         );
     });
-    super::run_points(&MOBILE.sweep(), quick, false, |_, r| each("mobile", "3g", r));
+    super::run_points(&MOBILE.sweep(), quick, false, |_, r| {
+        each("mobile", "3g", r)
+    });
     out
 }
 
