@@ -525,7 +525,7 @@ pub struct EmulateArgs {
     pub server_cmd: Option<String>,
 }
 
-impl From<PlotArgs> for gentle_lab::tsg_command::Args {
+impl From<PlotArgs> for gentle_lab::tsg::command::Args {
     fn from(a: PlotArgs) -> Self {
         Self {
             kind: a.kind,

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use args::{Cli, Cmd};
 use clap::Parser;
 use gentle_lab::{analyze, bench, calibrate, commands, emulate, interrupt, packetdrill};
-use gentle_lab::{sweeping, tsg_command, view};
+use gentle_lab::{sweeping, tsg, view};
 
 /// Trials build and drop many small objects; mimalloc serves them faster than the
 /// system allocator.
@@ -35,7 +35,7 @@ fn dispatch(cmd: Cmd) -> u8 {
             quick,
             opts,
         } => commands::reproduce(&names, list, quick, opts.flags()),
-        Cmd::Plot(a) => tsg_command::command(&a.into()),
+        Cmd::Plot(a) => tsg::command::command(&a.into()),
         Cmd::View(a) => view::command(&a.into()),
         Cmd::Analyze(a) => {
             interrupt::install();

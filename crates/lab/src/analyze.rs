@@ -529,7 +529,7 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
     }
     let mut staged = match &a.out {
         Some(d) => {
-            Some(crate::output::Staged::new(d, a.force).map_err(|e| bad(format!("error: {e}")))?)
+            Some(crate::staging::Staged::new(d, a.force).map_err(|e| bad(format!("error: {e}")))?)
         }
         None => None,
     };
@@ -621,14 +621,15 @@ fn finish_tags(
 /// `--out`: the JSON document, the text report, the records CSV and the figures,
 /// named after the capture.
 fn write_results(
-    st: &mut crate::output::Staged,
+    st: &mut crate::staging::Staged,
     name: &str,
     text: &str,
     doc: &Value,
     analysis: &Analysis,
 ) -> Result<(), Failure> {
-    let stem = crate::output::file_name(name.trim_end_matches(".pcapng").trim_end_matches(".pcap"));
-    let w = |st: &mut crate::output::Staged, n: String, b: &[u8]| {
+    let stem =
+        crate::staging::file_name(name.trim_end_matches(".pcapng").trim_end_matches(".pcap"));
+    let w = |st: &mut crate::staging::Staged, n: String, b: &[u8]| {
         st.write(&n, b).map_err(|e| Failure {
             code: 1,
             message: format!("error: writing {n}: {e}"),

@@ -8,8 +8,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::LabError;
-use crate::output::Staged;
 use crate::runner::{self, RunOptions};
+use crate::staging::Staged;
 use crate::sweeping::records::RecordsFile;
 use crate::sweeping::{Job, JobSpec};
 use crate::{catalogue, interrupt, programs, report, sinks};
@@ -184,7 +184,7 @@ pub fn reproduce(
         return Err(LabError::Interrupted);
     }
     if let Some(mut st) = staged {
-        let stem = crate::output::file_name(p.name);
+        let stem = crate::staging::file_name(p.name);
         let j = serde_json::to_string_pretty(&json).expect("serialisable");
         st.write(&format!("{stem}.txt"), text.as_bytes())
             .and_then(|()| st.write(&format!("{stem}.json"), j.as_bytes()))

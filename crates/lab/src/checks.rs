@@ -122,13 +122,13 @@ pub fn run_args(scns: &[Scenario], f: &RunFlags, quick: bool) -> Result<(), Stri
             // One pcap per variant, named after it: the names must stay apart.
             for (i, a) in scn.variants.iter().enumerate() {
                 for b in &scn.variants[..i] {
-                    if crate::output::file_name(&a.name) == crate::output::file_name(&b.name) {
+                    if crate::staging::file_name(&a.name) == crate::staging::file_name(&b.name) {
                         return Err(format!(
                             "--pcap: variants `{}` and `{}` of `{}` would both write `{}`; rename one",
                             b.name,
                             a.name,
                             scn.name,
-                            crate::output::file_name(&a.name)
+                            crate::staging::file_name(&a.name)
                         ));
                     }
                 }

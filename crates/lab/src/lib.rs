@@ -18,7 +18,6 @@ pub mod emulate;
 pub mod episodes;
 pub mod error;
 pub mod interrupt;
-pub mod output;
 pub mod packetdrill;
 pub mod paper;
 pub mod plot;
@@ -28,9 +27,9 @@ pub mod runner;
 pub mod sample;
 pub mod scenario;
 pub mod sinks;
+pub mod staging;
 pub mod sweeping;
 pub mod tsg;
-pub mod tsg_command;
 pub mod units;
 pub mod view;
 

@@ -9,9 +9,9 @@ use std::io::Write;
 use gentle_sim::TraceLine;
 use serde::Serialize;
 
-use crate::output::{self, Staged};
 use crate::runner::{self, RunResult};
 use crate::scenario::Scenario;
+use crate::staging::{self, Staged};
 use crate::tsg::{self, Flow};
 use crate::{plot, report};
 
@@ -157,9 +157,9 @@ pub fn results(
 pub fn pcap_name(scn: &Scenario, k: u64, variant: &str) -> String {
     format!(
         "{}-trial{}-{}.pcap",
-        output::file_name(&scn.name),
+        staging::file_name(&scn.name),
         k,
-        output::file_name(variant)
+        staging::file_name(variant)
     )
 }
 
@@ -175,7 +175,7 @@ pub fn pcaps(
             continue; // interrupted before trial k
         };
         let name = pcap_name(scn, k, &v.name);
-        let bytes = output::pcap_bytes(frames);
+        let bytes = staging::pcap_bytes(frames);
         match staged.as_deref_mut() {
             Some(st) => st.write(&name, &bytes),
             None => std::fs::write(&name, &bytes).map(|()| eprintln!("wrote {name}")),

@@ -121,7 +121,7 @@ pub fn big_capture(path: &std::path::Path, packets: u64) -> std::io::Result<(u64
     let frames = seen.frames.expect("captured");
     let server = frames[0].1[16..20].to_vec(); // the first frame is a SYN to it
     let file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
-    let mut w = crate::output::pcap_writer(file)?;
+    let mut w = crate::staging::pcap_writer(file)?;
     // The file's header, then a 16-byte header before every frame.
     let (mut n, mut bytes) = (0u64, 24u64);
     let mut copy = 0u64;
@@ -133,7 +133,7 @@ pub fn big_capture(path: &std::path::Path, packets: u64) -> std::io::Result<(u64
             f[at] = 11;
             f[at + 1] = (copy >> 8) as u8;
             f[at + 2] = copy as u8;
-            crate::output::pcap_packet(&mut w, t + copy * COPY_SPACING_NS, &f)?;
+            crate::staging::pcap_packet(&mut w, t + copy * COPY_SPACING_NS, &f)?;
             n += 1;
             bytes += 16 + f.len() as u64;
         }

@@ -9,7 +9,7 @@ use super::run::{
 use crate::catalogue::{self, CATALOGUE};
 use crate::programs::{self, PROGRAMS, Program};
 use crate::scenario::Scenario;
-use crate::{LabError, checks, interrupt, output, units};
+use crate::{LabError, checks, interrupt, staging, units};
 
 /// `gentle reproduce`: `list` prints the experiments (those named, or all); else
 /// the named experiments run, or all of them. Returns the exit status.
@@ -126,7 +126,7 @@ fn run_program(
     p: &Program,
     quick: bool,
     json: bool,
-    mut staged: Option<&mut output::Staged>,
+    mut staged: Option<&mut staging::Staged>,
     docs: &mut Vec<serde_json::Value>,
 ) -> Result<(), LabError> {
     let args = programs::ProgramArgs {
@@ -139,7 +139,7 @@ fn run_program(
         return Err(LabError::Interrupted);
     }
     if let Some(st) = staged {
-        let stem = output::file_name(p.name);
+        let stem = staging::file_name(p.name);
         let j = serde_json::to_string_pretty(&doc).expect("serialisable");
         st.write(&format!("{stem}.txt"), text.as_bytes())
             .and_then(|()| st.write(&format!("{stem}.json"), j.as_bytes()))

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::runner::{self, RunOptions};
 use crate::scenario::{Scenario, Sweep};
-use crate::{LabError, checks, interrupt, output, report, sinks};
+use crate::{LabError, checks, interrupt, report, sinks, staging};
 
 /// The flags `gentle run` and `gentle reproduce` share.
 #[derive(Clone, Debug, Default)]
@@ -105,7 +105,7 @@ pub(super) fn print_json(doc: &serde_json::Value) {
 }
 
 /// Commits `--out` and lists what was written.
-pub(super) fn finish(staged: Option<output::Staged>) -> Result<bool, LabError> {
+pub(super) fn finish(staged: Option<staging::Staged>) -> Result<bool, LabError> {
     if let Some(st) = staged {
         let files = st
             .commit()
@@ -124,7 +124,7 @@ pub(super) fn run_scenarios(
     scns: &[Scenario],
     a: &RunFlags,
     quick: bool,
-    mut staged: Option<&mut output::Staged>,
+    mut staged: Option<&mut staging::Staged>,
     docs: &mut Vec<serde_json::Value>,
     says: &mut Announce,
 ) -> Result<bool, LabError> {
@@ -179,7 +179,7 @@ fn run_one(
     scn: &Scenario,
     a: &RunFlags,
     quick: bool,
-    mut staged: Option<&mut output::Staged>,
+    mut staged: Option<&mut staging::Staged>,
     docs: &mut Vec<serde_json::Value>,
     says: &mut Announce,
     trace_lines: &mut Vec<String>,
@@ -211,7 +211,7 @@ fn run_one(
     };
     // Several experiments into one --out: every file carries its experiment's name.
     let stem = if says.total > 1 {
-        format!("{}-", output::file_name(&scn.name))
+        format!("{}-", staging::file_name(&scn.name))
     } else {
         String::new()
     };
@@ -276,7 +276,7 @@ fn interrupted(
     scn: &Scenario,
     run: &runner::RunResult,
     trials: u64,
-    staged: Option<&output::Staged>,
+    staged: Option<&staging::Staged>,
 ) -> LabError {
     let done: u64 = run.variants.iter().map(|v| v.trials_run).sum();
     let total = trials * scn.variants.len() as u64;
@@ -302,11 +302,11 @@ fn interrupted(
 
 /// The staging area of `--out DIR`, if one was asked for; a directory that cannot
 /// be used is bad input.
-pub(super) fn open_staged(a: &RunFlags) -> Result<Option<output::Staged>, LabError> {
+pub(super) fn open_staged(a: &RunFlags) -> Result<Option<staging::Staged>, LabError> {
     let Some(dir) = a.out.as_deref() else {
         return Ok(None);
     };
-    output::Staged::new(dir, a.force)
+    staging::Staged::new(dir, a.force)
         .map(Some)
         .map_err(LabError::Input)
 }

@@ -6,9 +6,9 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-use super::{EmulateOptions, emulate, output, prepare, ran_scenario};
-use crate::output::Staged;
+use super::{EmulateOptions, emulate, prepare, ran_scenario, results};
 use crate::scenario::{Scenario, Sweep};
+use crate::staging::Staged;
 use crate::{LabError, interrupt, units};
 
 /// `gentle emulate`'s arguments.
@@ -86,17 +86,17 @@ fn run(a: &Args) -> Result<bool, LabError> {
     }
     let mut out = std::io::stdout().lock();
     if a.json {
-        let doc = output::json(&scn, &e, opts.trials, opts.seed);
+        let doc = results::json(&scn, &e, opts.trials, opts.seed);
         let _ = writeln!(
             out,
             "{}",
             serde_json::to_string_pretty(&doc).expect("serialisable")
         );
     } else {
-        let _ = writeln!(out, "{}", output::text(&scn, &e, opts.trials));
+        let _ = writeln!(out, "{}", results::text(&scn, &e, opts.trials));
     }
     if let Some(mut st) = staged.take() {
-        let written = output::write(&mut st, &scn, &e, opts.trials, opts.seed)
+        let written = results::write(&mut st, &scn, &e, opts.trials, opts.seed)
             .and_then(|()| st.commit().map_err(|e| e.to_string()))
             .map_err(|err| LabError::Run(format!("writing results: {err}")))?;
         let dir = a.out.as_ref().expect("out").display();

@@ -14,8 +14,8 @@ pub mod causes;
 pub mod command;
 pub mod external;
 pub mod kernel;
-pub mod output;
 pub mod plan;
+pub mod results;
 pub mod trial;
 
 use std::time::Duration;

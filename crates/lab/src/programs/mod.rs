@@ -16,9 +16,9 @@ pub mod tlp_study;
 
 use serde::Serialize;
 
-use crate::output::Staged;
 use crate::runner::{self, RunOptions, RunResult, VariantResult};
 use crate::scenario::{Point, Scenario, Sweep};
+use crate::staging::Staged;
 
 /// A sweep file under `examples/`, compiled in: errors cite its path.
 pub struct Builtin {
@@ -33,34 +33,9 @@ impl Builtin {
     }
 }
 
-/// The sweep files behind the program experiments, by experiment name.
-pub const SWEEPS: &[(&str, Builtin)] = &[
-    ("reactive-table1", reactive_table1::FILE),
-    ("tlp-study", tlp_study::FILE),
-    ("corrective-table5", corrective_table5::FILE),
-    ("corrective-pages", corrective_pages::FILE),
-    ("proactive-fig11", proactive_fig11::FILE),
-    ("fast-start-fig2", fast_start::FIG2),
-    ("fast-start-fig3", fast_start::FIG3),
-    ("fast-start-fig4", fast_start::FIG4),
-    ("fast-start-fig6", fast_start::FIG6),
-    ("fast-start-table2", fast_start::TABLE2),
-    ("sessions-fig8", sessions::FIG8),
-    ("kernel-vs-sim", kernel_vs_sim::FILE),
-];
-
 /// Programs whose numbers come from the host's kernel (real mode, root): they are
 /// not deterministic, and have no golden snapshot.
 pub const NEEDS_KERNEL: &[&str] = &["kernel-vs-sim"];
-
-/// The plain scenario files (no `[sweep]`) behind program experiments.
-pub const SCENARIOS: &[(&str, Builtin)] = &[
-    ("fast-start-table1", fast_start::TABLE1),
-    ("sessions-bulk", sessions::BULK),
-    ("analyze-accuracy", analyze_accuracy::FILE),
-    ("linux-eras", linux_eras::REORDERING),
-    ("corrective-pages-mobile", corrective_pages::MOBILE),
-];
 
 /// Runs every point of a sweep at its full or `--quick` size, in order, handing
 /// each point's result to `each` as soon as it is done (nothing is kept here).

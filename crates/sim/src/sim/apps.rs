@@ -19,7 +19,7 @@ const BULK_AHEAD: u64 = 4 << 20;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Action {
     Start,
-    OpenSession,
+    OpenAppConn,
     NextExchange {
         session: u32,
     },
@@ -105,8 +105,9 @@ pub(crate) struct Active {
     pub snap_drops: u32,
 }
 
-/// One client–server connection and the exchanges it carries.
-pub(crate) struct Session {
+/// One client–server application connection and the exchanges it carries (not a
+/// TCP session of `fast-start-and-sessions.txt`, which is `tcp_sessions`).
+pub(crate) struct AppConn {
     pub wl: u16,
     pub client: u16,
     pub server: u16,
@@ -138,9 +139,9 @@ pub(crate) struct Session {
 /// A frontend's pool and queue (on the workload; see [`super::relay`]).
 #[derive(Debug, Default)]
 pub(crate) struct Pool {
-    /// The backend sessions.
-    pub sessions: Vec<u32>,
-    /// Client sessions whose request waits for a free backend session.
+    /// The backend connections.
+    pub conns: Vec<u32>,
+    /// Client connections whose request waits for a free backend connection.
     pub waiting: VecDeque<u32>,
     /// Every backend connection is established (the clients have started).
     pub up: bool,
@@ -159,10 +160,10 @@ pub(crate) struct Relaying {
     pub len: u64,
 }
 
-impl Session {
+impl AppConn {
     /// A session whose client connection `cconn` just opened.
-    pub fn new(wl: u16, client: u16, server: u16, cconn: u32, now: Instant) -> Session {
-        Session {
+    pub fn new(wl: u16, client: u16, server: u16, cconn: u32, now: Instant) -> AppConn {
+        AppConn {
             wl,
             client,
             server,
@@ -211,42 +212,42 @@ impl Sim<'_> {
                     } => {
                         w.page_start = Some(self.now);
                         for _ in 0..connections.min(objects).max(1) {
-                            self.open_session(wl);
+                            self.open_app_conn(wl);
                         }
                     }
                     // A frontend's clients start once its backend pool is up.
                     _ if w.spec.backend.is_some() => self.open_backends(wl),
-                    _ => self.open_session(wl),
+                    _ => self.open_app_conn(wl),
                 }
             }
             Action::Relay { session } => {
-                if let Some(sc) = self.sessions[session as usize].sconn {
+                if let Some(sc) = self.app_conns[session as usize].sconn {
                     self.service(sc);
                 }
             }
             Action::Closed { session } => {
-                let c = self.sessions[session as usize].cconn;
+                let c = self.app_conns[session as usize].cconn;
                 self.service(c);
             }
-            Action::OpenSession => self.open_session(wl),
+            Action::OpenAppConn => self.open_app_conn(wl),
             Action::Write { session, k } => self.scripted_write(wl, session, k),
             Action::NextExchange { session } => {
                 self.start_exchange(session);
-                if self.sessions[session as usize].cur.is_none() {
+                if self.app_conns[session as usize].cur.is_none() {
                     // Another connection took the last object meanwhile.
                     self.client_close(session);
                 }
-                let c = self.sessions[session as usize].cconn;
+                let c = self.app_conns[session as usize].cconn;
                 self.service(c);
                 // A pushed response was written on the server's side: send it.
-                if let Some(sc) = self.sessions[session as usize].sconn {
+                if let Some(sc) = self.app_conns[session as usize].sconn {
                     self.service(sc);
                 }
             }
         }
     }
 
-    fn open_session(&mut self, wl: u16) {
+    fn open_app_conn(&mut self, wl: u16) {
         let w = &self.workloads[wl as usize];
         if w.created >= w.total {
             return;
@@ -286,15 +287,15 @@ impl Sim<'_> {
             WorkloadKind::Bulk { .. } | WorkloadKind::Writes { .. } => (false, false, true, false),
             WorkloadKind::Page { .. } => (true, false, false, false),
         };
-        let sid = self.sessions.len() as u32;
+        let sid = self.app_conns.len() as u32;
         let accelerated = cfg.accelerated_open;
         let (cconn, lport) = self.connect(client, server, port, sid, cfg);
-        let mut s = Session::new(wl, client, server, cconn, self.now);
+        let mut s = AppConn::new(wl, client, server, cconn, self.now);
         s.start_on_established = on_est;
         s.push_pending = push;
         s.server_close_after = close_after;
         s.count_handshake = start_now;
-        self.sessions.push(s);
+        self.app_conns.push(s);
         if accelerated {
             self.accelerate(sid, lport, port);
         }
@@ -304,7 +305,7 @@ impl Sim<'_> {
             self.start_exchange(sid);
         }
         self.service(cconn);
-        if let Some(sc) = self.sessions[sid as usize].sconn {
+        if let Some(sc) = self.app_conns[sid as usize].sconn {
             self.service(sc);
         }
     }
@@ -312,7 +313,7 @@ impl Sim<'_> {
     /// Starts the next exchange of `sid`: the client writes its request, or (for a
     /// pushed response) the server writes at once.
     fn start_exchange(&mut self, sid: u32) {
-        let wl = self.sessions[sid as usize].wl;
+        let wl = self.app_conns[sid as usize].wl;
         let w = &mut self.workloads[wl as usize];
         if w.created >= w.total {
             return;
@@ -334,7 +335,7 @@ impl Sim<'_> {
         };
         let snap = self.session_counters(sid);
         let now = self.now;
-        let s = &mut self.sessions[sid as usize];
+        let s = &mut self.app_conns[sid as usize];
         let first_fresh = s.exchanges_done == 0 && s.count_handshake;
         let client_start = if first_fresh { s.opened } else { now };
         let req_end = s.req_written + request;
@@ -371,7 +372,7 @@ impl Sim<'_> {
 
     fn server_respond(&mut self, sid: u32) {
         let now = self.now;
-        let s = &mut self.sessions[sid as usize];
+        let s = &mut self.app_conns[sid as usize];
         let Some(sc) = s.sconn else { return };
         let Some(a) = s.cur.as_mut() else { return };
         if a.server_start.is_some() {
@@ -398,7 +399,7 @@ impl Sim<'_> {
                 self.schedule_app(at, wl as u16, Action::Write { session: sid, k });
             }
         }
-        let s = &mut self.sessions[sid as usize];
+        let s = &mut self.app_conns[sid as usize];
         let conn = &mut self.conns[sc as usize].conn;
         pattern::chunks(s.resp_written, len, |b| {
             conn.write(b);
@@ -415,7 +416,7 @@ impl Sim<'_> {
             return;
         };
         let len = writes[k as usize].1;
-        let s = &mut self.sessions[sid as usize];
+        let s = &mut self.app_conns[sid as usize];
         let Some(sc) = s.sconn else { return };
         let conn = &mut self.conns[sc as usize].conn;
         if conn.is_closed() {
@@ -429,7 +430,7 @@ impl Sim<'_> {
     }
 
     fn session_counters(&self, sid: u32) -> Counters {
-        let s = &self.sessions[sid as usize];
+        let s = &self.app_conns[sid as usize];
         let mut c = *self.conns[s.cconn as usize].conn.counters();
         if let Some(sc) = s.sconn {
             c.add(self.conns[sc as usize].conn.counters());
@@ -444,7 +445,7 @@ impl Sim<'_> {
             let slot = &self.conns[c as usize];
             (slot.session, slot.is_server)
         };
-        let s = &mut self.sessions[sid as usize];
+        let s = &mut self.app_conns[sid as usize];
         let conn = &mut self.conns[c as usize].conn;
         // Read and verify everything available.
         let rcvd = if is_server {
@@ -472,7 +473,7 @@ impl Sim<'_> {
                     }
                 }
             }
-            let s = &mut self.sessions[sid as usize];
+            let s = &mut self.app_conns[sid as usize];
             let conn = &mut self.conns[c as usize].conn;
             if let Some(a) = s.cur.as_mut() {
                 match a.resp_end {
@@ -511,7 +512,7 @@ impl Sim<'_> {
                 s.start_on_established = false;
                 self.start_exchange(sid);
             }
-            let s = &mut self.sessions[sid as usize];
+            let s = &mut self.app_conns[sid as usize];
             let conn = &self.conns[c as usize].conn;
             if let Some(a) = s.cur.as_mut()
                 && let Some(end) = a.resp_end
@@ -524,7 +525,7 @@ impl Sim<'_> {
                 s.fin_delivered = Some(now);
             }
         }
-        let s = &self.sessions[sid as usize];
+        let s = &self.app_conns[sid as usize];
         if let Some(a) = &s.cur {
             let fin_ok = !s.server_close_after || s.fin_delivered.is_some();
             if a.client_end.is_some() && a.server_end.is_some() && fin_ok {
@@ -536,7 +537,7 @@ impl Sim<'_> {
     fn finish_exchange(&mut self, sid: u32, complete: bool) {
         let now_counters = self.session_counters(sid);
         let trial = self.result.trial;
-        let s = &mut self.sessions[sid as usize];
+        let s = &mut self.app_conns[sid as usize];
         let Some(a) = s.cur.take() else { return };
         s.exchanges_done += 1;
         let d = now_counters;
@@ -588,7 +589,7 @@ impl Sim<'_> {
             } => {
                 self.client_close(sid);
                 if more {
-                    self.schedule_app(self.now + think, wl, Action::OpenSession);
+                    self.schedule_app(self.now + think, wl, Action::OpenAppConn);
                 }
             }
             WorkloadKind::Exchanges {
@@ -644,7 +645,7 @@ impl Sim<'_> {
     }
 
     fn client_close(&mut self, sid: u32) {
-        let s = &mut self.sessions[sid as usize];
+        let s = &mut self.app_conns[sid as usize];
         if !s.client_closed {
             s.client_closed = true;
             let wl = s.wl;
@@ -657,12 +658,12 @@ impl Sim<'_> {
     /// At the end of a trial: record exchanges that did not finish.
     pub(super) fn flush_incomplete(&mut self) {
         let mut corrupt = 0;
-        for s in &self.sessions {
+        for s in &self.app_conns {
             corrupt += s.corrupt;
         }
         self.result.corrupt_bytes = corrupt;
-        for sid in 0..self.sessions.len() as u32 {
-            let s = &self.sessions[sid as usize];
+        for sid in 0..self.app_conns.len() as u32 {
+            let s = &self.app_conns[sid as usize];
             let measured = self.workloads[s.wl as usize].spec.measure;
             if s.cur.is_some() && measured && s.backend.is_none() {
                 self.finish_exchange_incomplete(sid);
@@ -675,7 +676,7 @@ impl Sim<'_> {
             if !wr.spec.measure || wr.created >= wr.total {
                 continue;
             }
-            let syn_failed = self.sessions.iter().any(|s| {
+            let syn_failed = self.app_conns.iter().any(|s| {
                 s.wl as usize == w && s.backend.is_none() && {
                     let c = &self.conns[s.cconn as usize].conn;
                     c.close_reason() == Some(CloseReason::TimedOut) && !c.was_established()
@@ -717,7 +718,7 @@ impl Sim<'_> {
 
     fn finish_exchange_incomplete(&mut self, sid: u32) {
         let reason = {
-            let s = &self.sessions[sid as usize];
+            let s = &self.app_conns[sid as usize];
             let c = &self.conns[s.cconn as usize].conn;
             match c.close_reason() {
                 Some(CloseReason::TimedOut) if !c.was_established() => Unfinished::SynRetries,
@@ -729,7 +730,7 @@ impl Sim<'_> {
         // The counters of the exchange so far, as for a finished one.
         let d = self.session_counters(sid);
         let trial = self.result.trial;
-        let s = &mut self.sessions[sid as usize];
+        let s = &mut self.app_conns[sid as usize];
         let Some(a) = s.cur.take() else { return };
         if a.index < self.workloads[s.wl as usize].spec.warmup {
             return;

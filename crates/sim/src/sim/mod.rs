@@ -33,7 +33,7 @@ use crate::packet::{Packet, PacketMeta, Slab};
 use crate::record::{LinkStats, TrialResult};
 use crate::rng;
 use crate::workload::WorkloadSpec;
-use apps::{Session, WorkloadRt};
+use apps::{AppConn, WorkloadRt};
 use metrics::{EpisodeWatch, TailWatch};
 
 /// Everything needed to build one trial's simulation.
@@ -121,8 +121,8 @@ pub struct Sim<'o> {
     demux: FxHashMap<u64, u32>,
     /// Listening (node, port) pairs.
     listeners: Vec<(u16, u16)>,
-    pub(crate) sessions: Vec<Session>,
-    session_by_client: FxHashMap<u64, u32>,
+    pub(crate) app_conns: Vec<AppConn>,
+    app_conn_by_client: FxHashMap<u64, u32>,
     pub(crate) workloads: Vec<WorkloadRt>,
     host_rngs: Vec<ChaCha8Rng>,
     /// Each host's path state per peer host, left by closed connections (Linux
@@ -228,8 +228,8 @@ impl<'o> Sim<'o> {
             conns: Vec::new(),
             demux: FxHashMap::default(),
             listeners: Vec::new(),
-            sessions: Vec::new(),
-            session_by_client: FxHashMap::default(),
+            app_conns: Vec::new(),
+            app_conn_by_client: FxHashMap::default(),
             workloads: Vec::new(),
             host_rngs,
             path_cache: FxHashMap::default(),
@@ -374,7 +374,7 @@ impl<'o> Sim<'o> {
         }
         for c in &self.conns {
             self.result.counters.add(c.conn.counters());
-            if self.sessions[c.session as usize].backend.is_some() {
+            if self.app_conns[c.session as usize].backend.is_some() {
                 self.result.backend.add(c.conn.counters());
             }
         }
@@ -474,7 +474,7 @@ impl<'o> Sim<'o> {
                 node,
                 pkt,
                 self.now,
-                &self.sessions,
+                &self.app_conns,
                 &self.conns,
                 &self.node_names,
             );
@@ -490,7 +490,7 @@ impl<'o> Sim<'o> {
                 node,
                 pkt,
                 self.now,
-                &self.sessions,
+                &self.app_conns,
                 &self.conns,
                 &self.node_names,
             );
@@ -499,7 +499,7 @@ impl<'o> Sim<'o> {
 
     fn dropped(&mut self, slot: u32, chan: u32, reason: DropReason) {
         let pkt = self.slab.take(slot);
-        if let Some(s) = self.sessions.get_mut(pkt.meta.flow as usize) {
+        if let Some(s) = self.app_conns.get_mut(pkt.meta.flow as usize) {
             s.drops += 1;
         }
         let node = self.chans[chan as usize].from;
@@ -648,7 +648,7 @@ impl<'o> Sim<'o> {
     pub(crate) fn transmit(&mut self, c: u32, seg: Segment) {
         let slot = &self.conns[c as usize];
         let (node, session, is_server) = (slot.node, slot.session, slot.is_server);
-        let s = &self.sessions[session as usize];
+        let s = &self.app_conns[session as usize];
         let peer = if is_server { s.client } else { s.server };
         let rel_seq = seg.seq.wrapping_sub(slot.conn.iss()) as u64;
         let payload = seg.payload.len() as u32;
@@ -727,7 +727,7 @@ fn show(
     node: u16,
     pkt: &Packet,
     t: Instant,
-    sessions: &[Session],
+    sessions: &[AppConn],
     conns: &[ConnSlot],
     nodes: &[String],
 ) {
@@ -745,7 +745,7 @@ fn show(
 }
 
 /// The sending connection's ISS and IRS for `pkt`, when the simulator knows them.
-fn isn_of(sessions: &[Session], conns: &[ConnSlot], pkt: &Packet) -> Option<(u32, u32)> {
+fn isn_of(sessions: &[AppConn], conns: &[ConnSlot], pkt: &Packet) -> Option<(u32, u32)> {
     let s = sessions.get(pkt.meta.flow as usize)?;
     let c = if pkt.meta.from_server {
         s.sconn?

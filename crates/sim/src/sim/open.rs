@@ -12,7 +12,7 @@ impl Sim<'_> {
     /// The configuration of the server end of `session`: a backend's end of a
     /// frontend's connection runs the backend leg's.
     fn server_config(&self, session: u32) -> Config {
-        let s = &self.sessions[session as usize];
+        let s = &self.app_conns[session as usize];
         let spec = &self.workloads[s.wl as usize].spec;
         let cfg = match s.backend {
             Some(_) => spec.backend.as_ref().and_then(|b| b.config.as_ref()),
@@ -30,7 +30,7 @@ impl Sim<'_> {
 
     pub(super) fn accept(&mut self, node: u16, pkt: &Packet) {
         let skey = demux_key(pkt.src, pkt.seg.src_port, 0, 0);
-        let Some(&session) = self.session_by_client.get(&skey) else {
+        let Some(&session) = self.app_conn_by_client.get(&skey) else {
             return;
         };
         let cfg = self.server_config(session);
@@ -49,7 +49,7 @@ impl Sim<'_> {
     /// no handshake on the network (a model of T/TCP, see
     /// [`Connection::accelerated_open`]).
     pub(crate) fn accelerate(&mut self, sid: u32, lport: u16, port: u16) {
-        let s = &self.sessions[sid as usize];
+        let s = &self.app_conns[sid as usize];
         let (client, server, cconn) = (s.client, s.server, s.cconn);
         let cfg = self.server_config(sid);
         let rng = &mut self.host_rngs[server as usize];
@@ -72,7 +72,7 @@ impl Sim<'_> {
             scb: None,
         });
         self.demux.insert(key, c);
-        self.sessions[session as usize].sconn = Some(c);
+        self.app_conns[session as usize].sconn = Some(c);
         c
     }
 
@@ -107,7 +107,7 @@ impl Sim<'_> {
         slot.cached = true;
         if let Some(m) = slot.conn.path_metrics() {
             let peer = {
-                let s = &self.sessions[slot.session as usize];
+                let s = &self.app_conns[slot.session as usize];
                 if slot.is_server { s.client } else { s.server }
             };
             self.path_cache.insert((slot.node, peer), m);
@@ -139,7 +139,7 @@ impl Sim<'_> {
             scb: None,
         });
         self.demux.insert(demux_key(node, lport, server, port), c);
-        self.session_by_client
+        self.app_conn_by_client
             .insert(demux_key(node, lport, 0, 0), session);
         (c, lport)
     }

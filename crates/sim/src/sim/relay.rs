@@ -17,7 +17,7 @@
 //!   apart ([`TrialResult::backend`](crate::record::TrialResult::backend)).
 
 use super::Sim;
-use super::apps::{Action, Active, Relaying, Session};
+use super::apps::{Action, Active, AppConn, Relaying};
 use crate::pattern;
 
 impl Sim<'_> {
@@ -32,17 +32,17 @@ impl Sim<'_> {
         let mut cfg = b.config.clone().unwrap_or_else(|| self.config.clone());
         cfg.trace |= self.config.trace;
         for _ in 0..b.pool {
-            let sid = self.sessions.len() as u32;
+            let sid = self.app_conns.len() as u32;
             let (cconn, lport) = self.connect(frontend, backend, b.port, sid, cfg.clone());
-            let mut s = Session::new(wl, frontend, backend, cconn, self.now);
+            let mut s = AppConn::new(wl, frontend, backend, cconn, self.now);
             s.backend = Some(Relaying::default());
-            self.sessions.push(s);
+            self.app_conns.push(s);
             if cfg.accelerated_open {
                 self.accelerate(sid, lport, b.port);
             }
-            self.workloads[wl as usize].pool.sessions.push(sid);
+            self.workloads[wl as usize].pool.conns.push(sid);
             self.service(cconn);
-            if let Some(sc) = self.sessions[sid as usize].sconn {
+            if let Some(sc) = self.app_conns[sid as usize].sconn {
                 self.service(sc);
             }
         }
@@ -51,16 +51,16 @@ impl Sim<'_> {
     /// The frontend has the whole request of client session `sid`: forward it.
     pub(super) fn relay_request(&mut self, sid: u32) {
         let now = self.now;
-        let Some(a) = self.sessions[sid as usize].cur.as_mut() else {
+        let Some(a) = self.app_conns[sid as usize].cur.as_mut() else {
             return;
         };
         if a.server_start.is_some() {
             return;
         }
         a.server_start = Some(now);
-        let wl = self.sessions[sid as usize].wl as usize;
-        let free = self.workloads[wl].pool.sessions.iter().copied().find(|&b| {
-            self.sessions[b as usize]
+        let wl = self.app_conns[sid as usize].wl as usize;
+        let free = self.workloads[wl].pool.conns.iter().copied().find(|&b| {
+            self.app_conns[b as usize]
                 .backend
                 .is_some_and(|r| r.serving.is_none())
         });
@@ -72,11 +72,11 @@ impl Sim<'_> {
 
     /// Backend session `b` carries the request of client session `sid`.
     fn dispatch(&mut self, b: u32, sid: u32) {
-        let len = self.sessions[sid as usize]
+        let len = self.app_conns[sid as usize]
             .cur
             .as_ref()
             .map_or(0, |a| a.response);
-        let wl = self.sessions[b as usize].wl as usize;
+        let wl = self.app_conns[b as usize].wl as usize;
         let w = &mut self.workloads[wl];
         let request = w
             .spec
@@ -85,10 +85,10 @@ impl Sim<'_> {
             .map_or(0, |bk| bk.request.sample(&mut w.rng))
             .max(1);
         let now = self.now;
-        let snap = *self.conns[self.sessions[b as usize].cconn as usize]
+        let snap = *self.conns[self.app_conns[b as usize].cconn as usize]
             .conn
             .counters();
-        let s = &mut self.sessions[b as usize];
+        let s = &mut self.app_conns[b as usize];
         let (off, resp_start) = (s.req_written, s.resp_written);
         s.cur = Some(Active {
             index: 0,
@@ -122,11 +122,11 @@ impl Sim<'_> {
     /// After the frontend read from backend session `b`: forward what arrived to
     /// the client, and free `b` once the whole response is through.
     pub(super) fn relay_progress(&mut self, b: u32) {
-        let wl = self.sessions[b as usize].wl;
+        let wl = self.app_conns[b as usize].wl;
         let pool = &self.workloads[wl as usize].pool;
         if !pool.up
-            && pool.sessions.iter().all(|&p| {
-                self.conns[self.sessions[p as usize].cconn as usize]
+            && pool.conns.iter().all(|&p| {
+                self.conns[self.app_conns[p as usize].cconn as usize]
                     .conn
                     .is_established()
             })
@@ -134,9 +134,9 @@ impl Sim<'_> {
             // The pool is warm, as a frontend's persistent backend connections are:
             // the clients start now.
             self.workloads[wl as usize].pool.up = true;
-            self.schedule_app(self.now, wl, Action::OpenSession);
+            self.schedule_app(self.now, wl, Action::OpenAppConn);
         }
-        let s = &mut self.sessions[b as usize];
+        let s = &mut self.app_conns[b as usize];
         let Some(r) = s.backend.as_mut() else { return };
         let Some(sid) = r.serving else { return };
         let got = s.client_rcvd.saturating_sub(r.from).min(r.len);
@@ -149,7 +149,7 @@ impl Sim<'_> {
         }
         let wl = s.wl;
         if new > 0 {
-            let c = &mut self.sessions[sid as usize];
+            let c = &mut self.app_conns[sid as usize];
             if let Some(sc) = c.sconn {
                 let conn = &mut self.conns[sc as usize].conn;
                 pattern::chunks(c.resp_written, new, |bytes| {

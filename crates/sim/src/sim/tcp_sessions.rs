@@ -51,7 +51,7 @@ impl Sim<'_> {
         }
         let node = slot.node;
         let peer = {
-            let s = &self.sessions[slot.session as usize];
+            let s = &self.app_conns[slot.session as usize];
             if slot.is_server { s.client } else { s.server }
         };
         let k = match self.host_session_of.get(&(node, peer)) {

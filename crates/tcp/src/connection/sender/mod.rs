@@ -4,7 +4,7 @@
 //! timer; each submodule names its sources.
 //!
 //! - [`ack`]: the sender's ACK processing and Linux's congestion-state machine.
-//! - [`output`]: what to send next.
+//! - [`transmit`]: what to send next.
 //! - [`rto`]: the retransmission timer's expiry.
 //! - [`reduction`]: the one writer of cwnd outside `cc/` and `recovery/`.
 //! - [`undo`], [`frto`]: spurious reductions and timeouts.
@@ -26,12 +26,12 @@ mod fast_start;
 mod frto;
 mod loss_detection;
 mod loss_probe;
-mod output;
 mod persist;
 mod rack;
 mod reduction;
 mod rto;
 mod session_member;
+mod transmit;
 mod undo;
 
 use std::time::Duration;

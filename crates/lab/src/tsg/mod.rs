@@ -8,7 +8,9 @@
 //! [`flows_from_file`]). The flow drawn is the measured workload's first
 //! connection, seen at its data sender: what it sent and the ACKs it received.
 //! Times are relative to the first data segment; sequence numbers to the ISN.
-//! `plot::tsg` draws the flows.
+//! `plot::tsg` draws the flows; [`command`] is `gentle plot tsg`.
+
+pub mod command;
 
 use std::path::Path;
 

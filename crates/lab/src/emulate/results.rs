@@ -11,9 +11,9 @@ use gentle_real::tcpinfo::TcpInfo;
 use serde_json::{Value, json};
 
 use super::Emulation;
-use crate::output::{self, Staged};
 use crate::report;
 use crate::scenario::Scenario;
+use crate::staging::{self, Staged};
 
 /// The report: the real-mode header, then `gentle run`'s table.
 pub fn text(scn: &Scenario, e: &Emulation, trials: u64) -> String {
@@ -365,10 +365,10 @@ pub fn write(
             }
             let name = format!(
                 "{}-trial{}-{end}.pcap",
-                output::file_name(&k),
+                staging::file_name(&k),
                 t.result.trial
             );
-            io(st.write(&name, &output::pcap_bytes(frames)))?;
+            io(st.write(&name, &staging::pcap_bytes(frames)))?;
         }
     }
     Ok(())

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::tsg::{self, Flow, ViewRequest};
-use crate::{output, plot};
+use super::{self as tsg, Flow, ViewRequest};
+use crate::{plot, staging};
 
 /// The arguments of `gentle plot`.
 pub struct Args {
@@ -156,7 +156,7 @@ fn run(a: &Args) -> Result<(), Failed> {
     let flows = flows(a)?;
     check_overlap(&flows, &req)?;
     let mut staged =
-        output::Staged::adding(&a.out, a.force).map_err(|e| (2, format!("error: {e}")))?;
+        staging::Staged::adding(&a.out, a.force).map_err(|e| (2, format!("error: {e}")))?;
     let p = staged.path("tsg.png");
     staged.path("tsg.svg");
     if !a.force
