@@ -122,8 +122,8 @@ mod tests {
         }
         let mut sorted = xs.to_vec();
         sorted.sort_unstable();
-        for k in 0..xs.len() {
-            assert_eq!(c.nth(k as u64), Some(sorted[k]));
+        for (k, &x) in sorted.iter().enumerate() {
+            assert_eq!(c.nth(k as u64), Some(x));
         }
         assert_eq!(c.quantile(0.0), Some(-3));
         assert_eq!(c.quantile(0.5), Some(2));

@@ -70,13 +70,13 @@ impl Sample {
             None => {
                 self.exact.push(x);
                 if self.exact.len() > EXACT_LIMIT {
-                    self.to_hist();
+                    self.switch_to_hist();
                 }
             }
         }
     }
 
-    fn to_hist(&mut self) {
+    fn switch_to_hist(&mut self) {
         let mut h = vec![0u64; BUCKETS];
         for &x in &self.exact {
             h[bucket(x)] += 1;
@@ -103,7 +103,7 @@ impl Sample {
             (None, None) => {
                 self.exact.extend(other.exact);
                 if self.exact.len() > EXACT_LIMIT {
-                    self.to_hist();
+                    self.switch_to_hist();
                 }
             }
             (None, Some(h)) => {

@@ -212,6 +212,8 @@ struct Forwarder {
     channels: [Channel; 2],
     flows: Flows,
     base_ns: u64,
+    // Boxed: a buffer changes hands by pointer, never by copying its bytes.
+    #[allow(clippy::vec_box)]
     pool: Vec<Box<[u8; BUF]>>,
     free: Vec<u32>,
     pending: BinaryHeap<Reverse<Pending>>,

@@ -704,10 +704,11 @@ mod tests {
                 Op::Retransmit(i) => {
                     let nxt = self.nxt;
                     self.both(|sb| {
-                        if let Some(i) = sb.next_lost().or(Some(i as usize)) {
-                            if i < sb.q.len() && !sb.q[i].sacked {
-                                sb.on_retransmit(i, Instant::ZERO, nxt);
-                            }
+                        if let Some(i) = sb.next_lost().or(Some(i as usize))
+                            && i < sb.q.len()
+                            && !sb.q[i].sacked
+                        {
+                            sb.on_retransmit(i, Instant::ZERO, nxt);
                         }
                     });
                 }

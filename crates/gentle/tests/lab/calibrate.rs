@@ -118,17 +118,17 @@ fn a_calibration_recovers_the_parameters_its_targets_were_measured_at() {
         fit.best.loss,
         fit.start.loss
     );
-    for i in 0..targets.len() {
+    assert_eq!(targets.len(), STATS.len());
+    for (i, stat) in STATS.iter().enumerate() {
         assert!(
             fit.fitted(i, &targets),
             "target {} not fitted: {:?} (p {p}, rest {rest})",
-            STATS[i],
+            stat,
             fit.best.stats[i]
         );
         assert!(
             fit.noise[i].is_some_and(|sd| sd > 0.0),
-            "the noise of {}",
-            STATS[i]
+            "the noise of {stat}"
         );
     }
 }

@@ -250,7 +250,7 @@ impl Search<'_> {
             // The budget is spent: a flat landscape ends the run at once.
             return SPENT;
         }
-        if self.o.progress && asked % PROGRESS_EVERY == 0 {
+        if self.o.progress && asked.is_multiple_of(PROGRESS_EVERY) {
             let best = self.best().map_or(f64::NAN, |b| b.loss);
             eprintln!(
                 "calibrate: {asked}/{} candidates, best loss {best:.4}",

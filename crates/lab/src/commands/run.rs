@@ -237,7 +237,7 @@ fn run_one(
             .map_err(|e| LabError::Run(format!("writing results: {e}")))?;
     }
     if let Some(k) = a.pcap {
-        sinks::pcaps(scn, &run, k, staged.as_deref_mut()).map_err(LabError::Run)?;
+        sinks::pcaps(scn, &run, k, staged).map_err(LabError::Run)?;
     }
     if let Some(k) = trace_trial {
         sinks::trace_lines(scn, &run, k, trace_lines);

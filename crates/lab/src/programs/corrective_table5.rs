@@ -179,7 +179,7 @@ pub fn text(cells: &[Cell]) -> String {
                 ("correlated", Some(p)) => format!("{p:+.0}%"),
                 _ => String::new(),
             };
-            s += &format!(
+            s += format!(
                 "{:<12}{:<26}{:>9.1}%{:>9.1}%{:>14}",
                 loss,
                 cfg,

@@ -347,7 +347,8 @@ fn parse_free(t: &Table<'_>, path: &[String]) -> Result<Free> {
     let max = t
         .float("max", "a number")?
         .ok_or_else(|| t.missing("max", FREE_EXPECTED))?;
-    if !(min < max) {
+    // Written so that a NaN bound fails too.
+    if min.partial_cmp(&max) != Some(std::cmp::Ordering::Less) {
         return Err(t.bad("max", "the range is empty", "a max above min"));
     }
     let log = t.bool("log")?.unwrap_or(false);

@@ -72,7 +72,8 @@ pub fn parse_population(
         out.push(m);
     }
     let total: f64 = out.iter().map(|m| m.share).sum();
-    if !(total > 0.0) {
+    // Written so that a NaN share fails too.
+    if total.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
         return Err(pt.bad(
             out.first().map_or("population", |m| m.name.as_str()),
             "the members' shares sum to 0",

@@ -8,6 +8,9 @@ use toml_edit::{Item, TableLike, Value};
 use super::error::{ScenarioError, Source, suggest};
 use crate::units;
 
+/// A string of a file and where it is written (its span), if known.
+pub type Spanned<'a> = (&'a str, Option<Range<usize>>);
+
 pub type Result<T> = std::result::Result<T, ScenarioError>;
 
 pub struct Table<'a> {
@@ -212,11 +215,7 @@ impl<'a> Table<'a> {
     }
 
     /// An array of strings, with each element's span.
-    pub fn str_array(
-        &self,
-        key: &str,
-        expected: &str,
-    ) -> Result<Option<Vec<(&'a str, Option<Range<usize>>)>>> {
+    pub fn str_array(&self, key: &str, expected: &str) -> Result<Option<Vec<Spanned<'a>>>> {
         match self.item(key) {
             None => Ok(None),
             Some(i) => {

@@ -45,12 +45,15 @@ const ROW_GROUP: usize = 65_536;
 /// Row groups waiting for the encoder, at most (memory stays bounded).
 const QUEUED: usize = 2;
 
+/// The thread that encodes full row groups, and where they are sent to it.
+type Encoder = (SyncSender<Table>, JoinHandle<Result<Writer, String>>);
+
 /// The records of one scenario (or sweep point), written as they come: rows are
 /// gathered into columns here, and each full row group is encoded on a thread of
 /// its own while the trials go on.
 pub struct RecordsFile {
     table: Table,
-    encoder: Option<(SyncSender<Table>, JoinHandle<Result<Writer, String>>)>,
+    encoder: Option<Encoder>,
     /// `point` and the axis labels, repeated on every row.
     point: Option<(i64, Vec<Bytes>)>,
     /// Variant and workload names as shared bytes, made once.

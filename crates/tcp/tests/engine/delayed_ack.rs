@@ -17,8 +17,10 @@ use script::*;
 const MSS: u32 = 1448; // 1460 less the timestamp option
 
 fn linux(quickack: u32) -> Script {
-    let mut cfg = Config::default();
-    cfg.quickack = quickack;
+    let cfg = Config {
+        quickack,
+        ..Config::default()
+    };
     Script::server(cfg, PeerOpts::default())
 }
 
@@ -107,8 +109,10 @@ fn the_timeout_is_bounded_by_the_smoothed_rtt() {
         rtt: 50.0,
         ..PeerOpts::default()
     };
-    let mut cfg = Config::default();
-    cfg.quickack = 0;
+    let cfg = Config {
+        quickack: 0,
+        ..Config::default()
+    };
     let mut s = Script::server(cfg, peer);
     let mut t = 100.0;
     let mut seq = 1;
@@ -292,8 +296,10 @@ fn the_timer_is_configurable() {
 
 #[test]
 fn without_delayed_acks_every_segment_is_acknowledged() {
-    let mut cfg = Config::default();
-    cfg.delayed_ack = None;
+    let cfg = Config {
+        delayed_ack: None,
+        ..Config::default()
+    };
     let mut s = Script::server(cfg, PeerOpts::default());
     s.at(200.0);
     for k in 0..20 {

@@ -11,9 +11,11 @@ use script::*;
 const MSS: u32 = 1000;
 
 fn receiver(dsack: bool) -> Script {
-    let mut cfg = Config::default();
-    cfg.delayed_ack = None;
-    cfg.dsack = dsack;
+    let cfg = Config {
+        delayed_ack: None,
+        dsack,
+        ..Config::default()
+    };
     Script::server(cfg, PeerOpts::default())
 }
 

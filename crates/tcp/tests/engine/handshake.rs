@@ -97,8 +97,10 @@ fn window_is_scaled_by_the_negotiated_shift() {
         window: 20_000,
         ..PeerOpts::default()
     };
-    let mut cfg = Config::default();
-    cfg.initial_window = 100;
+    let cfg = Config {
+        initial_window: 100,
+        ..Config::default()
+    };
     let mut s = Script::server(cfg, peer);
     s.write(100_000);
     let mut sent = 0;
@@ -328,8 +330,10 @@ fn accelerated_open_makes_both_ends_established_without_an_rtt_sample() {
     use rand_chacha::ChaCha8Rng;
     use rand_chacha::rand_core::SeedableRng;
     let mut rng = ChaCha8Rng::seed_from_u64(3);
-    let mut cfg = gentle_tcp::Config::default();
-    cfg.accelerated_open = true;
+    let cfg = gentle_tcp::Config {
+        accelerated_open: true,
+        ..gentle_tcp::Config::default()
+    };
     let now = gentle_tcp::Instant::from_nanos(5_000_000);
     let mut client = gentle_tcp::Connection::connect(cfg.clone(), now, 40000, 80, &mut rng);
     let mut server = gentle_tcp::Connection::accelerated_open(&mut client, cfg, now, &mut rng);

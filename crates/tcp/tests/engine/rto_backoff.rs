@@ -124,8 +124,10 @@ fn timeout_in_loss_retransmits_everything_outstanding_in_slow_start() {
     // Four segments, none acked: after the RTO, cwnd is 1 and the whole flight is
     // marked lost; each ACK then releases slow-start retransmissions (Linux
     // "TCPSlowStartRetrans").
-    let mut cfg = Config::default();
-    cfg.frto = false;
+    let cfg = Config {
+        frto: false,
+        ..Config::default()
+    };
     let mut s = Script::server(cfg, PeerOpts::default());
     s.write(4 * 1448);
     for k in 0..4 {

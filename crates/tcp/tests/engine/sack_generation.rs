@@ -11,8 +11,10 @@ use script::*;
 const MSS: u32 = 1000;
 
 fn receiver(timestamps: bool) -> Script {
-    let mut cfg = Config::default();
-    cfg.delayed_ack = None;
+    let cfg = Config {
+        delayed_ack: None,
+        ..Config::default()
+    };
     Script::server(
         cfg,
         PeerOpts {

@@ -95,8 +95,10 @@ fn half_the_largest_window_is_enough_to_send() {
 
 #[test]
 fn a_live_receiver_keeps_a_closed_window_indefinitely() {
-    let mut cfg = Config::default();
-    cfg.max_retries = 3;
+    let cfg = Config {
+        max_retries: 3,
+        ..Config::default()
+    };
     let peer = PeerOpts {
         window: 2 * MSS,
         wscale: None,
@@ -129,8 +131,10 @@ fn a_live_receiver_keeps_a_closed_window_indefinitely() {
 
 #[test]
 fn the_receiver_answers_a_zero_window_probe() {
-    let mut cfg = Config::default();
-    cfg.delayed_ack = None;
+    let cfg = Config {
+        delayed_ack: None,
+        ..Config::default()
+    };
     let mut s = Script::server(cfg, PeerOpts::default());
     s.at(200.0);
     s.send(data(1, 500, 1));
