@@ -7,18 +7,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::common::{gentle, root};
 use gentle_lab::programs::analyze_accuracy;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn gentle(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gentle"))
-        .args(args)
-        .output()
-        .expect("gentle runs")
-}
 
 /// A fresh path for gentle to create, removed with its scratch directory.
 fn tmp(name: &str) -> crate::common::Fresh {

@@ -7,20 +7,13 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
+use crate::common::gentle;
 use gentle_lab::calibrate::{self, Options};
 use gentle_lab::runner::{self, Observe, RunOptions};
 use gentle_lab::scenario::Scenario;
 use gentle_lab::scenario::calibrate::Calibratable;
 use gentle_lab::scenario::targets::parse_targets;
-
-fn gentle(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gentle"))
-        .args(args)
-        .output()
-        .expect("gentle runs")
-}
 
 /// A lossy path whose loss rate and burst structure are free: `p` of the first
 /// packet of a burst, and the share of first losses that take the rest.

@@ -2,19 +2,8 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn gentle(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gentle"))
-        .args(args)
-        .output()
-        .expect("gentle runs")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::common::{gentle, root};
+use std::process::Command;
 
 const GOOD: &str = r#"name = "t"
 trials = 50

@@ -8,24 +8,14 @@
 
 use crate::common;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::common::{gentle, root};
 use gentle_lab::scenario::Sweep;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn skip() -> bool {
     common::skip_real_mode()
-}
-
-fn gentle(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gentle"))
-        .args(args)
-        .output()
-        .expect("gentle runs")
 }
 
 /// A fresh path for gentle to create, removed with its scratch directory.

@@ -5,12 +5,9 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use crate::common::root;
+use std::path::Path;
 use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn gentle(dir: &Path, args: &[&str]) {
     let o = Command::new(env!("CARGO_BIN_EXE_gentle"))

@@ -5,17 +5,10 @@
 
 use crate::common;
 
+use crate::common::gentle_in;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn gentle_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gentle"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("gentle runs")
-}
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

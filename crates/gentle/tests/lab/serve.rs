@@ -9,24 +9,13 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::common::{gentle, root};
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn skip() -> bool {
     common::skip_real_mode()
-}
-
-fn gentle(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gentle"))
-        .args(args)
-        .output()
-        .expect("gentle runs")
 }
 
 fn example(name: &str) -> String {

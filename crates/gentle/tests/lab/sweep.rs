@@ -5,9 +5,9 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::common::{gentle_in as gentle, root};
 use gentle_lab::programs::{
     Builtin, analyze_accuracy, corrective_pages, corrective_table5, fast_start, kernel_vs_sim,
     linux_eras, proactive_fig11, reactive_table1, sessions, tlp_study,
@@ -374,18 +374,6 @@ fn built_in_sweeps_keep_their_published_seeds() {
 }
 
 // ---- the command ----
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn gentle(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gentle"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("gentle runs")
-}
 
 fn json_lines(o: &Output) -> Vec<Value> {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

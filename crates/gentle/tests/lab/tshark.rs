@@ -5,12 +5,9 @@
 
 use crate::common;
 
+use crate::common::root;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// Frames of `pcap` matching the display filter.
 fn count(pcap: &Path, filter: &str) -> usize {

@@ -19,11 +19,8 @@ use headless_chrome::protocol::cdp::types::Event;
 use headless_chrome::{Browser, LaunchOptions, Tab, browser::tab::point::Point};
 use serde_json::Value;
 
+use crate::common::root;
 use crate::common::scratch;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn gentle(args: &[&str]) -> Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_gentle"))

@@ -1,7 +1,9 @@
-//! What the integration tests share: scratch directories.
+//! What the integration tests share: scratch directories, the workspace root, and
+//! running the gentle command.
 
 use std::ops::Deref;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 /// A test's scratch directory, made new under the system's temporary directory
 /// and removed when dropped — when the test fails too. Reads as its path.
@@ -79,4 +81,26 @@ impl AsRef<Path> for Fresh {
     fn as_ref(&self) -> &Path {
         &self.path
     }
+}
+
+/// The workspace's root (this crate is `crates/gentle`).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `gentle ARGS...`, run to its end.
+pub fn gentle(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gentle"))
+        .args(args)
+        .output()
+        .expect("gentle runs")
+}
+
+/// `gentle ARGS...` in `dir`, run to its end.
+pub fn gentle_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gentle"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("gentle runs")
 }
