@@ -20,7 +20,8 @@
 //!    and at most [`POLICE_MAX_OVER`] of them may. Random losses fall anywhere,
 //!    and between them the flow gets through far more than the rate allows.
 //! 4. No queue before the losses: the RTT of the data sent within a minimum RTT
-//!    before each loss (the median of those samples, and the median over the
+//!    before each loss (the first quartile of those samples, as a policer's
+//!    isolated segments often wait for delayed ACKs, and the median over the
 //!    losses) stays near the flow's minimum: within [`POLICE_MAX_INFLATION`] of it
 //!    (at least [`POLICE_MIN_INFLATION_NS`]) plus two packets at the policing rate
 //!    (a delayed ACK), where behind a shaper — a rate limit with a buffer — it
@@ -195,10 +196,10 @@ impl PoliceTrace {
         )
     }
 
-    /// The median over the losses of the median RTT of the data sent within one
-    /// minimum RTT before each, over the minimum, ns; `None` without samples. (The
-    /// last segment before a run of drops may wait for a delayed ACK; a queue
-    /// delays them all.)
+    /// The median over the losses of the first quartile of the RTTs of the data
+    /// sent within one minimum RTT before each, over the minimum, ns; `None`
+    /// without samples. (Behind a policer many samples wait for a delayed ACK, the
+    /// segments arriving alone; a queue delays them all.)
     fn inflation_before(&self, lost: &[usize], min_rtt: u64) -> Option<u64> {
         // The samples by the time their data was sent (the ACK's time less the
         // RTT), in order.
@@ -218,7 +219,7 @@ impl PoliceTrace {
                 window.clear();
                 window.extend(sent[from..to].iter().map(|s| s.1));
                 window.sort_unstable();
-                window.get(window.len() / 2).copied()
+                window.get(window.len() / 4).copied()
             })
             .collect();
         if medians.is_empty() {

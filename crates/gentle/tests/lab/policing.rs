@@ -224,3 +224,69 @@ fn simulated_policers_are_tagged_and_shapers_and_random_loss_are_not() {
     assert!(false_tags["shaper"] <= 2, "{false_tags:?}");
     assert!(precision >= 0.98, "precision {precision}");
 }
+
+/// One server and one client through a 2 Mbit/s policer (30 kB bucket) or a 2
+/// Mbit/s shaper (10-packet buffer), 20 ms each way.
+fn kernel_scenario(name: &str, dir: &str) -> String {
+    format!(
+        r#"name = "{name}"
+trials = 6
+
+[[link]]
+a = "server"
+b = "client"
+delay = "20ms"
+a_to_b = {dir}
+
+[[workload]]
+client = "client"
+server = "server"
+request = "400B"
+response = "400KB"
+
+[[variant]]
+name = "linux"
+profile = "linux-6"
+"#
+    )
+}
+
+/// Real mode: the kernel's flows through the forwarder's policer are tagged in the
+/// server's captures, and those through its shaper are not.
+#[test]
+fn kernel_flows_through_the_emulated_policer_are_tagged_and_shaped_ones_are_not() {
+    if common::skip_real_mode() {
+        return;
+    }
+    let cases = [
+        (
+            "policed",
+            r#"{ policer = { rate = "2Mbit/s", burst = "30KB" } }"#,
+        ),
+        ("shaped", r#"{ rate = "2Mbit/s", queue = "10pkt" }"#),
+    ];
+    let mut tagged = [0u32; 2];
+    for (k, (name, dir)) in cases.iter().enumerate() {
+        let d = common::scratch(name);
+        std::fs::write(d.join("s.toml"), kernel_scenario(name, dir)).unwrap();
+        let o = gentle_in(&d, &["emulate", "s.toml", "--out", "res"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        for trial in 0..6 {
+            let pcap = d.join(format!("res/linux-trial{trial}-server.pcap"));
+            let flows = analyzed(&pcap);
+            assert_eq!(flows.len(), 1, "{name} trial {trial}");
+            assert!(
+                flows[0].0 >= 5,
+                "{name} trial {trial}: {} losses",
+                flows[0].0
+            );
+            tagged[k] += flows[0].1 as u32;
+        }
+    }
+    eprintln!(
+        "kernel: policed flows tagged {} of 6, shaped {} of 6",
+        tagged[0], tagged[1]
+    );
+    assert!(tagged[0] >= 5, "policed flows tagged: {} of 6", tagged[0]);
+    assert_eq!(tagged[1], 0, "shaped flows tagged");
+}
