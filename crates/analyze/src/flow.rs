@@ -10,6 +10,7 @@ use crate::cause::{Cause, CauseCounts};
 use crate::decode::{Segment, flags};
 use crate::exchange::{Exchange, Exchanges};
 use crate::figures::Figures;
+use crate::police::PoliceTrace;
 use crate::sender::{AckKind, DataKind, HostHabits, Sender};
 use crate::tags::{Tag, Tags};
 
@@ -19,13 +20,7 @@ pub use crate::sender::BURST_GAP_NS;
 /// Bufferbloat: the flow's 95th-percentile RTT is at least twice its minimum, and at
 /// least this much above it.
 pub const BLOAT_MIN_INFLATION_NS: u64 = 50_000_000;
-/// Policing: at least this many losses, ...
-pub const POLICE_MIN_LOSSES: usize = 5;
-/// ... with the RTT at most this much above its minimum (drops without a queue), ...
-pub const POLICE_MAX_INFLATION: f64 = 1.25;
-/// ... and the delivery rate, sampled over intervals of four minimum RTTs, varying by
-/// less than this coefficient of variation.
-pub const POLICE_MAX_CV: f64 = 0.25;
+pub use crate::police::{POLICE_MAX_INFLATION, POLICE_MAX_OFF, POLICE_MIN_LOSSES};
 
 /// Which side the capture was taken on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -206,26 +201,6 @@ impl FlowReport {
     }
 }
 
-/// Running mean and variance (Welford).
-#[derive(Clone, Copy, Debug, Default)]
-struct Welford {
-    n: u64,
-    mean: f64,
-    m2: f64,
-}
-
-impl Welford {
-    fn add(&mut self, x: f64) {
-        self.n += 1;
-        let d = x - self.mean;
-        self.mean += d / self.n as f64;
-        self.m2 += d * (x - self.mean);
-    }
-    fn cv(&self) -> Option<f64> {
-        (self.n >= 4 && self.mean > 0.0).then(|| (self.m2 / (self.n - 1) as f64).sqrt() / self.mean)
-    }
-}
-
 /// One flow under way.
 #[derive(Debug)]
 pub struct Flow {
@@ -261,8 +236,8 @@ pub struct Flow {
     burst_lens: Vec<u16>,
     last_srv_data_ns: Option<u64>,
     exchanges: Exchanges,
-    rate: Welford,
-    rate_from: Option<(u64, u64)>,
+    /// The server's transmissions and RTT samples, for the policing signature.
+    police: PoliceTrace,
     point: CapturePoint,
 }
 
@@ -306,8 +281,7 @@ impl Flow {
             burst_lens: Vec::new(),
             last_srv_data_ns: None,
             exchanges: Exchanges::default(),
-            rate: Welford::default(),
-            rate_from: None,
+            police: PoliceTrace::default(),
             point,
         }
     }
@@ -505,6 +479,13 @@ impl Flow {
         {
             me.rtt.sample(r);
         }
+        // A sample of the server's data: its own (the ACK going to it), or the
+        // near end's, which the server's sender takes too.
+        if let Some(r) = k.rtt_sample
+            && (dir == Dir::ToServer || !to_far)
+        {
+            self.police.rtt(t, r);
+        }
         ack_tags(&k, seg, tags);
         if dir == Dir::ToServer {
             self.dup_acks += k.duplicate as u32;
@@ -545,6 +526,7 @@ impl Flow {
         }
         let (burst, pos) = if dir == Dir::ToClient {
             self.data_packets += 1;
+            self.police.data(t, data_len);
             self.place_in_burst(t)
         } else {
             (0, 0)
@@ -585,23 +567,6 @@ impl Flow {
     fn on_server_progress(&mut self, t: u64) {
         if self.srv.una >= self.srv.nxt {
             self.exchanges.response_acked(t);
-        }
-        // Delivery-rate samples after the first loss, for the policing signature.
-        if self.srv.lost.is_empty() {
-            return;
-        }
-        let Some(min) = self.srv.rtt.min_checked() else {
-            return;
-        };
-        let interval = (4 * min).max(20_000_000);
-        match self.rate_from {
-            None => self.rate_from = Some((t, self.srv.una)),
-            Some((t0, u0)) if t >= t0 + interval => {
-                let bits = (self.srv.una - u0) as f64 * 8.0;
-                self.rate.add(bits / ((t - t0) as f64 / 1e9));
-                self.rate_from = Some((t, self.srv.una));
-            }
-            _ => {}
         }
     }
 
@@ -726,12 +691,9 @@ impl Flow {
         let bufferbloat = min
             .zip(p95)
             .is_some_and(|(m, p)| p >= 2 * m && p - m >= BLOAT_MIN_INFLATION_NS);
-        let policed_kbps = (srv.lost.len() >= POLICE_MIN_LOSSES
-            && min
-                .zip(p95)
-                .is_some_and(|(m, p)| (p as f64) <= m as f64 * POLICE_MAX_INFLATION + 2e6)
-            && self.rate.cv().is_some_and(|cv| cv < POLICE_MAX_CV))
-        .then(|| self.rate.mean / 1e3);
+        let policed_kbps = min
+            .and_then(|m| self.police.detect(&self.lost_transmissions(), m))
+            .map(|p| p.rate_bps / 1e3);
         RttSignatures {
             min,
             p95,
@@ -739,6 +701,28 @@ impl Flow {
             bufferbloat,
             policed_kbps,
         }
+    }
+
+    /// The indices of the server's lost transmissions (not shown unnecessary)
+    /// among all its data transmissions, from their bursts and positions.
+    fn lost_transmissions(&self) -> Vec<usize> {
+        let mut first = Vec::with_capacity(self.burst_lens.len());
+        let mut n = 0usize;
+        for &len in &self.burst_lens {
+            first.push(n);
+            n += len as usize;
+        }
+        let srv = &self.srv;
+        srv.lost
+            .iter()
+            .filter(|&&(_, _, rec)| srv.retrans[rec as usize].spurious.is_none())
+            .filter_map(|&(b, pos, _)| {
+                let len = *self.burst_lens.get(b as usize)?;
+                // A burst of 65535 packets or more saturates its count.
+                (pos >= 1 && pos <= len && len < u16::MAX)
+                    .then(|| first[b as usize] + pos as usize - 1)
+            })
+            .collect()
     }
 
     /// How the flow ended, so far.

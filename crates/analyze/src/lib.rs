@@ -20,6 +20,7 @@ pub mod exchange;
 pub mod figures;
 pub mod flow;
 pub mod legacy;
+pub mod police;
 pub mod rtt;
 pub mod sack;
 pub mod sender;

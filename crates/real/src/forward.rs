@@ -94,6 +94,8 @@ pub enum Fate {
     Delivered,
     DroppedLoss,
     DroppedQueue,
+    /// The link's token-bucket policer dropped it.
+    DroppedPolicer,
     /// Still in flight when the forwarder stopped.
     InFlight,
 }
@@ -449,6 +451,7 @@ impl Forwarder {
             fate: match admit {
                 Admit::DroppedLoss => Fate::DroppedLoss,
                 Admit::DroppedQueue => Fate::DroppedQueue,
+                Admit::DroppedPolicer => Fate::DroppedPolicer,
                 Admit::Queued { .. } | Admit::Waiting { .. } => Fate::InFlight,
             },
             due_ns: 0,
@@ -472,7 +475,7 @@ impl Forwarder {
                     self.wake[from] = wake_ns;
                 }
             }
-            Admit::DroppedLoss | Admit::DroppedQueue => self.free.push(b),
+            Admit::DroppedLoss | Admit::DroppedQueue | Admit::DroppedPolicer => self.free.push(b),
         }
     }
 

@@ -1,6 +1,6 @@
 //! Per-flow and per-exchange signatures that need a longer flow than a loss episode:
-//! HTTP/1.x exchange boundaries, bufferbloat, policing, and the client-side capture
-//! point.
+//! HTTP/1.x exchange boundaries, bufferbloat, and the client-side capture point
+//! (policing: `police.rs`).
 
 use crate::common;
 
@@ -56,46 +56,6 @@ fn a_growing_queue_is_bufferbloat_and_a_steady_one_is_not() {
         let f = &a.flows[0];
         assert_eq!(f.bufferbloat, bloat, "inflation {:?}", f.rtt_inflation_ms);
     }
-}
-
-#[test]
-fn losses_at_a_flat_rate_without_queueing_look_policed() {
-    let mut s = Script::new(true);
-    s.handshake(20.0);
-    // A token bucket: every fifth segment is dropped while the rest go through at
-    // a steady rate; the RTT stays at 20 ms. Each loss is repaired fast.
-    let mut t = 30.0;
-    let mut una = 0u32;
-    let mut i = 0u32;
-    while i < 400 {
-        s.data(t, i);
-        if i % 5 == 4 {
-            // Lost: the next three segments are SACKed, then it is resent.
-            for k in 1..=3 {
-                s.data(t + k as f64 * 0.5, i + k);
-            }
-            for k in 1..=3 {
-                s.ack(t + 20.0 + k as f64 * 0.5, i, &[(i + 1, i + 1 + k)]);
-            }
-            assert_eq!(s.data(t + 21.5, i).1, Some(Cause::Fast));
-            s.ack(t + 41.5, i + 4, &[]);
-            una = i + 4;
-            i += 4;
-            t += 42.0;
-        } else {
-            s.ack(t + 20.0, i + 1, &[]);
-            una = i + 1;
-            t += 4.0;
-        }
-        i += 1;
-    }
-    let _ = una;
-    let a = s.finish();
-    let f = &a.flows[0];
-    assert!(f.losses >= 50, "{}", f.losses);
-    assert!(!f.bufferbloat);
-    let rate = f.policed_kbps.expect("looks policed");
-    assert!(rate > 100.0 && rate < 10_000.0, "{rate} kbit/s");
 }
 
 #[test]

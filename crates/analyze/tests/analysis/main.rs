@@ -4,5 +4,6 @@
 mod capture;
 mod common;
 mod flows;
+mod police;
 mod signatures;
 mod tcprs;

@@ -19,6 +19,7 @@ mod link_traces;
 mod linux_eras;
 mod packetdrill;
 mod pictures;
+mod policing;
 mod proactive;
 mod prr_figures;
 mod prr_latency;

@@ -599,7 +599,10 @@ fn assemble(
             .iter()
             .filter(|e| {
                 e.flow == c.conn
-                    && matches!(e.fate, Fate::DroppedLoss | Fate::DroppedQueue)
+                    && matches!(
+                        e.fate,
+                        Fate::DroppedLoss | Fate::DroppedQueue | Fate::DroppedPolicer
+                    )
                     && (c.client_start..=end).contains(&(e.t_ns + f.base_ns))
             })
             .count() as u32;

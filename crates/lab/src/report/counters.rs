@@ -2,8 +2,8 @@
 //! section shown when its condition holds of the scenario and the run (loss probes
 //! when a variant sent one, the corrective and proactive packets, sessions, fast
 //! start and ECN when a variant used them, the queues' counters when a link manages
-//! its queue). Variants in columns, as many as fit in 100 columns, further ones in
-//! stacked tables.
+//! its queue, the policer's drops when a link polices). Variants in columns, as
+//! many as fit in 100 columns, further ones in stacked tables.
 
 use gentle_tcp::Counters;
 
@@ -65,8 +65,13 @@ const SECTIONS: &[Section] = &[
     Section {
         shown: |_, _| true,
         rows: &[("packets dropped", |v| {
-            (v.links.dropped_loss + v.links.dropped_queue + v.links.dropped_middlebox).to_string()
+            let l = &v.links;
+            (l.dropped_loss + l.dropped_queue + l.dropped_middlebox + l.dropped_policer).to_string()
         })],
+    },
+    Section {
+        shown: |scn, _| policed(scn),
+        rows: &[("  by the policer", |v| v.links.dropped_policer.to_string())],
     },
     Section {
         shown: |scn, _| managed_queues(scn),
@@ -223,6 +228,13 @@ const MANAGED_QUEUES: &[Row] = &[
     }),
     ("ECN marks (CE)", |v| v.links.ecn_marked.to_string()),
 ];
+
+/// Whether a link direction of `scn` has a token-bucket policer.
+fn policed(scn: &Scenario) -> bool {
+    scn.links
+        .iter()
+        .any(|l| l.a_to_b.spec.policer.is_some() || l.b_to_a.spec.policer.is_some())
+}
 
 /// Whether the counters of some variant of `run` satisfy `f`.
 fn any(run: &RunResult, f: fn(&Counters) -> bool) -> bool {

@@ -1,9 +1,10 @@
 //! The tables inside a link direction (`[[link]]`, see `network`): the loss model,
 //! the delay variation (`jitter`), outages, RED's parameters (`red`, Floyd &
 //! Jacobson 1993, ECN marking per RFC 3168 §5; `fast-start-and-sessions.txt` §4.3),
-//! and a Mahimahi trace of delivery opportunities (`trace`).
+//! a Mahimahi trace of delivery opportunities (`trace`), and a token-bucket
+//! policer (`policer`, Flach et al., SIGCOMM 2016, §2).
 
-use gentle_sim::link::{Jitter, JitterDist, LinkTrace, QueueLimit, RedParams};
+use gentle_sim::link::{Jitter, JitterDist, LinkTrace, Policer, QueueLimit, RedParams};
 use gentle_sim::loss::{AppliesTo, DropCount, LossModel};
 
 use super::reader::{Result, Table};
@@ -325,4 +326,34 @@ pub(super) fn parse_trace(t: &Table<'_>) -> Result<LinkTrace> {
     })?;
     LinkTrace::parse(name, &text)
         .map_err(|(line, m)| t.bad("trace", format!("{}:{line}: {m}", path.display()), EXPECTED))
+}
+
+pub(super) const POLICER_EXPECTED: &str = "a table like { rate = \"1Mbit/s\", burst = \"30KB\" }: the policing rate and the bucket's size";
+
+/// The smallest bucket: one full-sized packet (a 1460-byte segment and its
+/// headers), or no such packet could ever pass.
+pub const POLICER_MIN_BURST: u64 = 1500;
+
+/// A link direction's token-bucket policer ([`gentle_sim::link::policer`]).
+pub(super) fn parse_policer(p: &Table<'_>) -> Result<Policer> {
+    p.check_keys(&["rate", "burst"])?;
+    const RATE: &str = "a rate above 0 like \"1Mbit/s\"";
+    let rate = p.req_str("rate", RATE)?;
+    let rate_bps = crate::units::rate(rate).map_err(|m| p.bad("rate", m, RATE))?;
+    let burst_bytes = p
+        .bytes("burst")?
+        .ok_or_else(|| p.missing("burst", "the bucket's size, like \"30KB\""))?;
+    if burst_bytes < POLICER_MIN_BURST {
+        return Err(p.bad(
+            "burst",
+            format!(
+                "a bucket of {burst_bytes} bytes never passes a full-sized packet ({POLICER_MIN_BURST} bytes)"
+            ),
+            "a size of at least 1500B, like \"30KB\"",
+        ));
+    }
+    Ok(Policer {
+        rate_bps,
+        burst_bytes,
+    })
 }

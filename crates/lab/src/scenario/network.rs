@@ -5,7 +5,8 @@
 //! to the TCP header's reserved bits: `"pass"`, `"clear"` or `"drop"` the packet),
 //! and router queue management (`fast-start-and-sessions.txt`): `red` (§4.3,
 //! Floyd & Jacobson 1993, ECN marking per RFC 3168 §5), `priority_drop` (§3.3,
-//! §7.2) and `scheduling = "acks-first"` (§5).
+//! §7.2) and `scheduling = "acks-first"` (§5); a token-bucket `policer` (Flach et
+//! al., SIGCOMM 2016, §2) before the queue.
 //! Keys at the top of the link apply to
 //! both directions; `[link.a_to_b]` and `[link.b_to_a]` override them.
 
@@ -19,8 +20,8 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::Distribution;
 
 use super::link_models::{
-    JITTER_EXPECTED, OUTAGE_EXPECTED, parse_jitter, parse_loss, parse_outage, parse_red,
-    parse_trace,
+    JITTER_EXPECTED, OUTAGE_EXPECTED, POLICER_EXPECTED, parse_jitter, parse_loss, parse_outage,
+    parse_policer, parse_red, parse_trace,
 };
 use super::reader::{Result, Table};
 use super::tables;
@@ -46,6 +47,7 @@ const LINK_KEYS: &[&str] = &[
     "priority_drop",
     "scheduling",
     "trace",
+    "policer",
     "a_to_b",
     "b_to_a",
 ];
@@ -65,8 +67,9 @@ const DIR_KEYS: &[&str] = &[
     "priority_drop",
     "scheduling",
     "trace",
+    "policer",
 ];
-const DIR_EXPECTED: &str = "a table of rate, delay, queue, loss, reorder, jitter, outage, duplicate, draws, strip_option, reserved_bits, red, priority_drop, scheduling, trace";
+const DIR_EXPECTED: &str = "a table of rate, delay, queue, loss, reorder, jitter, outage, duplicate, draws, strip_option, reserved_bits, red, priority_drop, scheduling, trace, policer";
 
 /// A one-way delay: fixed, or drawn per trial.
 #[derive(Clone, Debug, PartialEq)]
@@ -262,6 +265,9 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
     }
     if let Some(o) = t.sub("outage", OUTAGE_EXPECTED)? {
         c.spec.outage = Some(parse_outage(&o)?);
+    }
+    if let Some(p) = t.sub("policer", POLICER_EXPECTED)? {
+        c.spec.policer = Some(parse_policer(&p)?);
     }
     if let Some(p) = t.prob("duplicate")? {
         c.spec.duplicate = p;

@@ -132,3 +132,36 @@ fn delay_and_loss_through_the_forwarder() {
     assert_eq!(r.write_errors, 0);
     assert_eq!(r.foreign, 0, "IPv6 or other traffic reached the forwarder");
 }
+
+#[test]
+fn a_policer_in_the_forwarder_drops_kernel_tcp_down_to_its_rate() {
+    if skip() {
+        return;
+    }
+    // 400 kB through a 2 Mbit/s policer with a 30 kB bucket: the first 30 kB pass
+    // at once, the rest at the rate; the kernel's excess is dropped, never queued.
+    let spec = ChannelSpec {
+        delay: Duration::from_millis(10),
+        policer: Some(gentle_sim::link::Policer {
+            rate_bps: 2_000_000,
+            burst_bytes: 30_000,
+        }),
+        ..Default::default()
+    };
+    let (r, got, took, _) = transfer(spec, 400_000, 1);
+    assert_eq!(got, 400_000);
+    let policed = r
+        .log
+        .iter()
+        .filter(|e| e.fate == Fate::DroppedPolicer)
+        .count();
+    assert!(policed > 0, "the kernel never exceeded the rate");
+    assert_eq!(
+        r.stats[0].dropped_policer as usize, policed,
+        "{:?}",
+        r.stats[0]
+    );
+    let floor = Duration::from_secs_f64((400_000.0 - 30_000.0) * 8.0 / 2e6);
+    assert!(took >= floor, "{took:?} for {floor:?} at the rate");
+    assert!(took < floor * 3, "{took:?}: far below the rate");
+}

@@ -2,8 +2,9 @@
 //! model, propagation delay, optional reordering and duplication.
 //!
 //! Loss is decided when a packet enters the link (like a filter on the sender's
-//! output, as `tlp-measurement-tum13.txt` §3.3 drops packets), then the packet
-//! queues for the transmitter, is serialised at `rate`, and arrives `delay` later
+//! output, as `tlp-measurement-tum13.txt` §3.3 drops packets), then a token-bucket
+//! policer ([`policer`]) may drop it, then the packet queues for the transmitter,
+//! is serialised at `rate`, and arrives `delay` later
 //! (plus `reorder.extra` for a reordered packet).
 //!
 //! A first-in, first-out queue — drop-tail, or RED ([`red`]), which decides at
@@ -19,8 +20,10 @@
 pub mod draws;
 pub mod jitter;
 pub mod outage;
+pub mod policer;
 pub mod queue;
 pub mod red;
+mod stats;
 pub mod trace;
 
 use std::collections::VecDeque;
@@ -38,8 +41,10 @@ use jitter::JitterState;
 pub use jitter::{Jitter, JitterDist};
 pub use outage::Outage;
 use outage::OutageState;
+pub use policer::{Policer, PolicerState};
 use queue::TxQueue;
 pub use red::{Red, RedParams, RedVerdict};
+pub use stats::ChannelStats;
 pub use trace::LinkTrace;
 use trace::TraceCursor;
 
@@ -131,6 +136,9 @@ pub struct ChannelSpec {
     /// Periods in which nothing is delivered ([`outage`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outage: Option<Outage>,
+    /// A token-bucket policer before the queue ([`policer`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policer: Option<Policer>,
     /// Probability that a packet is delivered twice.
     pub duplicate: f64,
     /// Where loss, reordering and duplication draws come from ([`draws`]).
@@ -179,6 +187,7 @@ impl Default for ChannelSpec {
             jitter: None,
             trace: None,
             outage: None,
+            policer: None,
             duplicate: 0.0,
             draws: Draws::Arrival,
             strip_option: 0.0,
@@ -186,90 +195,6 @@ impl Default for ChannelSpec {
             ack_shift: 0,
             reserved_bits: ReservedBits::Pass,
         }
-    }
-}
-
-/// Counters of one link direction.
-///
-/// `dropped_queue` counts every packet the queue discipline dropped (a full buffer,
-/// a priority-drop eviction, RED); `dropped_red` and `dropped_queue_low` are parts
-/// of it. The queue-length figures count waiting packets, the one being sent
-/// excluded.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChannelStats {
-    pub offered: u64,
-    pub dropped_loss: u64,
-    pub dropped_queue: u64,
-    pub delivered: u64,
-    /// Packets held back (`reorder`) or that overtook an earlier one (`jitter`
-    /// with `reorder`).
-    pub reordered: u64,
-    pub duplicated: u64,
-    pub bytes_delivered: u64,
-    /// Packets whose experimental option a middlebox stripped.
-    pub options_stripped: u64,
-    /// Packets whose reserved bits a middlebox cleared ...
-    pub reserved_cleared: u64,
-    /// ... or that it dropped for them.
-    pub dropped_middlebox: u64,
-    /// Queue drops of low-priority (fast start) packets; the rest of
-    /// `dropped_queue` were other packets.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub dropped_queue_low: u64,
-    /// Queue drops RED chose (early, or forced above its maximum threshold).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub dropped_red: u64,
-    /// Packets RED marked CE instead of dropping (RFC 3168 §5).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub ecn_marked: u64,
-    /// The longest queue seen, packets (the maximum over links when added up).
-    #[serde(skip)]
-    pub max_queue: u32,
-    /// The integral of the queue length over time, packet·ns: the sum of the
-    /// packets' waiting times. A packet's wait counts when it leaves the queue
-    /// (the FIFO fast path knows it at admission).
-    #[serde(skip)]
-    pub queue_integral: u128,
-    /// The time the integral covers (the trial's length), ns.
-    #[serde(skip)]
-    pub observed_ns: u64,
-    /// Lossy bursts of the burst-position loss model
-    /// ([`crate::loss::BurstCounts`]): all, those that lost one packet, two.
-    #[serde(skip)]
-    pub lossy_bursts: [u64; 3],
-}
-
-fn is_zero(x: &u64) -> bool {
-    *x == 0
-}
-
-impl ChannelStats {
-    /// Adds every counter of `other` to `self` (`max_queue`: the larger).
-    pub fn add(&mut self, other: &ChannelStats) {
-        self.offered += other.offered;
-        self.dropped_loss += other.dropped_loss;
-        self.dropped_queue += other.dropped_queue;
-        self.delivered += other.delivered;
-        self.reordered += other.reordered;
-        self.duplicated += other.duplicated;
-        self.bytes_delivered += other.bytes_delivered;
-        self.options_stripped += other.options_stripped;
-        self.reserved_cleared += other.reserved_cleared;
-        self.dropped_middlebox += other.dropped_middlebox;
-        self.dropped_queue_low += other.dropped_queue_low;
-        self.dropped_red += other.dropped_red;
-        self.ecn_marked += other.ecn_marked;
-        self.max_queue = self.max_queue.max(other.max_queue);
-        self.queue_integral += other.queue_integral;
-        self.observed_ns += other.observed_ns;
-        for (a, b) in self.lossy_bursts.iter_mut().zip(other.lossy_bursts) {
-            *a += b;
-        }
-    }
-
-    /// The time-weighted mean queue length, packets, if any time was observed.
-    pub fn mean_queue(&self) -> Option<f64> {
-        (self.observed_ns > 0).then(|| self.queue_integral as f64 / self.observed_ns as f64)
     }
 }
 
@@ -288,6 +213,8 @@ pub enum Admit {
     },
     DroppedLoss,
     DroppedQueue,
+    /// The token-bucket policer dropped it ([`policer`]).
+    DroppedPolicer,
 }
 
 /// A packet the transmitter of a scheduled queue started.
@@ -345,6 +272,8 @@ pub struct Channel {
     /// The outage process, when the spec has one (its own stream, drawn from the
     /// channel's at the start so that links without outages draw as before).
     outage: Option<Box<OutageState>>,
+    /// The policer's bucket, when the spec has one.
+    policer: Option<PolicerState>,
 }
 
 impl Channel {
@@ -372,6 +301,7 @@ impl Channel {
             .map(|o| Box::new(OutageState::new(o, ChaCha8Rng::seed_from_u64(rng.r#gen()))));
         Channel {
             outage,
+            policer: spec.policer.map(PolicerState::new),
             rewrites,
             limit: spec.queue.limit(),
             managed: red.is_some() || scheduled,
@@ -520,6 +450,9 @@ impl Channel {
             self.stats.dropped_loss += 1;
             return Admit::DroppedLoss;
         }
+        if self.policed(now, bytes) {
+            return Admit::DroppedPolicer;
+        }
         let (queued, queued_bytes) = self.fifo_backlog(now);
         if self.full(queued, queued_bytes, bytes) {
             self.stats.dropped_queue += 1;
@@ -544,6 +477,17 @@ impl Channel {
                 self.loss.drop_at(meta, now, rng)
             }
         }
+    }
+
+    /// Whether the policer drops a packet of `bytes` offered at `now` (counted).
+    #[inline(always)]
+    fn policed(&mut self, now: u64, bytes: usize) -> bool {
+        let Some(p) = &mut self.policer else {
+            return false;
+        };
+        let drop = !p.pass(now, bytes);
+        self.stats.dropped_policer += drop as u64;
+        drop
     }
 
     #[inline]
@@ -591,6 +535,9 @@ impl Channel {
         if self.draw_loss(now, meta) {
             self.stats.dropped_loss += 1;
             return Admit::DroppedLoss;
+        }
+        if self.policed(now, bytes) {
+            return Admit::DroppedPolicer;
         }
         let (queued, queued_bytes) = self.backlog(now);
         let low = self.spec.priority_drop && seg.flags.contains(Flags::FAST_START);

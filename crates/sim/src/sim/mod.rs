@@ -445,6 +445,7 @@ impl<'o> Sim<'o> {
             Admit::Waiting { wake_ns } => self.waiting(chan, node, slot, wake_ns),
             Admit::DroppedLoss => self.dropped(slot, chan, DropReason::Loss),
             Admit::DroppedQueue => self.dropped(slot, chan, DropReason::Queue),
+            Admit::DroppedPolicer => self.dropped(slot, chan, DropReason::Policer),
         }
     }
 

@@ -28,6 +28,8 @@ pub enum DropReason {
     Queue,
     /// A middlebox refused it (reserved header bits set).
     Middlebox,
+    /// The link's token-bucket policer found too few tokens for it.
+    Policer,
 }
 
 impl DropReason {
@@ -37,6 +39,7 @@ impl DropReason {
             DropReason::Loss => "loss",
             DropReason::Queue => "queue",
             DropReason::Middlebox => "middlebox",
+            DropReason::Policer => "policer",
         }
     }
 }

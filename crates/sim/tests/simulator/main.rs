@@ -10,6 +10,7 @@ mod invariants;
 mod loss_models;
 mod network;
 mod observe;
+mod policer;
 mod queues;
 mod sessions;
 mod smoke;
