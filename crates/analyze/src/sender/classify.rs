@@ -1,0 +1,228 @@
+//! Why each retransmission was sent: the cause a transmission's circumstances point to
+//! (the ACK that triggered it, or the timer that fired), revised as the flow goes on,
+//! and settled at its end by what the host is known to do.
+
+use super::{ACK_CLOCK_NS, BURST_GAP_NS, HostHabits, Sender, State, TimerRetx, log_dist};
+use crate::cause::Cause;
+
+impl Sender {
+    pub(super) fn classify(
+        &mut self,
+        t: u64,
+        start: u64,
+        end: u64,
+        habits: &mut HostHabits,
+    ) -> (Cause, bool) {
+        // Sent right after an ACK that said something new: that ACK triggered it.
+        let ack_clocked = self
+            .last_trigger_ns
+            .is_some_and(|a| t.saturating_sub(a) <= ACK_CLOCK_NS);
+        let head = start <= self.una;
+        let tail = end >= self.nxt;
+        let rto = self.predicted_rto();
+        // The retransmission timer runs from the last ACK that advanced, or from the
+        // first transmission into an empty window, a probe, or the last timeout.
+        let since = t.saturating_sub(self.rto_ref_ns);
+        let record = self.retrans.len() as u32;
+        let timer = |ambiguous| TimerRetx {
+            gap_ns: since,
+            record,
+            ambiguous,
+        };
+        match self.state {
+            State::Loss { .. } if !ack_clocked && head => {
+                self.timeout_again(since);
+                (Cause::Timeout, false)
+            }
+            State::Loss { .. } => (Cause::SlowStart, false),
+            // Without SACK no timer but the RTO runs in recovery.
+            State::Recovery { .. }
+                if !ack_clocked && head && (!self.sack_ok || since >= self.timeout_floor()) =>
+            {
+                self.last_timer = Some(timer(false));
+                (Cause::Timeout, false)
+            }
+            State::Recovery { .. } => (Cause::Fast, false),
+            State::Open if ack_clocked => (self.ack_clocked_cause(habits), false),
+            State::Open => {
+                let evidence = self.dup_evidence();
+                let several = self.segs.len() > 1;
+                if evidence > 0 && since < self.timeout_floor() {
+                    // The early-retransmit or RACK reorder timer; with three or more
+                    // duplicates outstanding it is a fast retransmit all the same.
+                    let c = if evidence >= 3 {
+                        Cause::Fast
+                    } else {
+                        Cause::Early
+                    };
+                    return (c, false);
+                }
+                let probe_possible = tail && !self.probe_out && self.sack_ok && evidence == 0;
+                if probe_possible && !head {
+                    habits.probes = true;
+                    return (Cause::Probe, false);
+                }
+                if probe_possible {
+                    // Head and tail at once (one segment out): a probe or a timeout,
+                    // the same segment at nearly the same time. What the host does
+                    // elsewhere decides, at the end of the capture; until then the
+                    // predicted timers guess.
+                    let pto = self
+                        .predicted_ptos()
+                        .into_iter()
+                        .map(|p| log_dist(since, p))
+                        .fold(f64::INFINITY, f64::min);
+                    let probe = pto < log_dist(since, rto);
+                    self.last_timer = Some(timer(true));
+                    return (if probe { Cause::Probe } else { Cause::Timeout }, true);
+                }
+                if let Some(prev) = self.last_timer
+                    && prev.ambiguous
+                    && self.probe_out
+                    && head
+                    && since * 2 >= prev.gap_ns * 3
+                {
+                    // The timer doubled after a lone segment's "probe": it was a
+                    // timeout, and this is its backed-off successor.
+                    self.revise(prev.record, Cause::Timeout, true);
+                    self.last_timer = Some(timer(false));
+                    return (Cause::Timeout, false);
+                }
+                if head
+                    && several
+                    && self.sack_ok
+                    && !self.probe_out
+                    && evidence == 0
+                    && self.rtt.known()
+                    && self.predicted_ptos()[0] < rto
+                {
+                    habits.no_probes = true;
+                }
+                self.last_timer = Some(timer(false));
+                (Cause::Timeout, false)
+            }
+        }
+    }
+
+    /// The first retransmission of a recovery, right after an ACK: fast with three
+    /// duplicates behind the hole (RFC 5681 §3.2, RFC 6675 §5), or on FACK's count
+    /// (Linux before 4.15) unless the host is known not to use FACK; early with
+    /// fewer (RFC 5827, RFC 8985 §6.2).
+    pub(super) fn ack_clocked_cause(&mut self, habits: &HostHabits) -> Cause {
+        let (plain, fack) = self.dup_evidence_fack();
+        if plain >= 3 {
+            Cause::Fast
+        } else if fack >= 3 && !habits.no_fack {
+            self.fack_entry = true;
+            Cause::Fast
+        } else {
+            Cause::Early
+        }
+    }
+
+    /// Changes the cause of retransmission `record` (and of the episode it began);
+    /// `settled`: for good, else only the best guess so far.
+    pub(super) fn revise(&mut self, record: u32, to: Cause, settled: bool) {
+        let r = &mut self.retrans[record as usize];
+        if settled {
+            r.ambiguous = false;
+        }
+        if r.cause == to {
+            return;
+        }
+        self.counts.revise(r.cause, to);
+        r.cause = to;
+        let t = r.t_ns;
+        if let Some(e) = self.episodes.iter_mut().rev().find(|e| e.start_ns == t) {
+            e.cause = to;
+        }
+    }
+
+    /// Another timeout of the head with nothing acknowledged since the last: after a
+    /// timeout the RTO has doubled (RFC 6298 §5.5); if it has not, the previous
+    /// "timeout" of a lone segment was a probe.
+    pub(super) fn timeout_again(&mut self, gap: u64) {
+        let record = self.retrans.len() as u32;
+        if let Some(prev) = self.last_timer
+            && prev.ambiguous
+        {
+            if gap * 2 < prev.gap_ns * 3 {
+                self.revise(prev.record, Cause::Probe, true);
+                // This one is then the episode's first timeout.
+                if self.rtt.known() && self.rtt.srtt > 0 {
+                    self.rto_over_rtt.push(gap as f64 / self.rtt.srtt as f64);
+                }
+            } else {
+                self.revise(prev.record, Cause::Timeout, true);
+            }
+        }
+        self.last_timer = Some(TimerRetx {
+            gap_ns: gap,
+            record,
+            ambiguous: false,
+        });
+    }
+
+    /// New data after a lone segment's probe-or-timeout was acknowledged: the size of
+    /// the first flight tells which it was.
+    pub(super) fn judge_after(&mut self, t: u64) {
+        let Some(mut c) = self.after else {
+            return;
+        };
+        if !c.acked {
+            return;
+        }
+        let verdict = if c.flight == 0 || t.saturating_sub(c.last_ns) <= BURST_GAP_NS {
+            c.flight += 1;
+            c.last_ns = t;
+            if c.flight >= 3 {
+                Some(Cause::Probe)
+            } else {
+                self.after = Some(c);
+                return;
+            }
+        } else if self
+            .last_trigger_ns
+            .is_some_and(|a| t.saturating_sub(a) <= ACK_CLOCK_NS)
+            && self
+                .last_peer_data_ns
+                .is_none_or(|d| t.saturating_sub(d) > ACK_CLOCK_NS)
+        {
+            // The flight ended at one or two segments and an ACK of it, not a new
+            // request, released more: cwnd was that small.
+            Some(Cause::Timeout)
+        } else {
+            // A new request started the next flight: nothing learnt.
+            None
+        };
+        self.after = None;
+        // A retransmission shown unnecessary had its reduction undone: its flight
+        // says nothing. Otherwise the flight is the best guess until the host's
+        // habits are known.
+        let r = self.retrans[c.record as usize];
+        if let Some(v) = verdict
+            && r.ambiguous
+            && r.spurious.is_none()
+        {
+            self.revise(c.record, v, false);
+        }
+    }
+
+    /// Settles a lone segment's probe-or-timeout by what the host is known to do.
+    pub fn settle(&mut self, habits: HostHabits) {
+        for i in 0..self.retrans.len() {
+            if habits.no_fack && std::mem::take(&mut self.retrans[i].fack_only) {
+                self.revise(i as u32, Cause::Early, false);
+            }
+        }
+        let Some(probes) = habits.probes() else {
+            return;
+        };
+        let to = if probes { Cause::Probe } else { Cause::Timeout };
+        for i in 0..self.retrans.len() {
+            if self.retrans[i].ambiguous {
+                self.revise(i as u32, to, true);
+            }
+        }
+    }
+}
