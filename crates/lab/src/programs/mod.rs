@@ -359,7 +359,7 @@ pub const PROGRAMS: &[Program] = &[
     },
     Program {
         name: "corrective-pages",
-        summary: "a 5-object and a 167-object page over cable-like and 3G-like links with correlated loss: Corrective vs Linux 2.6 (gentle-aggression §8.4.2, Figure 10)",
+        summary: "a 5-object and a 167-object page over cable-like and 3G-like links, and the mobile page (fitted to the paper's baseline) over 3G, with correlated loss: Corrective vs Linux 2.6 (gentle-aggression §8.4.2, Figure 10)",
         run: corrective_pages,
     },
     Program {
