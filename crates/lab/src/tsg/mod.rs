@@ -18,6 +18,7 @@ use gentle_sim::{Observer, PacketEvent, PacketView};
 use gentle_tcp::{Event, Instant};
 
 use crate::scenario::Scenario;
+use crate::trace_file::TraceLine;
 
 /// One transmission of data.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -265,75 +266,36 @@ fn flow_of(scenario: String, variant: String, ls: &[SeenAt]) -> Flow {
     f
 }
 
-/// A line of a `gentle run --trace` file, as far as the graph reads it.
-#[derive(serde::Deserialize)]
-struct FileLine {
-    t_ns: u64,
-    what: String,
-    #[serde(default)]
-    node: String,
-    #[serde(default)]
-    scenario: String,
-    #[serde(default)]
-    variant: String,
-    packet: Option<FilePacket>,
-    event: Option<String>,
-    conn: Option<u32>,
-    from: Option<String>,
-    to: Option<String>,
-    cwnd: Option<u64>,
-    ssthresh: Option<u64>,
-    pipe: Option<u64>,
-}
-
-#[derive(serde::Deserialize)]
-struct FilePacket {
-    flow: u32,
-    #[serde(default)]
-    flags: String,
-    #[serde(default)]
-    seq: u64,
-    #[serde(default)]
-    len: u64,
-    #[serde(default)]
-    ack: u64,
-    #[serde(default)]
-    sack: Vec<[u64; 2]>,
-    #[serde(default)]
-    copy: bool,
-}
-
-impl FileLine {
-    fn seen(self) -> Option<((String, String), SeenAt)> {
-        let what = match (self.what.as_str(), self.packet, self.event.as_deref()) {
-            ("send", Some(p), _) if p.copy => return None,
-            ("send", Some(p), _) => Seen::Send {
-                flow: p.flow,
-                seq: p.seq,
-                len: p.len,
-            },
-            ("recv", Some(p), _) => Seen::Recv {
-                flow: p.flow,
-                ack: p.flags.contains('A').then_some(p.ack),
-                sacks: p.sack.iter().map(|b| (b[0], b[1])).collect(),
-            },
-            ("engine", _, Some("ca-state")) => Seen::Ca {
-                conn: self.conn.unwrap_or(0),
-                from: self.from.unwrap_or_default(),
-                to: self.to.unwrap_or_default(),
-                cwnd: self.cwnd.unwrap_or(0),
-                ssthresh: self.ssthresh.unwrap_or(0),
-                pipe: self.pipe.unwrap_or(0),
-            },
-            _ => return None,
-        };
-        let at = SeenAt {
-            t_ns: self.t_ns,
-            node: self.node,
-            what,
-        };
-        Some(((self.scenario, self.variant), at))
-    }
+/// What the graph reads of a trace line, keyed by its scenario and variant.
+fn seen(l: TraceLine) -> Option<((String, String), SeenAt)> {
+    let what = match (l.what.as_str(), l.packet, l.event.as_deref()) {
+        ("send", Some(p), _) if p.copy => return None,
+        ("send", Some(p), _) => Seen::Send {
+            flow: p.flow,
+            seq: p.seq,
+            len: p.len,
+        },
+        ("recv", Some(p), _) => Seen::Recv {
+            flow: p.flow,
+            ack: p.flags.contains('A').then_some(p.ack),
+            sacks: p.sack.iter().map(|b| (b[0], b[1])).collect(),
+        },
+        ("engine", _, Some("ca-state")) => Seen::Ca {
+            conn: l.conn.unwrap_or(0),
+            from: l.from.unwrap_or_default(),
+            to: l.to.unwrap_or_default(),
+            cwnd: l.cwnd.unwrap_or(0),
+            ssthresh: l.ssthresh.unwrap_or(0),
+            pipe: l.pipe.unwrap_or(0),
+        },
+        _ => return None,
+    };
+    let at = SeenAt {
+        t_ns: l.t_ns,
+        node: l.node,
+        what,
+    };
+    Some(((l.scenario, l.variant), at))
 }
 
 /// Reads a JSON-lines trace file into flows, one per (scenario, variant) in order of
@@ -344,7 +306,7 @@ pub fn flows_from_file(path: &Path, text: &str) -> Result<Vec<Flow>, String> {
         if line.trim().is_empty() {
             continue;
         }
-        let l: FileLine = serde_json::from_str(line).map_err(|e| {
+        let l: TraceLine = serde_json::from_str(line).map_err(|e| {
             let hint = if e.is_data() {
                 ": expected the `t_ns` and `what` of `gentle run --trace`"
             } else {
@@ -360,7 +322,7 @@ pub fn flows_from_file(path: &Path, text: &str) -> Result<Vec<Flow>, String> {
                 e.column()
             )
         })?;
-        if let Some((key, at)) = l.seen() {
+        if let Some((key, at)) = seen(l) {
             match groups.iter_mut().find(|g| g.0 == key) {
                 Some(g) => g.1.push(at),
                 None => groups.push((key, vec![at])),

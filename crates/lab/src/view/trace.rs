@@ -7,52 +7,15 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::flow::{Engine, FlowData, Packet, cause_code};
-
-#[derive(Deserialize)]
-struct Line {
-    t_ns: u64,
-    what: String,
-    #[serde(default)]
-    node: String,
-    #[serde(default)]
-    scenario: String,
-    #[serde(default)]
-    variant: String,
-    packet: Option<Pkt>,
-    conn: Option<u32>,
-    event: Option<String>,
-}
-
-#[derive(Deserialize, Clone)]
-struct Pkt {
-    flow: u32,
-    #[serde(default)]
-    from: String,
-    #[serde(default)]
-    flags: String,
-    #[serde(default)]
-    seq: u64,
-    #[serde(default)]
-    len: u64,
-    #[serde(default)]
-    ack: u64,
-    #[serde(default)]
-    win: u64,
-    ts: Option<[u32; 2]>,
-    #[serde(default)]
-    sack: Vec<[u64; 2]>,
-    #[serde(default)]
-    copy: bool,
-}
+use crate::trace_file::{TraceLine, TracePacket};
 
 /// One group's lines, kept with the raw text of engine events.
 struct Group {
     key: (String, String),
-    lines: Vec<(Line, Option<Value>)>,
+    lines: Vec<(TraceLine, Option<Value>)>,
 }
 
 /// Reads a trace file into flows (one per scenario and variant, in order of
@@ -63,7 +26,7 @@ pub fn read(path: &Path, text: &str, prefix: &str) -> Result<Vec<FlowData>, Stri
         if raw.trim().is_empty() {
             continue;
         }
-        let l: Line = serde_json::from_str(raw).map_err(|e| {
+        let l: TraceLine = serde_json::from_str(raw).map_err(|e| {
             format!(
                 "error: {}:{}: not a line of `gentle run --trace`: {e}",
                 path.display(),
@@ -124,8 +87,8 @@ fn flow(g: &Group, id: String, source: &str) -> FlowData {
         format!("{} · {}", g.key.0, g.key.1)
     };
     let mut f = FlowData::new(id, name, source.to_string(), "trace");
-    let mine = |l: &Line| l.node == node;
-    let is_data = |l: &Line| {
+    let mine = |l: &TraceLine| l.node == node;
+    let is_data = |l: &TraceLine| {
         l.what == "send"
             && l.packet
                 .as_ref()
@@ -212,7 +175,13 @@ fn flow(g: &Group, id: String, source: &str) -> FlowData {
     f
 }
 
-fn packet(t: f64, from_sender: bool, p: &Pkt, tags: Vec<&'static str>, cause: u8) -> Packet {
+fn packet(
+    t: f64,
+    from_sender: bool,
+    p: &TracePacket,
+    tags: Vec<&'static str>,
+    cause: u8,
+) -> Packet {
     Packet {
         t,
         from_sender,
@@ -229,7 +198,7 @@ fn packet(t: f64, from_sender: bool, p: &Pkt, tags: Vec<&'static str>, cause: u8
 }
 
 /// The tags of a received ACK, as `gentle analyze` names them.
-fn ack_tags(p: &Pkt, last: &mut Option<(u64, u64)>) -> Vec<&'static str> {
+fn ack_tags(p: &TracePacket, last: &mut Option<(u64, u64)>) -> Vec<&'static str> {
     let mut tags = Vec::new();
     if p.len == 0 && *last == Some((p.ack, p.win)) && !p.flags.contains('F') {
         tags.push("dup-ack");
