@@ -121,18 +121,17 @@ fn no_function_is_over_120_lines() {
 
 /// A source file's module path inside its crate: `src/a/b.rs` and `src/a/b/mod.rs`
 /// are `["a", "b"]`; `lib.rs` and `main.rs` are the crate root.
-fn module_of(src: &Path, file: &Path) -> (Vec<String>, bool) {
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
     let rel = file.strip_prefix(src).expect("under src");
     let mut parts: Vec<String> = rel
         .iter()
         .map(|s| s.to_string_lossy().into_owned())
         .collect();
     let last = parts.pop().expect("a file");
-    let dir_module = matches!(last.as_str(), "mod.rs" | "lib.rs" | "main.rs");
-    if !dir_module {
+    if !matches!(last.as_str(), "mod.rs" | "lib.rs" | "main.rs") {
         parts.push(last.trim_end_matches(".rs").to_string());
     }
-    (parts, dir_module)
+    parts
 }
 
 /// Paths a file names through `crate::`, `super::` or `self::`, by their segments.
@@ -173,14 +172,8 @@ impl<'ast> Visit<'ast> for Paths {
     }
 }
 
-/// The module a path leads into, from module `at` (a file module unless
-/// `dir_module`), if it is one of `modules`.
-fn target(
-    at: &[String],
-    dir_module: bool,
-    path: &[String],
-    modules: &BTreeSet<Vec<String>>,
-) -> Option<Vec<String>> {
+/// The module a path leads into, from module `at`, if it is one of `modules`.
+fn target(at: &[String], path: &[String], modules: &BTreeSet<Vec<String>>) -> Option<Vec<String>> {
     let (mut cur, rest) = match path.first().map(String::as_str) {
         Some("crate") => (Vec::new(), &path[1..]),
         Some("self") => (at.to_vec(), &path[1..]),
@@ -195,7 +188,6 @@ fn target(
         }
         _ => return None,
     };
-    let _ = dir_module;
     for seg in rest {
         let mut next = cur.clone();
         next.push(seg.clone());
@@ -215,22 +207,16 @@ fn no_two_sibling_files_import_from_each_other() {
         if !src.is_dir() {
             continue;
         }
-        let files: Vec<(Vec<String>, bool, PathBuf)> = rust_files(&src)
+        let files: Vec<(Vec<String>, PathBuf)> = rust_files(&src)
             .into_iter()
-            .map(|f| {
-                let (m, d) = module_of(&src, &f);
-                (m, d, f)
-            })
+            .map(|f| (module_of(&src, &f), f))
             .collect();
-        let modules: BTreeSet<Vec<String>> = files.iter().map(|(m, _, _)| m.clone()).collect();
+        let modules: BTreeSet<Vec<String>> = files.iter().map(|(m, _)| m.clone()).collect();
         let mut uses: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
-        for (m, dir_module, f) in &files {
+        for (m, f) in &files {
             let mut paths = Paths::default();
             paths.visit_file(&parse(f));
-            let targets = paths
-                .0
-                .iter()
-                .filter_map(|p| target(m, *dir_module, p, &modules));
+            let targets = paths.0.iter().filter_map(|p| target(m, p, &modules));
             uses.entry(m.clone()).or_default().extend(targets);
         }
         for (a, to) in &uses {
