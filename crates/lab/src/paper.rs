@@ -9,7 +9,7 @@ use crate::calibrate::stats;
 use crate::runner::RunResult;
 use crate::scenario::Scenario;
 use crate::scenario::paper::{Claim, Quantity};
-use crate::scenario::targets::Atom;
+use crate::scenario::targets::{Atom, Subset};
 
 /// One of the paper's numbers, and the run's.
 pub struct Judged<'a> {
@@ -28,8 +28,8 @@ fn holds_zero(q: &Quantity, run: &RunResult) -> bool {
         return false;
     };
     let ci = match q.stat.num.as_slice() {
-        [Atom::LatencyMean] if q.stat.den.is_empty() => d.mean,
-        [Atom::LatencyQuantile(x)] if q.stat.den.is_empty() => {
+        [Atom::LatencyMean(Subset::Ranked)] if q.stat.den.is_empty() => d.mean,
+        [Atom::LatencyQuantile(Subset::Ranked, x)] if q.stat.den.is_empty() => {
             let p = (x * 100.0).round() as u32;
             if !(1..=99).contains(&p) || (x * 100.0 - p as f64).abs() > 1e-9 {
                 return false;

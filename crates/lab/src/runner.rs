@@ -116,6 +116,11 @@ pub struct VariantResult {
     pub latencies: Sample,
     /// The same values with their trials, for the paired confidence intervals.
     pub by_trial: ByTrial,
+    /// The metric for every complete exchange with a retransmission, and with a
+    /// lost packet, whatever the scenario ranks (a calibration's
+    /// `latency.retransmitted.*` and `latency.lost.*`).
+    pub retransmitted: Sample,
+    pub lost: Sample,
     pub records: Vec<ExchangeRecord>,
     pub pages: Vec<PageRecord>,
     pub counters: Counters,
@@ -220,6 +225,16 @@ pub(crate) fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep
         }
         if r.had_loss() {
             v.with_loss += 1;
+        }
+        if scn.metric != Metric::Page
+            && let Some(x) = metric_of(scn.metric, r).filter(|_| r.complete)
+        {
+            if r.had_retransmission() {
+                v.retransmitted.push(x);
+            }
+            if r.had_loss() {
+                v.lost.push(x);
+            }
         }
         let ranked = match scn.filter {
             Filter::All => true,
@@ -420,6 +435,8 @@ pub fn run_streaming(
             }
         }
         v.latencies.finish();
+        v.retransmitted.finish();
+        v.lost.finish();
         variants.push(v);
     }
     bar.finish_and_clear();
@@ -434,6 +451,8 @@ pub fn run_streaming(
 
 fn merge(v: &mut VariantResult, p: VariantResult) {
     v.latencies.merge(p.latencies);
+    v.retransmitted.merge(p.retransmitted);
+    v.lost.merge(p.lost);
     v.by_trial.merge(p.by_trial);
     v.records.extend(p.records);
     v.pages.extend(p.pages);

@@ -593,3 +593,123 @@ fn the_dc1_experiments_run_on_one_population() {
     assert_eq!(base.variants[0].name, "Linux");
     assert_eq!(er.variants[0].config, base.variants[0].config);
 }
+
+#[test]
+fn latency_targets_name_the_retransmitted_and_the_lost_responses() {
+    let names = calibrate::stats::counter_names();
+    let parse = |s: &str| gentle_lab::scenario::targets::parse_stat(s, &names);
+    for ok in [
+        "latency.retransmitted.p25",
+        "latency.retransmitted.mean",
+        "latency.lost.p99.9",
+        "latency.p50",
+    ] {
+        assert_eq!(parse(ok).expect(ok).text, ok);
+    }
+    let e = parse("latency.lost.p100").unwrap_err();
+    assert!(e.contains("latency.lost.p1"), "{e}");
+    assert!(parse("latency.retransmited.p50").is_err());
+
+    // A scenario that ranks its retransmitted responses: `latency.*` and
+    // `latency.retransmitted.*` are the same numbers; the lost ones are others.
+    let text = scenario(0.02, 0.5).replace(
+        "name = \"fit-me\"",
+        "name = \"fit-me\"\nfilter = \"retransmitted\"",
+    );
+    let scn = Scenario::parse("subsets.toml", &text).unwrap();
+    let r = runner::run(
+        &scn,
+        &RunOptions {
+            trials: 600,
+            seed: 5,
+            keep_records: true,
+            progress: false,
+            observe: Observe::default(),
+        },
+    );
+    let v = &r.variants[0];
+    let at = |s: &str| calibrate::stats::value(&parse(s).unwrap(), v).unwrap();
+    assert_eq!(at("latency.p50"), at("latency.retransmitted.p50"));
+    assert_eq!(at("latency.mean"), at("latency.retransmitted.mean"));
+    let complete = |f: fn(&gentle_sim::record::ExchangeRecord) -> bool| {
+        v.records.iter().filter(|r| r.complete && f(r)).count()
+    };
+    assert_eq!(v.retransmitted.len(), complete(|r| r.had_retransmission()));
+    assert_eq!(v.lost.len(), complete(|r| r.had_loss()));
+    assert!(v.lost.len() > 20, "{} lost", v.lost.len());
+    let lost_mean = v
+        .records
+        .iter()
+        .filter(|r| r.complete && r.had_loss())
+        .map(|r| r.server_ns.unwrap() as f64 / 1e6)
+        .sum::<f64>()
+        / v.lost.len() as f64;
+    assert!((at("latency.lost.mean") - lost_mean).abs() < 1e-6 * lost_mean);
+}
+
+#[test]
+fn a_log_normal_size_keeps_the_mean_it_is_given() {
+    use gentle_sim::workload::{Size, WorkloadKind};
+    use rand::SeedableRng;
+    let with = |response: &str| {
+        let text = scenario(0.01, 0.5).replace(
+            r#"response = { dist = "choice", sizes = ["1400B", "6KB", "20KB"] }"#,
+            &format!("response = {response}"),
+        );
+        Scenario::parse("lognormal.toml", &text).map(|s| match &s.workloads[0].kind {
+            WorkloadKind::Exchanges { response, .. } => response.clone(),
+            k => panic!("{k:?}"),
+        })
+    };
+    let Size::LogNormal { median, sigma } =
+        with(r#"{ dist = "lognormal", mean = "7.5KB", sigma = 1.5 }"#).unwrap()
+    else {
+        panic!("a log-normal size")
+    };
+    assert_eq!(sigma, 1.5);
+    assert!((median - 7500.0 * (-1.125f64).exp()).abs() < 1e-9);
+    let size = Size::LogNormal { median, sigma };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let n = 400_000;
+    let mean = (0..n).map(|_| size.sample(&mut rng) as f64).sum::<f64>() / n as f64;
+    assert!((mean / 7500.0 - 1.0).abs() < 0.03, "{mean}");
+    let both =
+        with(r#"{ dist = "lognormal", mean = "7.5KB", median = "4KB", sigma = 1 }"#).unwrap_err();
+    assert!(both.to_string().contains("not both"), "{both}");
+    let neither = with(r#"{ dist = "lognormal", sigma = 1 }"#).unwrap_err();
+    assert!(neither.to_string().contains("median"), "{neither}");
+}
+
+#[test]
+fn a_target_counts_as_fitted_by_its_value_on_seeds_the_search_did_not_see() {
+    use gentle_lab::calibrate::{Evaluation, Fit};
+    let names = calibrate::stats::counter_names();
+    let targets = parse_targets(
+        "t.toml",
+        "[[target]]\nstat = \"RetransSegs / OutSegs\"\nvalue = 0.02\n",
+        &names,
+    )
+    .unwrap();
+    let at = |x: f64| Evaluation {
+        values: vec![0.5],
+        stats: vec![Some(x)],
+        loss: 0.0,
+    };
+    let fit = |seed: f64, others: Option<f64>, sd: f64| Fit {
+        start: at(0.05),
+        best: at(seed),
+        candidates: 10,
+        evaluations: 10,
+        noise: vec![Some(sd)],
+        other_seeds: vec![others],
+        trials: 100,
+        wall_seconds: 0.0,
+    };
+    // On the search's seed exactly the target, elsewhere 30% off: not fitted ...
+    assert!(!fit(0.02, Some(0.026), 0.001).fitted(0, &targets));
+    // ... unless that is within the noise; and 5% off elsewhere is fitted.
+    assert!(fit(0.02, Some(0.026), 0.004).fitted(0, &targets));
+    assert!(fit(0.03, Some(0.021), 0.001).fitted(0, &targets));
+    // Without other runs, the search's own value is what there is.
+    assert!(fit(0.021, None, 0.0).fitted(0, &targets));
+}

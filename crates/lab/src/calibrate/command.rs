@@ -204,7 +204,7 @@ fn header(job: &Job, fit: &Fit) -> Vec<String> {
         job.options.candidates
     )];
     h.push(format!(
-        "{fitted} of {} targets within {:.0}% or the noise; loss {:.4} (as written: {:.4}).",
+        "{fitted} of {} targets within {:.0}% or the noise on other seeds; loss {:.4} (as written: {:.4}).",
         job.targets.len(),
         TOLERANCE * 100.0,
         fit.best.loss,
@@ -227,8 +227,8 @@ fn plural(n: usize, thing: &str) -> String {
     format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
 }
 
-/// The report: the parameters, then every target with its fitted value, its error
-/// and the noise.
+/// The report: the parameters, then every target with its fitted value, its value
+/// on other seeds, its error there and the noise.
 pub fn report(job: &Job, fit: &Fit) -> String {
     let o = &job.options;
     let mut s = String::new();
@@ -280,18 +280,21 @@ pub fn report(job: &Job, fit: &Fit) -> String {
         .max(6);
     let _ = writeln!(
         s,
-        "\n{:<w$}  {:>10}  {:>10}  {:>10}  {:>8}  {:>9}",
-        "target", "value", "as written", "fitted", "error", "noise (sd)"
+        "\n{:<w$}  {:>10}  {:>10}  {:>10}  {:>11}  {:>8}  {:>9}",
+        "target", "value", "as written", "fitted", "other seeds", "error", "noise (sd)"
     );
     for (i, t) in job.targets.iter().enumerate() {
-        let err = fit.best.stats[i].map(|x| (x - t.value) / t.value.abs().max(1e-9) * 100.0);
+        let err = fit.other_seeds[i]
+            .or(fit.best.stats[i])
+            .map(|x| (x - t.value) / t.value.abs().max(1e-9) * 100.0);
         let _ = writeln!(
             s,
-            "{:<w$}  {:>10}  {:>10}  {:>10}  {:>8}  {:>9}  {}",
+            "{:<w$}  {:>10}  {:>10}  {:>10}  {:>11}  {:>8}  {:>9}  {}",
             t.stat.text,
             num(Some(t.value)),
             num(fit.start.stats[i]),
             num(fit.best.stats[i]),
+            num(fit.other_seeds[i]),
             err.map_or("-".into(), |e| format!("{e:+.1}%")),
             num(fit.noise[i]),
             if fit.fitted(i, &job.targets) {
@@ -306,10 +309,11 @@ pub fn report(job: &Job, fit: &Fit) -> String {
         .count();
     let _ = writeln!(
         s,
-        "\n{fitted} of {} targets within {:.0}% or {} sd of the noise; loss {:.4} (as written {:.4})",
+        "\n{fitted} of {} targets within {:.0}% or {} sd of the noise on {} other seeds; loss {:.4} (as written {:.4})",
         job.targets.len(),
         TOLERANCE * 100.0,
         super::NOISE_SDS,
+        super::REPLICATES,
         fit.best.loss,
         fit.start.loss
     );
@@ -339,6 +343,7 @@ pub fn json(job: &Job, fit: &Fit) -> serde_json::Value {
             serde_json::json!({
                 "stat": t.stat.text, "value": t.value, "source": t.source,
                 "as_written": fit.start.stats[i], "fitted": fit.best.stats[i],
+                "other_seeds": fit.other_seeds[i],
                 "noise_sd": fit.noise[i], "ok": fit.fitted(i, &job.targets),
             })
         })

@@ -15,7 +15,10 @@
 //! weighted mean of squared errors over the targets, each error the logarithm of
 //! the ratio of value to target (a value twice the target is as far off as one
 //! half of it; for small errors, the relative error). The best candidate is
-//! then run again from [`REPLICATES`] other seeds: each target's run-to-run noise.
+//! then run again from [`REPLICATES`] other seeds: each target's run-to-run noise,
+//! and its mean on draws the search never saw. A target counts as fitted by that
+//! mean: the search's own seed flatters the best candidate (of many candidates,
+//! the best is partly the one its draws favoured), the more so the fewer trials.
 //! Same scenario, targets and seed: the same fit.
 //!
 //! Candidates run through an [`Evaluator`]: [`Local`] runs one candidate after
@@ -80,14 +83,18 @@ pub struct Fit {
     /// Each target's standard deviation over the best candidate's runs from
     /// [`REPLICATES`] + 1 seeds.
     pub noise: Vec<Option<f64>>,
+    /// Each target's mean over the best candidate's runs from the [`REPLICATES`]
+    /// other seeds: the fit on draws the search did not see.
+    pub other_seeds: Vec<Option<f64>>,
     pub trials: u64,
     pub wall_seconds: f64,
 }
 
 impl Fit {
-    /// Whether target `i` is fitted: within [`TOLERANCE`] or within the noise.
+    /// Whether target `i` is fitted: its value on the other seeds (on the search's
+    /// seed when there is none) within [`TOLERANCE`] or within the noise.
     pub fn fitted(&self, i: usize, targets: &[Target]) -> bool {
-        let Some(x) = self.best.stats[i] else {
+        let Some(x) = self.other_seeds[i].or(self.best.stats[i]) else {
             return false;
         };
         let t = targets[i].value;
@@ -361,13 +368,14 @@ pub fn calibrate_with(
     } else {
         asked.min(final_limit)
     };
-    let noise = noise(eval, &best, o)?;
+    let (noise, other_seeds) = noise(eval, &best, o)?;
     Ok(Fit {
         start,
         best,
         candidates,
         evaluations,
         noise,
+        other_seeds,
         trials: o.trials,
         wall_seconds: began.elapsed().as_secs_f64(),
     })
@@ -384,25 +392,30 @@ fn cmp_values(a: &[f64], b: &[f64]) -> std::cmp::Ordering {
 }
 
 /// Each target's standard deviation over the best candidate's run and
-/// [`REPLICATES`] runs from other seeds.
-fn noise(
-    eval: &dyn Evaluator,
-    best: &Evaluation,
-    o: &Options,
-) -> Result<Vec<Option<f64>>, LabError> {
+/// [`REPLICATES`] runs from other seeds, and its mean over those other runs.
+type Noise = (Vec<Option<f64>>, Vec<Option<f64>>);
+fn noise(eval: &dyn Evaluator, best: &Evaluation, o: &Options) -> Result<Noise, LabError> {
     let mut runs = vec![best.stats.clone()];
     for k in 1..=REPLICATES {
         let seed = crate::scenario::point_seed(o.seed, &[("replicate".into(), k.to_string())]);
         runs.push(eval.measure(&best.values, o.trials, seed)?);
     }
-    Ok((0..best.stats.len())
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let sd = (0..best.stats.len())
         .map(|i| {
             let xs: Vec<f64> = runs.iter().filter_map(|r| r[i]).collect();
             (xs.len() >= 2).then(|| {
-                let m = xs.iter().sum::<f64>() / xs.len() as f64;
+                let m = mean(&xs);
                 let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64;
                 var.sqrt()
             })
         })
-        .collect())
+        .collect();
+    let other = (0..best.stats.len())
+        .map(|i| {
+            let xs: Vec<f64> = runs[1..].iter().filter_map(|r| r[i]).collect();
+            (!xs.is_empty()).then(|| mean(&xs))
+        })
+        .collect();
+    Ok((sd, other))
 }

@@ -2,7 +2,8 @@
 //! ([`crate::scenario::targets`] defines the names).
 
 use crate::runner::VariantResult;
-use crate::scenario::targets::{Atom, BACKEND, Stat};
+use crate::sample::Sample;
+use crate::scenario::targets::{Atom, BACKEND, Stat, Subset};
 
 /// The statistic's value for one variant's results; `None` when a ratio's
 /// denominator is zero or there is no latency to take a quantile of.
@@ -22,11 +23,23 @@ fn sum(atoms: &[Atom], v: &VariantResult) -> Option<f64> {
 fn atom(a: &Atom, v: &VariantResult) -> Option<f64> {
     const MS: f64 = 1e6;
     match a {
-        Atom::LatencyMean => (!v.latencies.is_empty()).then(|| v.latencies.mean() / MS),
-        Atom::LatencyQuantile(q) => {
-            (!v.latencies.is_empty()).then(|| v.latencies.quantile(*q) / MS)
+        Atom::LatencyMean(s) => {
+            let l = latencies(*s, v);
+            (!l.is_empty()).then(|| l.mean() / MS)
+        }
+        Atom::LatencyQuantile(s, q) => {
+            let l = latencies(*s, v);
+            (!l.is_empty()).then(|| l.quantile(*q) / MS)
         }
         Atom::Count(name) => Some(count(name, v) as f64),
+    }
+}
+
+fn latencies(s: Subset, v: &VariantResult) -> &Sample {
+    match s {
+        Subset::Ranked => &v.latencies,
+        Subset::Retransmitted => &v.retransmitted,
+        Subset::Lost => &v.lost,
     }
 }
 

@@ -268,6 +268,8 @@ pub fn emulate(
         }
         vr.records.sort_by_key(|r| (r.trial, r.workload, r.index));
         vr.latencies.finish();
+        vr.retransmitted.finish();
+        vr.lost.finish();
         e.delay_error.push(worst(&lateness));
         e.tun_dropped.push(0);
         run.variants.push(vr);

@@ -14,7 +14,10 @@
 //! MIB names), `Exchanges`, `ExchangesWithRetrans`, `ExchangesWithLoss`, a link
 //! figure (`LinkOffered`, `LinkLossDrops`, `LinkQueueDrops`, `LossyBursts`,
 //! `LossyBursts1`, `LossyBursts2`), or the metric's `latency.mean` or
-//! `latency.pNN` (ms; NN from 1 to 99, or `p99.9`).
+//! `latency.pNN` (ms; NN from 1 to 99, or `p99.9`) over the exchanges the scenario
+//! ranks; `latency.retransmitted.*` and `latency.lost.*` take the same over the
+//! exchanges with a retransmission and with a lost packet whatever the scenario
+//! ranks (`prr-imc11.txt` Tables 9 and 11 give the baseline's latency of those).
 
 use super::error::{ScenarioError, Source};
 use super::reader::Table;
@@ -34,7 +37,32 @@ pub const EXTRA_ATOMS: &[&str] = &[
     "Backend.RetransSegs",
     "latency.mean",
     "latency.pNN",
+    "latency.retransmitted.pNN",
+    "latency.lost.pNN",
 ];
+
+/// The latencies a statistic may take: the ranked ones (the scenario's `filter`),
+/// or those of the exchanges with a retransmission or with a loss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subset {
+    Ranked,
+    Retransmitted,
+    Lost,
+}
+
+impl Subset {
+    const NAMED: [(Subset, &'static str); 2] = [
+        (Subset::Retransmitted, "retransmitted."),
+        (Subset::Lost, "lost."),
+    ];
+
+    fn prefix(self) -> &'static str {
+        Self::NAMED
+            .iter()
+            .find(|(s, _)| *s == self)
+            .map_or("", |(_, p)| p)
+    }
+}
 
 /// The prefix of a backend connection's counter (`Backend.RetransSegs`).
 pub const BACKEND: &str = "Backend.";
@@ -44,9 +72,9 @@ pub const BACKEND: &str = "Backend.";
 pub enum Atom {
     /// A report counter or one of [`EXTRA_ATOMS`] but the latencies.
     Count(String),
-    LatencyMean,
+    LatencyMean(Subset),
     /// A quantile in (0, 1).
-    LatencyQuantile(f64),
+    LatencyQuantile(Subset, f64),
 }
 
 /// A statistic: a sum of atoms over an optional sum of atoms.
@@ -145,8 +173,8 @@ pub fn parse_stat(text: &str, counters: &[&str]) -> std::result::Result<Stat, St
 fn show(a: &Atom) -> String {
     match a {
         Atom::Count(n) => n.clone(),
-        Atom::LatencyMean => "latency.mean".into(),
-        Atom::LatencyQuantile(q) => format!("latency.p{}", q * 100.0),
+        Atom::LatencyMean(s) => format!("latency.{}mean", s.prefix()),
+        Atom::LatencyQuantile(s, q) => format!("latency.{}p{}", s.prefix(), q * 100.0),
     }
 }
 
@@ -160,18 +188,25 @@ fn sum(text: &str, counters: &[&str]) -> std::result::Result<Vec<Atom>, String> 
 }
 
 fn atom(a: &str, counters: &[&str]) -> std::result::Result<Atom, String> {
-    if a == "latency.mean" {
-        return Ok(Atom::LatencyMean);
+    if let Some(rest) = a.strip_prefix("latency.") {
+        let (subset, rest) = Subset::NAMED
+            .iter()
+            .find_map(|(s, p)| rest.strip_prefix(p).map(|r| (*s, r)))
+            .unwrap_or((Subset::Ranked, rest));
+        if rest == "mean" {
+            return Ok(Atom::LatencyMean(subset));
+        }
+        if let Some(p) = rest.strip_prefix('p') {
+            return match p.parse::<f64>() {
+                Ok(q) if q > 0.0 && q < 100.0 => Ok(Atom::LatencyQuantile(subset, q / 100.0)),
+                _ => Err(format!(
+                    "`{a}`: a quantile between latency.{0}p1 and latency.{0}p99.9",
+                    subset.prefix()
+                )),
+            };
+        }
     }
-    if let Some(p) = a.strip_prefix("latency.p") {
-        return match p.parse::<f64>() {
-            Ok(q) if q > 0.0 && q < 100.0 => Ok(Atom::LatencyQuantile(q / 100.0)),
-            _ => Err(format!(
-                "`{a}`: a quantile between latency.p1 and latency.p99.9"
-            )),
-        };
-    }
-    if counters.contains(&a) || EXTRA_ATOMS[..EXTRA_ATOMS.len() - 2].contains(&a) {
+    if counters.contains(&a) || EXTRA_ATOMS[..EXTRA_ATOMS.len() - 4].contains(&a) {
         return Ok(Atom::Count(a.to_string()));
     }
     // The counters of the frontends' backend connections (a workload's `backend`).

@@ -63,7 +63,7 @@ fn connected(links: &[(String, String)], a: &str, b: &str) -> bool {
 
 const RECEIVERS: &str = "\"linux\", \"windows\" or \"rfc\"";
 const KINDS: &str = "\"exchanges\", \"bulk\", \"onoff\", \"writes\" or \"page\"";
-const SIZE: &str = "a size like \"5000B\", or { dist = \"exponential\", mean = \"7.5KB\" } (dists: uniform min/max, exponential mean, lognormal median/sigma, choice sizes/weights)";
+const SIZE: &str = "a size like \"5000B\", or { dist = \"exponential\", mean = \"7.5KB\" } (dists: uniform min/max, exponential mean, lognormal median or mean, and sigma, choice sizes/weights)";
 
 /// Parses the `[[workload]]` tables. `links` are the `(a, b)` node pairs of the
 /// links, to check that each client reaches its server; `time_limit` bounds the
@@ -529,24 +529,37 @@ fn size_dist(d: &Table<'_>) -> Result<Size> {
         "exponential" => Size::Exponential {
             mean: req_bytes("mean")? as f64,
         },
-        "lognormal" => Size::LogNormal {
-            median: req_bytes("median")? as f64,
-            sigma: d
-                .float("sigma", "a number ≥ 0")?
-                .ok_or_else(|| d.missing("sigma", "a number ≥ 0"))
-                .and_then(|x| {
-                    if x.is_finite() && x >= 0.0 {
-                        Ok(x)
-                    } else {
-                        Err(d.bad("sigma", format!("{x} is negative"), "a number ≥ 0"))
-                    }
-                })?,
-        },
+        "lognormal" => lognormal(d)?,
         "choice" => Size::Choice(choice(d)?),
         x => {
             return Err(d.bad("dist", format!("unknown distribution `{x}`"), DISTS));
         }
     })
+}
+
+/// `dist = "lognormal"`: `sigma` and either `median` or `mean` (the median is then
+/// mean·e^(−σ²/2), so that a fit of `sigma` keeps the mean a paper gives).
+fn lognormal(d: &Table<'_>) -> Result<Size> {
+    const EXPECTED: &str = "a number ≥ 0";
+    let sigma = d
+        .float("sigma", EXPECTED)?
+        .ok_or_else(|| d.missing("sigma", EXPECTED))?;
+    if !(sigma.is_finite() && sigma >= 0.0) {
+        return Err(d.bad("sigma", format!("{sigma} is negative"), EXPECTED));
+    }
+    let median = match (d.bytes("median")?, d.bytes("mean")?) {
+        (Some(m), None) => m as f64,
+        (None, Some(mean)) => mean as f64 * (-sigma * sigma / 2.0).exp(),
+        (Some(_), Some(_)) => {
+            return Err(d.bad(
+                "mean",
+                "a log-normal size takes `median` or `mean`, not both",
+                "one of `median`, `mean`",
+            ));
+        }
+        (None, None) => return Err(d.missing("median", "a size like \"4.5KB\" (or `mean`)")),
+    };
+    Ok(Size::LogNormal { median, sigma })
 }
 
 /// `dist = "choice"`: `sizes`, each as likely as the others unless `weights` (one
