@@ -305,9 +305,10 @@ impl Runner<'_> {
     /// with TSO/GSO would have sent as one packet.
     fn take_aggregate(&mut self, want: u32) -> Option<(Instant, Segment)> {
         let (t, mut seg) = self.out.pop_front()?;
-        let same = |a: &Segment, b: &Segment| {
-            (a.flags.0 & !(Flags::PSH.0 | Flags::FIN.0)) == (b.flags.0 & !Flags::PSH.0)
-        };
+        // The last segment may carry the FIN: Linux's `tcp_send_fin` sets it on the
+        // tail skb when that is not sent yet, so data and FIN leave as one packet.
+        let rest = |s: &Segment| s.flags.0 & !(Flags::PSH.0 | Flags::FIN.0);
+        let same = |a: &Segment, b: &Segment| rest(a) == rest(b);
         while (seg.payload.len() as u32) < want && !seg.flags.fin() {
             let Some((t2, next)) = self.out.front() else {
                 break;

@@ -291,6 +291,13 @@ impl Connection {
         self.tx.sb.next_forward_hole()
     }
 
+    /// Whether what is left to send is the final FIN in one segment (at most one
+    /// MSS of data before it): Linux's `tcp_cwnd_test` does not hold that back for
+    /// cwnd ("Don't be strict about the congestion window for the final FIN").
+    fn final_fin(&self, unsent: u64) -> bool {
+        self.snd.app_closed && !self.snd.fin_sent && unsent <= self.opts.smss as u64
+    }
+
     fn send_new(&mut self, now: Instant) -> Option<Segment> {
         let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
         let fin_due = self.snd.app_closed && !self.snd.fin_sent && unsent == 0;
@@ -304,7 +311,7 @@ impl Connection {
             if !self.session_may_send() {
                 return None;
             }
-        } else if self.in_flight_for_cwnd() >= self.tx.cong.cwnd() {
+        } else if self.in_flight_for_cwnd() >= self.tx.cong.cwnd() && !self.final_fin(unsent) {
             self.cwnd_validate(true);
             return None;
         }
