@@ -168,6 +168,14 @@ impl Connection {
             self.counters.segs_dropped += 1;
             return;
         }
+        if self.ack_offset(seg.ack) > self.snd.nxt {
+            // An ACK of data not yet sent: the segment is discarded whole, its
+            // TSval unrecorded and its data and FIN unread, and nothing is sent
+            // (Linux `tcp_ack`: "If the ack includes data we haven't sent yet,
+            // discard this segment"; RFC 9293 §3.10.7.4 would send an ACK).
+            self.counters.segs_dropped += 1;
+            return;
+        }
         // RFC 7323 §4.3: record TSval if the segment covers Last.ACK.sent.
         if let (true, Some(ts)) = (self.opts.ts, seg.options.timestamps)
             && seq <= self.rx.rcv.rcv_nxt()

@@ -43,9 +43,8 @@ impl Connection {
     pub(crate) fn on_ack(&mut self, now: Instant, seg: &Segment, seq: u64) -> bool {
         let ack = self.ack_offset(seg.ack);
         if ack > self.snd.nxt {
-            // RFC 9293 §3.10.7.4: ACK of something not yet sent: ACK and drop.
+            // ACK of something not yet sent: `on_synchronized` discards it first.
             self.counters.segs_dropped += 1;
-            self.rx.request_ack();
             return false;
         }
         let prior_una = self.snd.una;
