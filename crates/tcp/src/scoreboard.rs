@@ -535,6 +535,10 @@ impl Scoreboard {
             self.sacked_out += 1;
         }
     }
+    /// The duplicate ACKs standing without SACK.
+    pub fn reno_dupacks(&self) -> u32 {
+        self.reno.get()
+    }
     /// A cumulative ACK in non-SACK mode consumes counted dupacks
     /// (Linux `tcp_remove_reno_sacks`).
     pub fn remove_reno_dupacks(&mut self, acked: u32) {

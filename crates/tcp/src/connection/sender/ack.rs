@@ -173,7 +173,8 @@ impl Connection {
         ack: u64,
         prior_fackets: u32,
     ) -> crate::scoreboard::Acked {
-        let acked = if self.rack_on() {
+        let standing_dupacks = self.tx.sb.reno_dupacks();
+        let mut acked = if self.rack_on() {
             let (min_rtt, tsecr, off) = (self.tx.rtt.min_rtt(), self.ts.last_ecr, self.ts.offset);
             let rack = self.tx.loss.rack_mut();
             self.tx
@@ -214,6 +215,11 @@ impl Connection {
             self.update_reordering(now, prior_fackets - i, true);
         }
         if !self.opts.sack {
+            // Linux `tcp_remove_reno_sacks`: one ACK acked the hole; the rest of what
+            // it acknowledges the standing duplicate ACKs delivered already.
+            if acked.segs > 0 {
+                acked.newly_delivered = acked.segs.saturating_sub(standing_dupacks).max(1);
+            }
             self.tx.sb.remove_reno_dupacks(acked.segs);
         }
         if acked.fin_acked {
