@@ -169,6 +169,22 @@ impl Table {
         let empty = self.cols.iter().map(Column::empty_like).collect();
         std::mem::replace(self, Table { cols: empty })
     }
+    /// Adds the rows of `other`, a table of the same columns, after these.
+    pub fn append(&mut self, other: Table) {
+        for (c, o) in self.cols.iter_mut().zip(other.cols) {
+            assert_eq!(c.name, o.name, "tables of the same columns");
+            if let (Some(d), Some(od)) = (&mut c.defs, o.defs) {
+                d.extend(od);
+            }
+            match (&mut c.values, o.values) {
+                (Values::Bool(v), Values::Bool(o)) => v.extend(o),
+                (Values::I64(v), Values::I64(o)) => v.extend(o),
+                (Values::F64(v), Values::F64(o)) => v.extend(o),
+                (Values::Str(v), Values::Str(o)) => v.extend(o),
+                _ => panic!("column {} of another kind", c.name),
+            }
+        }
+    }
     /// The column named `name`.
     pub fn col(&mut self, name: &str) -> &mut Column {
         self.cols
@@ -274,4 +290,45 @@ pub fn read_metadata(bytes: Vec<u8>, key: &str) -> Result<(Option<String>, i64),
         .and_then(|kv| kv.iter().find(|x| x.key == key))
         .and_then(|x| x.value.clone());
     Ok((v, fm.num_rows()))
+}
+
+/// Every row of the Parquet file at `path`, as a JSON object of its columns (a null
+/// as null): for reading a table back, as `gentle view` and the tests do.
+pub fn read_rows(
+    path: &std::path::Path,
+) -> Result<Vec<serde_json::Value>, Box<dyn std::error::Error>> {
+    use serde_json::Value;
+    let f = std::fs::File::open(path)?;
+    let reader = SerializedFileReader::new(f)?;
+    let mut out = Vec::new();
+    for row in reader.get_row_iter(None)? {
+        let row = row?;
+        let mut o = serde_json::Map::new();
+        for (name, f) in row.get_column_iter() {
+            o.insert(name.clone(), field_json(f));
+        }
+        out.push(Value::Object(o));
+    }
+    Ok(out)
+}
+
+fn field_json(f: &parquet::record::Field) -> serde_json::Value {
+    use parquet::record::Field as F;
+    use serde_json::Value;
+    match f {
+        F::Null => Value::Null,
+        F::Bool(b) => Value::Bool(*b),
+        F::Byte(x) => (*x).into(),
+        F::Short(x) => (*x).into(),
+        F::Int(x) => (*x).into(),
+        F::Long(x) => (*x).into(),
+        F::UByte(x) => (*x).into(),
+        F::UShort(x) => (*x).into(),
+        F::UInt(x) => (*x).into(),
+        F::ULong(x) => (*x).into(),
+        F::Float(x) => serde_json::Number::from_f64(*x as f64).map_or(Value::Null, Value::Number),
+        F::Double(x) => serde_json::Number::from_f64(*x).map_or(Value::Null, Value::Number),
+        F::Str(x) => Value::String(x.clone()),
+        other => Value::String(other.to_string()),
+    }
 }
