@@ -274,9 +274,11 @@ pub fn pcap_bytes(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
 }
 
 /// Writes `data` to `path` whole: into a new temporary file beside it, renamed into
-/// place once written (removed if the writing fails).
+/// place once written (removed if the writing fails). The file is readable by all,
+/// as `fs::write` makes it (a temporary file is made for its owner alone).
 pub fn write_whole(path: &Path, data: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -286,6 +288,8 @@ pub fn write_whole(path: &Path, data: &[u8]) -> std::io::Result<()> {
         .suffix(".tmp")
         .tempfile_in(dir)?;
     tmp.write_all(data)?;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
     tmp.persist(path).map(|_| ()).map_err(|e| e.error)
 }
 
@@ -309,6 +313,9 @@ mod tests {
         write_whole(&path, b"PAR1 mine").unwrap();
         write_whole(&path, b"PAR1 mine again").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"PAR1 mine again");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
         for o in &others {
             assert_eq!(std::fs::read(o).unwrap(), b"another writer's");
         }
