@@ -488,6 +488,13 @@ pub struct AnalyzeArgs {
     /// of every exchange with a response time).
     #[arg(long, value_name = "MS")]
     pub slow: Option<f64>,
+    /// Where many captures are analysed: this machine's cores, or a Ray cluster (a new
+    /// local one, or the one at --address) through gentle's Python package.
+    #[arg(long, value_enum, default_value_t = BackendArg::Local)]
+    pub backend: BackendArg,
+    /// The Ray cluster's address (`ray start --head` prints it). Implies --backend ray.
+    #[arg(long, value_name = "ADDR")]
+    pub address: Option<String>,
 }
 
 /// The flags of `gentle emulate`.
@@ -592,6 +599,7 @@ impl From<AnalyzeArgs> for gentle_lab::analyze::Args {
             parquet: a.parquet,
             threads: a.threads,
             slow_ms: a.slow,
+            ray: (a.backend == BackendArg::Ray || a.address.is_some()).then_some(a.address),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! Over many captures (several, a directory, or `--parquet`): [`many`].
 
 mod correlate;
+pub mod gather;
 mod inputs;
 pub mod many;
 pub mod signatures;
@@ -542,13 +543,19 @@ pub struct Args {
     pub threads: Option<usize>,
     /// The response time above which an exchange is slow, ms (the median without).
     pub slow_ms: Option<f64>,
+    /// Analyse the captures on a Ray cluster (the one at the address, or a new local
+    /// one), through gentle's Python package.
+    pub ray: Option<Option<String>>,
 }
 
 impl Args {
     /// Whether this is a many-capture run: several captures, a directory, or
     /// `--parquet`; else the report of one capture file.
     pub fn many(&self) -> bool {
-        self.captures.len() != 1 || self.parquet.is_some() || self.captures[0].is_dir()
+        self.captures.len() != 1
+            || self.parquet.is_some()
+            || self.ray.is_some()
+            || self.captures[0].is_dir()
     }
 }
 

@@ -94,6 +94,15 @@ pub fn names(set: Set) -> String {
         .join("|")
 }
 
+/// The set of `|`-joined `names` (as [`names`] writes them); unknown names are
+/// left out.
+pub fn parse(names: &str) -> Set {
+    names
+        .split('|')
+        .filter_map(|n| NAMES.iter().position(|x| *x == n))
+        .fold(0, |s, i| s | 1 << i)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +121,7 @@ mod tests {
         );
         assert_eq!(of_counts(&CauseCounts::default()), 0);
         assert_eq!(names(0), "");
+        assert_eq!(parse(&names(of_counts(&c))), of_counts(&c));
+        assert_eq!(parse(""), 0);
     }
 }
