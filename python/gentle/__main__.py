@@ -1,6 +1,7 @@
-"""``python -m gentle sweep FILE --out DIR [...]`` and ``python -m gentle calibrate
-FILE --targets FILE --out FILE [...]``: what the commands ``gentle sweep`` and
-``gentle calibrate`` run for ``--backend ray`` (their flags are the same)."""
+"""``python -m gentle sweep FILE --out DIR [...]``, ``python -m gentle calibrate
+FILE --targets FILE --out FILE [...]`` and ``python -m gentle analyze CAPTURE|DIR...
+[--parquet DIR] [...]``: what the commands ``gentle sweep``, ``gentle calibrate``
+and ``gentle analyze`` run for ``--backend ray`` (their flags are the same)."""
 
 from __future__ import annotations
 
@@ -36,9 +37,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     c.add_argument("--seed", type=int)
     c.add_argument("--json", action="store_true")
     c.add_argument("--address")
+    n = sub.add_parser("analyze", help="analyse many captures on Ray")
+    n.add_argument("captures", nargs="+")
+    n.add_argument("--parquet")
+    n.add_argument("--force", action="store_true")
+    n.add_argument("--slow", type=float)
+    n.add_argument("--server")
+    n.add_argument("--server-port", type=int)
+    n.add_argument("--client-side", action="store_true")
+    n.add_argument("--address")
     a = p.parse_args(argv)
     if a.cmd == "calibrate":
         return _calibrate(a)
+    if a.cmd == "analyze":
+        return _analyze(a)
     try:
         r = sweep(
             a.scenario,
@@ -87,6 +99,30 @@ def _calibrate(a: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("interrupted: nothing written", file=sys.stderr)
         return 130
+
+
+def _analyze(a: argparse.Namespace) -> int:
+    from ._ray import analyze_on_ray, connect
+
+    try:
+        connect(a.address)
+        report = analyze_on_ray(
+            a.captures,
+            a.parquet,
+            force=a.force,
+            slow=a.slow,
+            server=a.server,
+            server_port=a.server_port,
+            client_side=a.client_side,
+        )
+    except GentleError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return int(getattr(e, "exit_code", 1))
+    except KeyboardInterrupt:
+        print("interrupted: nothing was written", file=sys.stderr)
+        return 130
+    print(report, end="")
+    return 0
 
 
 if __name__ == "__main__":

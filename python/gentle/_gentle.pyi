@@ -15,6 +15,9 @@ __all__ = [
     "experiments",
     "builtin_scenario",
     "analyze",
+    "analyze_plan",
+    "analyze_parts",
+    "AnalyzeGather",
     "dict_to_toml",
     "run_points",
     "calibrate_command",
@@ -79,6 +82,36 @@ def analyze(
     client_side: bool = False,
 ) -> str:
     """Analyses a capture: ``gentle analyze --json``'s document."""
+
+def analyze_plan(
+    paths: List[str],
+    parquet: Optional[str] = None,
+    force: bool = False,
+    slow_ms: Optional[float] = None,
+) -> List[str]:
+    """Checks a many-capture ``gentle analyze`` before any work: the captures, in
+    path order."""
+
+def analyze_parts(
+    paths: List[str],
+    names: List[str],
+    server: Optional[str] = None,
+    server_port: Optional[int] = None,
+    client_side: bool = False,
+) -> List[bytes]:
+    """Analyses captures (a task's share): each one's part of the tables, as bytes."""
+
+@final
+class AnalyzeGather:
+    """The parts of a many-capture run, gathered in path order."""
+
+    def __new__(cls, tables: bool) -> Self: ...
+    def add(self, path: str, part: bytes) -> Optional[str]:
+        """Adds the next capture's part; the warning to print if it was skipped."""
+    def finish(
+        self, parquet: Optional[str], slow_ms: Optional[float], seconds: float, ran_on: str
+    ) -> str:
+        """Writes the tables (if gathered); the report."""
 
 def dict_to_toml(json: str) -> str:
     """A scenario's TOML text from a dict of the file's keys (as JSON text)."""

@@ -1,4 +1,6 @@
-"""The Ray backend of :func:`gentle.sweep`: points run as Ray tasks.
+"""The Ray backend of :func:`gentle.sweep`: points run as Ray tasks; and of
+``gentle calibrate`` (candidates as tasks) and ``gentle analyze`` over many
+captures (captures as tasks, :func:`analyze_on_ray`).
 
 Ray schedules the tasks, moves their results through its object store and reruns
 the task of a worker that dies (``max_retries``); gentle adds no scheduler of its
@@ -15,7 +17,7 @@ import os
 import socket
 import sys
 import time
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 #: Work per task, seconds at least. A task costs about 7 ms of a CPU beyond its
 #: work on a local cluster of 2 CPUs (scheduling, the object store, the result's
@@ -54,17 +56,18 @@ def _run_chunk(spec: str, indices: List[int]) -> List[Tuple[int, bytes, float]]:
 class _Progress:
     """A progress bar over points on a terminal (tqdm when installed)."""
 
-    def __init__(self, total: int, name: str, show: bool) -> None:
+    def __init__(self, total: int, name: str, show: bool, unit: str = "point") -> None:
         self.bar: Any = None
         self.total = total
         self.done = 0
         self.name = name
+        self.unit = unit
         self.show = show and sys.stderr.isatty()
         if self.show:
             try:
                 from tqdm import tqdm
 
-                self.bar = tqdm(total=total, desc=name, unit="point")
+                self.bar = tqdm(total=total, desc=name, unit=unit)
             except ImportError:
                 self.bar = None
 
@@ -73,7 +76,7 @@ class _Progress:
         if self.bar is not None:
             self.bar.update(1)
         elif self.show:
-            print(f"\r{self.name}: {self.done}/{self.total} points", end="", file=sys.stderr)
+            print(f"\r{self.name}: {self.done}/{self.total} {self.unit}s", end="", file=sys.stderr)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -216,3 +219,79 @@ def calibrate_on_ray(
         json=json,
     )
     return code
+
+
+def _analyze_chunk(
+    paths: List[str],
+    names: List[str],
+    server: Optional[str],
+    server_port: Optional[int],
+    client_side: bool,
+) -> List[bytes]:
+    """A task: analyses captures ``paths`` (named ``names``) on one thread; each
+    one's part of the tables, as bytes."""
+    from gentle import _gentle
+
+    return _gentle.analyze_parts(paths, names, server, server_port, client_side)
+
+
+def analyze_on_ray(
+    paths: List[str],
+    parquet: Optional[str] = None,
+    *,
+    force: bool = False,
+    slow: Optional[float] = None,
+    server: Optional[str] = None,
+    server_port: Optional[int] = None,
+    client_side: bool = False,
+    progress: bool = True,
+) -> str:
+    """``gentle analyze CAPTURE|DIR... [--parquet DIR]`` with the captures analysed
+    as Ray tasks on the cluster :func:`connect` joined (consecutive captures in each
+    task, a few tasks per CPU). The parts are gathered here in path order, so the
+    tables are the same bytes as the local backend's; the workers must be able to
+    read the captures (a local cluster, or a file system they share). Returns the
+    report."""
+    import ray
+
+    from gentle import _gentle
+
+    files = [str(f) for f in _gentle.analyze_plan(list(paths), parquet, force, slow)]
+    start = time.monotonic()
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call,unused-ignore]
+    n = max(1, min(len(files), cpus * TASKS_PER_CPU))
+    chunks = [files[i * len(files) // n : (i + 1) * len(files) // n] for i in range(n)]
+    remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_analyze_chunk)
+    # Workers need not share the driver's directory: they read absolute paths, and
+    # the rows name each capture as the run was given it.
+    futures = {
+        remote.remote([os.path.abspath(f) for f in c], c, server, server_port, client_side): i
+        for i, c in enumerate(chunks)
+    }
+    gather = _gentle.AnalyzeGather(parquet is not None)
+    arrived: Dict[int, List[bytes]] = {}
+    following = 0
+    pending = list(futures)
+    bar = _Progress(len(files), "analyze", progress, unit="capture")
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            i = futures[done[0]]
+            arrived[i] = ray.get(done[0])
+            for _ in chunks[i]:
+                bar.advance()
+            while following in arrived:
+                for name, part in zip(chunks[following], arrived.pop(following)):
+                    warning = gather.add(name, part)
+                    if warning:
+                        print(warning, file=sys.stderr)
+                following += 1
+    except KeyboardInterrupt:
+        for f in pending:
+            ray.cancel(f, force=True)
+        raise
+    finally:
+        bar.close()
+    wall = time.monotonic() - start
+    report: str = gather.finish(parquet, slow, wall, f"Ray, {n} tasks on {cpus} CPUs")
+    return report

@@ -122,3 +122,52 @@ def test_calibrate_runs_its_candidates_on_the_cluster(cluster, tmp_path):
     )
     assert r.returncode == 2 and "RetransSgs" in r.stderr, r.stderr
     assert not (tmp_path / "c.toml").exists()
+
+
+def _captures(tmp_path: Path) -> Path:
+    """Two captures of the frontend example (trials 0 and 1, the second in a
+    subdirectory) and one with no TCP in it, which every backend skips."""
+    caps = tmp_path / "caps"
+    example = Path(__file__).resolve().parents[2] / "examples" / "analyze-frontend.toml"
+    for k, sub in [(0, "a"), (1, "b/deeper")]:
+        r = cli(["run", str(example), "--trials", str(k + 1), "--pcap", str(k),
+                 "--out", str(caps / sub)])
+        assert r.returncode == 0, r.stderr
+    first = caps / "a" / "analyze-frontend-trial0-linux-3.10.pcap"
+    (caps / "b" / "empty.pcap").write_bytes(first.read_bytes()[:24])
+    return caps
+
+
+def test_analyze_on_ray_writes_the_local_tables(cluster, tmp_path):
+    from gentle._ray import analyze_on_ray
+
+    caps = _captures(tmp_path)
+    local = cli(["analyze", str(caps), "--parquet", str(tmp_path / "local")])
+    assert local.returncode == 0, local.stderr
+    report = analyze_on_ray([str(caps)], str(tmp_path / "ray"), progress=False)
+    assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == [
+        "exchanges.parquet", "flows.parquet", "retransmissions.parquet", "signatures.parquet"]
+    assert tree_bytes(tmp_path / "ray") == tree_bytes(tmp_path / "local")
+    # The same report but for where it ran: the empty capture skipped alike.
+    first, rest = report.split("\n", 1)
+    assert "Ray, " in first and "(1 skipped)" in first, first
+    assert rest == local.stdout.split("\n", 1)[1]
+    # Existing tables are kept without force.
+    with pytest.raises(gentle.GentleError, match="flows.parquet exists"):
+        analyze_on_ray([str(caps)], str(tmp_path / "ray"), progress=False)
+
+
+def test_analyze_on_the_cluster_from_the_command_line(cluster, tmp_path):
+    caps = _captures(tmp_path)
+    address = ray.get_runtime_context().gcs_address
+    env = dict(os.environ, GENTLE_PYTHON=sys.executable)
+    out = cli(["analyze", str(caps), "--parquet", str(tmp_path / "c"), "--address", address],
+              env=env)
+    assert out.returncode == 0, out.stderr
+    assert "2 captures analysed (1 skipped)" in out.stdout, out.stdout
+    local = cli(["analyze", str(caps), "--parquet", str(tmp_path / "local")])
+    assert local.returncode == 0, local.stderr
+    assert tree_bytes(tmp_path / "c") == tree_bytes(tmp_path / "local")
+    # A missing capture is bad input, refused before any task.
+    out = cli(["analyze", str(caps / "missing.pcap"), "--address", address], env=env)
+    assert out.returncode == 2 and "missing.pcap" in out.stderr, out.stderr

@@ -164,10 +164,8 @@ impl Exchanges {
     pub fn finish(mut self, retrans: &[Retransmission], episodes: &[Episode]) -> Vec<Exchange> {
         self.close();
         let mut ex = self.done;
-        let which =
-            |ex: &[Exchange], t: u64| ex.partition_point(|e| e.request_ns <= t).checked_sub(1);
         for r in retrans {
-            if let Some(i) = which(&ex, r.t_ns) {
+            if let Some(i) = exchange_at(&ex, r.t_ns) {
                 ex[i].retransmissions.add(r.cause);
                 if r.spurious.is_some() {
                     ex[i].retransmissions.spurious += 1;
@@ -175,10 +173,16 @@ impl Exchanges {
             }
         }
         for e in episodes {
-            if let Some(i) = which(&ex, e.start_ns) {
+            if let Some(i) = exchange_at(&ex, e.start_ns) {
                 ex[i].recoveries += 1;
             }
         }
         ex
     }
+}
+
+/// The exchange under way at `t_ns` (capture clock) among a flow's exchanges `ex`: the
+/// last whose request came at or before it; none before the first request.
+pub fn exchange_at(ex: &[Exchange], t_ns: u64) -> Option<usize> {
+    ex.partition_point(|e| e.request_ns <= t_ns).checked_sub(1)
 }

@@ -123,7 +123,9 @@ pub enum Cmd {
     },
     /// Tag the packets, flows and exchanges of a pcap or pcapng capture: retransmission
     /// causes, losses by position in a burst, reordering, bufferbloat, policing, and
-    /// the response times and figures of the paper's §2.
+    /// the response times and figures of the paper's §2. Over many captures (several,
+    /// or directories of them): in parallel, each signature against slow responses,
+    /// and with --parquet DIR tables of flows, exchanges, retransmissions, signatures.
     Analyze(AnalyzeArgs),
     /// Run a scenario against the host's kernel TCP (real mode, needs root): its
     /// link becomes a real-time forwarder between two network namespaces, its
@@ -445,7 +447,11 @@ pub struct ViewArgs {
 #[derive(clap::Args)]
 pub struct AnalyzeArgs {
     /// The capture (pcap or pcapng; Ethernet, raw IP, Linux cooked v1/v2, VLAN).
-    pub capture: PathBuf,
+    /// Several captures, or a directory (every *.pcap, *.pcapng, *.cap, *.dmp and
+    /// *.trace under it), are analysed in parallel into one report: each signature
+    /// against slow responses.
+    #[arg(required = true, value_name = "CAPTURE")]
+    pub captures: Vec<PathBuf>,
     /// The server's address (default: the end that answered the SYN, or else
     /// the lower port).
     #[arg(long, value_name = "IP")]
@@ -465,12 +471,30 @@ pub struct AnalyzeArgs {
     /// Write the report, JSON, records CSV and figures into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Replace existing results (--out) or tags file.
+    /// Replace existing results (--out, --parquet) or tags file.
     #[arg(long)]
     pub force: bool,
     /// Flows listed in the report.
     #[arg(long, default_value_t = 20)]
     pub flows: usize,
+    /// Write the tables of every capture into DIR as Parquet: flows.parquet,
+    /// exchanges.parquet, retransmissions.parquet, signatures.parquet.
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
+    /// Worker threads over many captures (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// An exchange is slow when its response time is above MS (default: the median
+    /// of every exchange with a response time).
+    #[arg(long, value_name = "MS")]
+    pub slow: Option<f64>,
+    /// Where many captures are analysed: this machine's cores, or a Ray cluster (a new
+    /// local one, or the one at --address) through gentle's Python package.
+    #[arg(long, value_enum, default_value_t = BackendArg::Local)]
+    pub backend: BackendArg,
+    /// The Ray cluster's address (`ray start --head` prints it). Implies --backend ray.
+    #[arg(long, value_name = "ADDR")]
+    pub address: Option<String>,
 }
 
 /// The flags of `gentle emulate`.
@@ -559,7 +583,7 @@ impl From<AnalyzeArgs> for gentle_lab::analyze::Args {
             gentle_analyze::CapturePoint::Server
         };
         Self {
-            capture: a.capture,
+            captures: a.captures,
             opts: gentle_analyze::Options {
                 server: a.server,
                 server_port: a.server_port,
@@ -572,6 +596,10 @@ impl From<AnalyzeArgs> for gentle_lab::analyze::Args {
             out: a.out,
             force: a.force,
             flows: a.flows,
+            parquet: a.parquet,
+            threads: a.threads,
+            slow_ms: a.slow,
+            ray: (a.backend == BackendArg::Ray || a.address.is_some()).then_some(a.address),
         }
     }
 }

@@ -2,7 +2,14 @@
 //! (`gentle-analyze`), reported as `gentle run` reports a simulation: a text report,
 //! a JSON document, the records CSV (one row per application exchange, `gentle
 //! run`'s columns), the §2 figures, and with `--tags` every packet with its tags.
+//! Over many captures (several, a directory, or `--parquet`): [`many`].
 
+mod correlate;
+pub mod gather;
+mod inputs;
+pub mod many;
+pub mod signatures;
+pub mod tables;
 mod text;
 
 use std::fmt::Write as _;
@@ -31,6 +38,17 @@ pub struct Failure {
 
 fn bad(message: String) -> Failure {
     Failure { code: 2, message }
+}
+
+impl From<Failure> for crate::LabError {
+    fn from(f: Failure) -> Self {
+        let m = f.message.trim_start_matches("error: ").to_string();
+        match f.code {
+            2 => crate::LabError::Input(m),
+            crate::interrupt::EXIT_INTERRUPTED => crate::LabError::Interrupted,
+            _ => crate::LabError::Run(m),
+        }
+    }
 }
 
 /// The tags CSV header.
@@ -84,7 +102,9 @@ pub fn tag_row(out: &mut String, p: &PacketTags, t0: u64) {
 }
 
 /// Opens `path` as a capture: its reader and its size in bytes.
-fn open_capture(path: &Path) -> Result<(gentle_analyze::CaptureReader<'static>, u64), Failure> {
+pub(crate) fn open_capture(
+    path: &Path,
+) -> Result<(gentle_analyze::CaptureReader<'static>, u64), Failure> {
     let file = std::fs::File::open(path)
         .map_err(|e| bad(format!("error: cannot read {}: {e}", path.display())))?;
     let meta = file
@@ -181,8 +201,19 @@ pub fn analyze_file_with(
     opts: Options,
     on_packet: &mut dyn FnMut(&PacketTags, u64),
 ) -> Result<Analysis, Failure> {
+    analyze_path(path, opts, on_packet, true)
+}
+
+/// [`analyze_file_with`], with the progress bar of a large capture on a terminal
+/// when `show_bar`.
+fn analyze_path(
+    path: &Path,
+    opts: Options,
+    on_packet: &mut dyn FnMut(&PacketTags, u64),
+    show_bar: bool,
+) -> Result<Analysis, Failure> {
     let (mut r, size) = open_capture(path)?;
-    let bar = if size > 64 << 20 && std::io::stderr().is_terminal() {
+    let bar = if show_bar && size > 64 << 20 && std::io::stderr().is_terminal() {
         let b = ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr());
         b.set_style(
             ProgressStyle::with_template(
@@ -498,17 +529,41 @@ pub fn plot_figures(png: &Path, svg: &Path, name: &str, a: &Analysis) -> Result<
 
 /// The arguments of `gentle analyze`.
 pub struct Args {
-    pub capture: PathBuf,
+    /// Capture files and directories of them.
+    pub captures: Vec<PathBuf>,
     pub opts: Options,
     pub json: bool,
     pub tags: Option<PathBuf>,
     pub out: Option<PathBuf>,
     pub force: bool,
     pub flows: usize,
+    /// The directory of the many-capture tables.
+    pub parquet: Option<PathBuf>,
+    /// Worker threads of a many-capture run (all cores without).
+    pub threads: Option<usize>,
+    /// The response time above which an exchange is slow, ms (the median without).
+    pub slow_ms: Option<f64>,
+    /// Analyse the captures on a Ray cluster (the one at the address, or a new local
+    /// one), through gentle's Python package.
+    pub ray: Option<Option<String>>,
+}
+
+impl Args {
+    /// Whether this is a many-capture run: several captures, a directory, or
+    /// `--parquet`; else the report of one capture file.
+    pub fn many(&self) -> bool {
+        self.captures.len() != 1
+            || self.parquet.is_some()
+            || self.ray.is_some()
+            || self.captures[0].is_dir()
+    }
 }
 
 /// Runs `gentle analyze`: returns the exit status.
 pub fn command(a: Args) -> u8 {
+    if a.many() {
+        return many::command(&a);
+    }
     match command_inner(&a) {
         Ok(()) => 0,
         Err(f) => {
@@ -519,8 +574,9 @@ pub fn command(a: Args) -> u8 {
 }
 
 fn command_inner(a: &Args) -> Result<(), Failure> {
-    let name = a.capture.file_name().map_or_else(
-        || a.capture.display().to_string(),
+    let capture = &a.captures[0];
+    let name = capture.file_name().map_or_else(
+        || capture.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
     // Every output is checked before the capture is read.
@@ -544,7 +600,7 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
         None => None,
     };
     let result = analyze_file(
-        &a.capture,
+        capture,
         a.opts.clone(),
         tag_file.as_mut().map(|w| w as &mut dyn Write),
     );

@@ -196,14 +196,7 @@ pub fn reproduce(
 
 /// Analyses a capture as `gentle analyze --json` does.
 pub fn analyze(path: &Path, opts: gentle_analyze::Options) -> Result<Value, LabError> {
-    let a = crate::analyze::analyze_file(path, opts.clone(), None).map_err(|f| {
-        let m = f.message.trim_start_matches("error: ").to_string();
-        if f.code == 2 {
-            LabError::Input(m)
-        } else {
-            LabError::Run(m)
-        }
-    })?;
+    let a = crate::analyze::analyze_file(path, opts.clone(), None).map_err(LabError::from)?;
     if interrupt::requested() {
         return Err(LabError::Interrupted);
     }

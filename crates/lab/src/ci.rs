@@ -224,6 +224,29 @@ pub fn deltas(variants: &[&ByTrial], trials: u64, seed: u64) -> Vec<Option<Delta
     out
 }
 
+/// The 97.5th percentile of the standard normal distribution: a 95% interval's
+/// half-width in standard errors.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// The 95% Wilson score interval of a proportion: `k` successes in `n` trials
+/// (Wilson, "Probable Inference, the Law of Succession, and Statistical Inference",
+/// JASA 1927; Brown, Cai and DasGupta, Statistical Science 2001, §4.1.1, advise it
+/// over the normal approximation for small `n` and proportions near 0 or 1). None
+/// without trials.
+pub fn wilson(k: u64, n: u64) -> Option<Interval> {
+    if n == 0 {
+        return None;
+    }
+    let (n, p) = (n as f64, k.min(n) as f64 / n as f64);
+    let z2 = Z95 * Z95;
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = Z95 / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    Some(Interval {
+        lo: (centre - half).max(0.0),
+        hi: (centre + half).min(1.0),
+    })
+}
+
 /// The 2.5th and 97.5th percentiles of the resampled differences (NaN when too
 /// few resamples had values in both variants).
 fn percentile_interval(mut xs: Vec<f64>) -> Interval {
@@ -244,6 +267,25 @@ fn percentile_interval(mut xs: Vec<f64>) -> Interval {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wilson_intervals_match_published_values() {
+        // 5 of 10 and 0 of 10 as tables of the Wilson interval give them; 81 of 263
+        // from the formula worked separately.
+        let i = wilson(5, 10).unwrap();
+        assert!(
+            (i.lo - 0.2366).abs() < 1e-4 && (i.hi - 0.7634).abs() < 1e-4,
+            "{i:?}"
+        );
+        let i = wilson(0, 10).unwrap();
+        assert!(i.lo == 0.0 && (i.hi - 0.2775).abs() < 1e-4, "{i:?}");
+        let i = wilson(81, 263).unwrap();
+        assert!(
+            (i.lo - 0.2553).abs() < 1e-4 && (i.hi - 0.3662).abs() < 1e-4,
+            "{i:?}"
+        );
+        assert_eq!(wilson(0, 0), None);
+    }
 
     fn by_trial(values: &[(u64, u64)]) -> ByTrial {
         let mut b = ByTrial::default();

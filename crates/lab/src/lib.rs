@@ -29,6 +29,7 @@ pub mod scenario;
 pub mod sinks;
 pub mod staging;
 pub mod sweeping;
+pub mod table;
 mod trace_file;
 pub mod tsg;
 pub mod units;

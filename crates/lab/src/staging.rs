@@ -272,3 +272,54 @@ pub fn pcap_bytes(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
     }
     w.into_writer()
 }
+
+/// Writes `data` to `path` whole: into a new temporary file beside it, renamed into
+/// place once written (removed if the writing fails). The file is readable by all,
+/// as `fs::write` makes it (a temporary file is made for its owner alone).
+pub fn write_whole(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or("file".into(), |n| n.to_string_lossy());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(data)?;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    tmp.persist(path).map(|_| ()).map_err(|e| e.error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Another writer's temporary file of the same point is left alone: each writer
+    /// has a name of its own.
+    #[test]
+    fn writers_of_one_file_do_not_share_a_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("point-000001.parquet");
+        let others = [
+            dir.path().join("point-000001.tmp"),
+            dir.path().join(".point-000001.parquet.tmp"),
+        ];
+        for o in &others {
+            std::fs::write(o, b"another writer's").unwrap();
+        }
+        write_whole(&path, b"PAR1 mine").unwrap();
+        write_whole(&path, b"PAR1 mine again").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"PAR1 mine again");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
+        for o in &others {
+            assert_eq!(std::fs::read(o).unwrap(), b"another writer's");
+        }
+        // Nothing else is left behind.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+}

@@ -5,6 +5,7 @@
 //! package's exceptions with the command's message and exit status. The Python
 //! modules in `python/gentle/` wrap these calls in the documented API.
 
+mod analyze;
 mod calibrate;
 
 use std::path::PathBuf;
@@ -250,42 +251,6 @@ fn builtin_scenario(name: &str) -> Option<(String, String)> {
     gentle_lab::api::builtin_scenario(name).map(|(f, t)| (f, t.to_string()))
 }
 
-/// Analyses a capture: `gentle analyze --json`'s document.
-#[pyfunction]
-#[pyo3(signature = (path, server=None, server_port=None, client_side=false))]
-fn analyze(
-    py: Python<'_>,
-    path: PathBuf,
-    server: Option<String>,
-    server_port: Option<u16>,
-    client_side: bool,
-) -> PyResult<String> {
-    let server = match server.map(|s| s.parse::<std::net::IpAddr>().map_err(|e| (s, e))) {
-        None => None,
-        Some(Ok(a)) => Some(a),
-        Some(Err((s, e))) => {
-            return Err(to_py(
-                py,
-                LabError::Input(format!("server={s:?}: not an IP address ({e})")),
-            ));
-        }
-    };
-    let opts = gentle_analyze::Options {
-        server,
-        server_port,
-        point: if client_side {
-            gentle_analyze::CapturePoint::Client
-        } else {
-            gentle_analyze::CapturePoint::Server
-        },
-        keep_retransmissions: false,
-        no_fack: false,
-    };
-    let doc =
-        interruptible(py, || gentle_lab::api::analyze(&path, opts))?.map_err(|e| to_py(py, e))?;
-    Ok(doc.to_string())
-}
-
 /// A sweep: its points, where its results go, and the calls that run it locally or
 /// hand its points to other workers (the Ray backend).
 #[pyclass(module = "gentle._gentle")]
@@ -501,7 +466,10 @@ fn _gentle(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(experiments, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_scenario, m)?)?;
-    m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze::analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze::analyze_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze::analyze_parts, m)?)?;
+    m.add_class::<analyze::AnalyzeGather>()?;
     m.add_function(wrap_pyfunction!(dict_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_points, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate::calibrate_command, m)?)?;

@@ -2,6 +2,7 @@
 //! not one per file): each module is a former test file, named as before.
 
 mod analyze;
+mod analyze_many;
 mod architecture;
 mod bench;
 mod calibrate;

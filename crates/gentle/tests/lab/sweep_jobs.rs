@@ -7,7 +7,8 @@ use crate::common;
 
 use gentle_lab::LabError;
 use gentle_lab::sweeping::store::Store;
-use gentle_lab::sweeping::{Job, JobSpec, SUMMARY_KEY, table};
+use gentle_lab::sweeping::{Job, JobSpec, SUMMARY_KEY};
+use gentle_lab::table;
 
 const SWEEP: &str = r#"
 name = "jobs"

@@ -26,16 +26,19 @@ pub struct Outcome {
     pub seconds: f64,
 }
 
-/// A progress bar over `n` points, on stderr when it is a terminal.
-pub fn bar(name: &str, n: u64, show: bool) -> ProgressBar {
+/// A progress bar over `n` things (`unit`: points, captures), on stderr when it is
+/// a terminal.
+pub fn bar(name: &str, n: u64, unit: &str, show: bool) -> ProgressBar {
     if !show || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let b = ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr());
     b.set_style(
-        ProgressStyle::with_template("{prefix:.bold} [{bar:20}] {pos}/{len} points eta {eta}")
-            .expect("valid template")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(&format!(
+            "{{prefix:.bold}} [{{bar:20}}] {{pos}}/{{len}} {unit} eta {{eta}}"
+        ))
+        .expect("valid template")
+        .progress_chars("=> "),
     );
     b.set_prefix(name.chars().take(16).collect::<String>());
     b
@@ -52,7 +55,7 @@ pub fn run(
     let start = std::time::Instant::now();
     let pending = store.pending(job);
     let kept = store.done();
-    let bar = bar(&job.sweep.name, pending.len() as u64, progress);
+    let bar = bar(&job.sweep.name, pending.len() as u64, "points", progress);
     let first_error: Mutex<Option<LabError>> = Mutex::new(None);
     {
         let shared = Mutex::new(&mut *store);

@@ -14,7 +14,6 @@ pub mod command;
 pub mod local;
 pub mod records;
 pub mod store;
-pub mod table;
 
 use serde::{Deserialize, Serialize};
 

@@ -8,9 +8,9 @@ use std::thread::JoinHandle;
 use bytes::Bytes;
 use gentle_sim::record::{ExchangeRecord, Unfinished};
 
-use super::table::{Column, Table, Writer};
 use crate::runner::metric_of;
 use crate::scenario::{Filter, Metric, Scenario};
+use crate::table::{Column, Table, Writer};
 
 /// The records table's columns after the point's, in order.
 pub const RECORD_COLUMNS: &[&str] = &[

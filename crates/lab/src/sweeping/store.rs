@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::table::{self, Column, Table};
 use super::{JOB_KEY, Job, LabError, PointOutput, SUMMARY_KEY};
+use crate::staging::write_whole;
+use crate::table::{self, Column, Table};
 
 /// The job's description in the directory.
 const MANIFEST: &str = "sweep.json";
@@ -36,22 +37,6 @@ pub struct Store {
 /// A point file's name.
 pub fn point_file(i: usize) -> String {
     format!("point-{i:06}.parquet")
-}
-
-/// Writes `data` to `path` whole: into a new temporary file beside it, renamed into
-/// place once written (removed if the writing fails).
-fn write_whole(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or("file".into(), |n| n.to_string_lossy());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    tmp.write_all(data)?;
-    tmp.persist(path).map(|_| ()).map_err(|e| e.error)
 }
 
 impl Store {
@@ -342,33 +327,5 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, Value)>) {
         }
         Value::Array(_) => {}
         x => out.push((prefix.to_string(), x.clone())),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Another writer's temporary file of the same point is left alone: each writer
-    /// has a name of its own.
-    #[test]
-    fn writers_of_one_file_do_not_share_a_temporary_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(point_file(1));
-        let others = [
-            dir.path().join("point-000001.tmp"),
-            dir.path().join(".point-000001.parquet.tmp"),
-        ];
-        for o in &others {
-            std::fs::write(o, b"another writer's").unwrap();
-        }
-        write_whole(&path, b"PAR1 mine").unwrap();
-        write_whole(&path, b"PAR1 mine again").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"PAR1 mine again");
-        for o in &others {
-            assert_eq!(std::fs::read(o).unwrap(), b"another writer's");
-        }
-        // Nothing else is left behind.
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
     }
 }

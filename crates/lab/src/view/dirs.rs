@@ -189,7 +189,7 @@ pub fn read(r: &mut Results) -> Result<(), String> {
         } else if n.ends_with("records.csv") {
             cdf(r, &p).map_err(|e| err(&p, &e))?;
         } else if n == "points.parquet" {
-            r.points = parquet_rows(&p).map_err(|e| err(&p, &e))?;
+            r.points = crate::table::read_rows(&p).map_err(|e| err(&p, &e))?;
         } else if ext(&p) == "txt" {
             r.texts.push((n, text()?));
         } else if ext(&p) == "svg" {
@@ -238,40 +238,4 @@ fn cdf(r: &mut Results, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
         r.cdf.push((name, picked));
     }
     Ok(())
-}
-
-fn parquet_rows(path: &Path) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
-    use parquet::file::reader::{FileReader, SerializedFileReader};
-    let f = std::fs::File::open(path)?;
-    let reader = SerializedFileReader::new(f)?;
-    let mut out = Vec::new();
-    for row in reader.get_row_iter(None)? {
-        let row = row?;
-        let mut o = serde_json::Map::new();
-        for (name, f) in row.get_column_iter() {
-            o.insert(name.clone(), field_json(f));
-        }
-        out.push(Value::Object(o));
-    }
-    Ok(out)
-}
-
-fn field_json(f: &parquet::record::Field) -> Value {
-    use parquet::record::Field as F;
-    match f {
-        F::Null => Value::Null,
-        F::Bool(b) => Value::Bool(*b),
-        F::Byte(x) => (*x).into(),
-        F::Short(x) => (*x).into(),
-        F::Int(x) => (*x).into(),
-        F::Long(x) => (*x).into(),
-        F::UByte(x) => (*x).into(),
-        F::UShort(x) => (*x).into(),
-        F::UInt(x) => (*x).into(),
-        F::ULong(x) => (*x).into(),
-        F::Float(x) => serde_json::Number::from_f64(*x as f64).map_or(Value::Null, Value::Number),
-        F::Double(x) => serde_json::Number::from_f64(*x).map_or(Value::Null, Value::Number),
-        F::Str(x) => Value::String(x.clone()),
-        other => Value::String(other.to_string()),
-    }
 }

@@ -62,6 +62,10 @@ impl Column {
         Column::new(name, Values::Bool(Vec::new()), true)
     }
 
+    /// A null (in a nullable column).
+    pub fn push_null(&mut self) {
+        self.def(false);
+    }
     fn def(&mut self, present: bool) {
         if let Some(d) = &mut self.defs {
             d.push(i16::from(present));
@@ -169,6 +173,22 @@ impl Table {
         let empty = self.cols.iter().map(Column::empty_like).collect();
         std::mem::replace(self, Table { cols: empty })
     }
+    /// Adds the rows of `other`, a table of the same columns, after these.
+    pub fn append(&mut self, other: Table) {
+        for (c, o) in self.cols.iter_mut().zip(other.cols) {
+            assert_eq!(c.name, o.name, "tables of the same columns");
+            if let (Some(d), Some(od)) = (&mut c.defs, o.defs) {
+                d.extend(od);
+            }
+            match (&mut c.values, o.values) {
+                (Values::Bool(v), Values::Bool(o)) => v.extend(o),
+                (Values::I64(v), Values::I64(o)) => v.extend(o),
+                (Values::F64(v), Values::F64(o)) => v.extend(o),
+                (Values::Str(v), Values::Str(o)) => v.extend(o),
+                _ => panic!("column {} of another kind", c.name),
+            }
+        }
+    }
     /// The column named `name`.
     pub fn col(&mut self, name: &str) -> &mut Column {
         self.cols
@@ -263,6 +283,40 @@ pub fn to_bytes(mut table: Table, metadata: &[(&str, String)]) -> Result<Vec<u8>
     w.finish(metadata)
 }
 
+/// A Parquet file's rows as a [`Table`] of its columns: what [`to_bytes`] wrote, read
+/// back the same (to pass rows between processes, as the Ray backend does).
+pub fn from_bytes(bytes: Vec<u8>) -> Result<Table, String> {
+    use parquet::record::Field;
+    let bad = |e: parquet::errors::ParquetError| format!("not a Parquet file of gentle's: {e}");
+    let r = SerializedFileReader::new(bytes::Bytes::from(bytes)).map_err(bad)?;
+    let mut cols = Vec::new();
+    for c in r.metadata().file_metadata().schema_descr().columns() {
+        let values = match c.physical_type() {
+            Physical::BOOLEAN => Values::Bool(Vec::new()),
+            Physical::INT64 => Values::I64(Vec::new()),
+            Physical::DOUBLE => Values::F64(Vec::new()),
+            Physical::BYTE_ARRAY => Values::Str(Vec::new()),
+            other => return Err(format!("column {}: {other} is not gentle's", c.name())),
+        };
+        cols.push(Column::new(c.name(), values, c.self_type().is_optional()));
+    }
+    let mut t = Table::new(cols);
+    for row in r.get_row_iter(None).map_err(bad)? {
+        let row = row.map_err(bad)?;
+        for (c, (_, f)) in t.cols.iter_mut().zip(row.get_column_iter()) {
+            match f {
+                Field::Null => c.push_null(),
+                Field::Bool(x) => c.push_bool(Some(*x)),
+                Field::Long(x) => c.push_i64(Some(*x)),
+                Field::Double(x) => c.push_f64(Some(*x)),
+                Field::Str(x) => c.push_str(Some(x)),
+                other => return Err(format!("column {}: {other} is not gentle's", c.name)),
+            }
+        }
+    }
+    Ok(t)
+}
+
 /// The value of key `key` in a Parquet file's key-value metadata, and its number
 /// of rows.
 pub fn read_metadata(bytes: Vec<u8>, key: &str) -> Result<(Option<String>, i64), String> {
@@ -274,4 +328,80 @@ pub fn read_metadata(bytes: Vec<u8>, key: &str) -> Result<(Option<String>, i64),
         .and_then(|kv| kv.iter().find(|x| x.key == key))
         .and_then(|x| x.value.clone());
     Ok((v, fm.num_rows()))
+}
+
+/// Every row of the Parquet file at `path`, as a JSON object of its columns (a null
+/// as null): for reading a table back, as `gentle view` and the tests do.
+pub fn read_rows(
+    path: &std::path::Path,
+) -> Result<Vec<serde_json::Value>, Box<dyn std::error::Error>> {
+    use serde_json::Value;
+    let f = std::fs::File::open(path)?;
+    let reader = SerializedFileReader::new(f)?;
+    let mut out = Vec::new();
+    for row in reader.get_row_iter(None)? {
+        let row = row?;
+        let mut o = serde_json::Map::new();
+        for (name, f) in row.get_column_iter() {
+            o.insert(name.clone(), field_json(f));
+        }
+        out.push(Value::Object(o));
+    }
+    Ok(out)
+}
+
+fn field_json(f: &parquet::record::Field) -> serde_json::Value {
+    use parquet::record::Field as F;
+    use serde_json::Value;
+    match f {
+        F::Null => Value::Null,
+        F::Bool(b) => Value::Bool(*b),
+        F::Byte(x) => (*x).into(),
+        F::Short(x) => (*x).into(),
+        F::Int(x) => (*x).into(),
+        F::Long(x) => (*x).into(),
+        F::UByte(x) => (*x).into(),
+        F::UShort(x) => (*x).into(),
+        F::UInt(x) => (*x).into(),
+        F::ULong(x) => (*x).into(),
+        F::Float(x) => serde_json::Number::from_f64(*x as f64).map_or(Value::Null, Value::Number),
+        F::Double(x) => serde_json::Number::from_f64(*x).map_or(Value::Null, Value::Number),
+        F::Str(x) => Value::String(x.clone()),
+        other => Value::String(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_reads_back_as_written_nulls_and_all() {
+        let mut t = Table::new(vec![
+            Column::str("s"),
+            Column::opt_str("os"),
+            Column::i64("i"),
+            Column::opt_i64("oi"),
+            Column::opt_f64("of"),
+            Column::bool("b"),
+            Column::opt_bool("ob"),
+        ]);
+        for k in 0..5i64 {
+            let mut c = t.cols.iter_mut();
+            c.next().unwrap().push_str(Some(&format!("row {k}")));
+            c.next().unwrap().push_str((k % 2 == 0).then_some("even"));
+            c.next().unwrap().push_i64(Some(-k));
+            c.next().unwrap().push_i64((k != 3).then_some(k << 40));
+            c.next()
+                .unwrap()
+                .push_f64((k != 1).then_some(0.1 * k as f64 + 1e-17));
+            c.next().unwrap().push_bool(Some(k % 3 == 0));
+            c.next().unwrap().push_bool((k != 4).then_some(k == 2));
+        }
+        let bytes = to_bytes(t.clone(), &[]).unwrap();
+        let back = from_bytes(bytes.clone()).unwrap();
+        assert_eq!(back.rows(), 5);
+        assert_eq!(format!("{:?}", back.cols), format!("{:?}", t.cols));
+        assert_eq!(to_bytes(back, &[]).unwrap(), bytes);
+    }
 }
