@@ -325,6 +325,16 @@ config! {
     abc: bool = false => SwitchKind::Flag;
     /// Limited transmit (RFC 3042).
     limited_transmit: bool = true => SwitchKind::Flag;
+    /// The final FIN, in a segment of at most one MSS, goes whatever cwnd (Linux
+    /// 3.x `tcp_cwnd_test`: "Don't be strict about the congestion window for the
+    /// final FIN"). Off, cwnd holds it like data, as this machine's Linux 6.18 does
+    /// (measured with packetdrill).
+    final_fin_cwnd_exempt: bool = true => SwitchKind::Flag;
+    /// An ACK of data not yet sent is answered with an ACK (RFC 9293 §3.10.7.4,
+    /// RFC 5961 §5.2; Linux 6.18 does, measured with packetdrill). Off, it is
+    /// discarded silently, as Linux 3.x's `tcp_ack` does. Its segment is dropped
+    /// either way, and its timestamp not recorded.
+    ack_unsent_answered: bool = false => SwitchKind::Flag;
     /// F-RTO spurious RTO detection (RFC 5682).
     frto: bool = true => SwitchKind::Flag;
     /// Undo cwnd reductions shown to be spurious by DSACK or timestamps (RFC 3522, RFC 3708).
@@ -568,6 +578,8 @@ impl Profile {
                 c.tlp = true;
                 c.tlp_flavour = TlpFlavour::Linux6;
                 c.tlp_detection = TlpDetection::Dsack;
+                c.final_fin_cwnd_exempt = false;
+                c.ack_unsent_answered = true;
             }
         }
         c

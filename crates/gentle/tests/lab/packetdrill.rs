@@ -212,3 +212,35 @@ fn an_outbound_packet_no_line_expects_fails_as_unexpected() {
     let src = format!("{SERVER}   +0 write(4, ..., 3000) = 3000\n   +0 > P. 1:3001(3000) ack 1\n");
     assert_eq!(linux6(&src), Outcome::Pass);
 }
+
+#[test]
+fn the_final_fin_and_an_ack_of_unsent_data_follow_the_era() {
+    // Linux 3.x let the final FIN go whatever cwnd and discarded an ACK of unsent
+    // data silently; Linux 6.18 holds the FIN for cwnd (its probe sends it) and
+    // answers the ACK. The scripts of tests/packetdrill/ show 6.18; these, 3.10.
+    let linux310 =
+        |src: &str| run_source(Path::new("t.pkt"), src, &Profile::Linux310.config(), true);
+    let fin = format!(
+        "{SERVER}   +0 write(4, ..., 10000) = 10000\n   +0 > P. 1:10001(10000) ack 1\n +.01 shutdown(4, SHUT_WR) = 0\n   +0 > F. 10001:10001(0) ack 1\n"
+    );
+    assert_eq!(linux310(&fin), Outcome::Pass);
+    let Outcome::Fail(f) = linux6(&fin) else {
+        panic!("{:?}", linux6(&fin))
+    };
+    assert!(f.msg.contains("0.110000"), "{f:?}");
+    let unsent = format!(
+        "{SERVER} +.01 < P. 1:501(500) ack 5001 win 512\n +.01 < P. 1:301(300) ack 1 win 512\n   +0 > . 1:1(0) ack 301\n"
+    );
+    assert_eq!(linux310(&unsent), Outcome::Pass);
+    let Outcome::Fail(f) = linux6(&unsent) else {
+        panic!("{:?}", linux6(&unsent))
+    };
+    // Linux 6.18's answer to the bad segment: an ACK of nothing new.
+    assert!(f.msg.contains("unexpected outbound packet"), "{f:?}");
+    assert!(
+        f.actual
+            .as_deref()
+            .is_some_and(|a| a.contains(". 1:1(0) ack 1 ")),
+        "{f:?}"
+    );
+}

@@ -170,10 +170,14 @@ impl Connection {
         }
         if self.ack_offset(seg.ack) > self.snd.nxt {
             // An ACK of data not yet sent: the segment is discarded whole, its
-            // TSval unrecorded and its data and FIN unread, and nothing is sent
-            // (Linux `tcp_ack`: "If the ack includes data we haven't sent yet,
-            // discard this segment"; RFC 9293 §3.10.7.4 would send an ACK).
+            // TSval unrecorded and its data and FIN unread (Linux `tcp_ack`: "If
+            // the ack includes data we haven't sent yet, discard this segment"),
+            // and answered with an ACK where `ack_unsent_answered` (RFC 9293
+            // §3.10.7.4; Linux 6.18).
             self.counters.segs_dropped += 1;
+            if self.cfg.ack_unsent_answered {
+                self.rx.rcv.ack_now = true;
+            }
             return;
         }
         // RFC 7323 §4.3: record TSval if the segment covers Last.ACK.sent.

@@ -166,11 +166,21 @@ impl Connection {
     }
 
     /// The probe segment: new data if the application and the peer's window allow
-    /// one, otherwise the last segment again.
+    /// one (a FIN that cwnd held back is new data too: Linux's probe sends the
+    /// write queue's head skb), otherwise the last segment again.
     pub(crate) fn loss_probe_transmit(&mut self, now: Instant) -> Option<Segment> {
         self.tx.tlp.pending = false;
         let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
         let room = self.window_room();
+        if unsent == 0 && self.snd.app_closed && !self.snd.fin_sent {
+            let start = self.snd.nxt;
+            self.fin_goes(now);
+            let s = self.data_or_ack(now, Flags::FIN, start);
+            self.record_new_data(now, start, 0, true, false);
+            self.counters.loss_probes_new += 1;
+            self.schedule_pto(now);
+            return Some(s);
+        }
         if unsent > 0 && room > 0 {
             let len = unsent.min(self.opts.smss as u64).min(room);
             let start = self.snd.nxt;

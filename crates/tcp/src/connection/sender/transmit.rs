@@ -291,11 +291,24 @@ impl Connection {
         self.tx.sb.next_forward_hole()
     }
 
+    /// The FIN leaves: FIN-WAIT-1 or LAST-ACK (RFC 9293 §3.10.4 CLOSE).
+    pub(crate) fn fin_goes(&mut self, now: Instant) {
+        self.snd.fin_sent = true;
+        match self.state {
+            State::Established => self.set_state(now, State::FinWait1),
+            State::CloseWait => self.set_state(now, State::LastAck),
+            _ => {}
+        }
+    }
+
     /// Whether what is left to send is the final FIN in one segment (at most one
-    /// MSS of data before it): Linux's `tcp_cwnd_test` does not hold that back for
-    /// cwnd ("Don't be strict about the congestion window for the final FIN").
+    /// MSS of data before it) and cwnd does not hold it (`final_fin_cwnd_exempt`:
+    /// Linux 3.x's `tcp_cwnd_test`).
     fn final_fin(&self, unsent: u64) -> bool {
-        self.snd.app_closed && !self.snd.fin_sent && unsent <= self.opts.smss as u64
+        self.cfg.final_fin_cwnd_exempt
+            && self.snd.app_closed
+            && !self.snd.fin_sent
+            && unsent <= self.opts.smss as u64
     }
 
     fn send_new(&mut self, now: Instant) -> Option<Segment> {
@@ -336,12 +349,7 @@ impl Connection {
         }
         if fin {
             flags.insert(Flags::FIN);
-            self.snd.fin_sent = true;
-            match self.state {
-                State::Established => self.set_state(now, State::FinWait1),
-                State::CloseWait => self.set_state(now, State::LastAck),
-                _ => {}
-            }
+            self.fin_goes(now);
         }
         let mut s = self.data_or_ack(now, flags, start);
         s.payload = payload;
