@@ -193,28 +193,6 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    /// Fails on a packet the engine sent before `t_us` that no `>` line took, when a
-    /// `>` line is still to come: packetdrill would sniff that packet for it first
-    /// (`sniff_outbound_live_packet`) and fail there.
-    fn no_unexpected(&mut self, t_us: i64) -> Step {
-        if self.outbound_left == 0 {
-            return Ok(());
-        }
-        match self.out.front() {
-            Some((at, seg)) if us(*at) < t_us => {
-                let (at, seg) = (*at, seg.clone());
-                Err(Stop::Fail(Failure {
-                    line: self.line,
-                    msg: "unexpected outbound packet: no script line expects it".into(),
-                    expected: None,
-                    actual: Some(self.seg_str(at, &seg)),
-                    time_us: us(at),
-                }))
-            }
-            _ => Ok(()),
-        }
-    }
-
     /// The event's nominal time and its window `[lo, hi]` (µs, tolerance not added).
     fn when(&self, t: Time) -> (i64, i64) {
         let now = us(self.now);
@@ -236,9 +214,11 @@ impl<'a> Runner<'a> {
             self.outbound_left -= 1;
             return self.outbound(p, ev.time, lo, hi);
         }
+        // What the engine sends before this event (timers on the way included)
+        // waits for the next `>` line, which takes it first and fails unless it
+        // matches (packetdrill `sniff_outbound_live_packet`: a packet sent early
+        // is checked against that line's time and tolerance).
         self.advance(Instant::from_nanos(lo.max(0) as u64 * 1000));
-        // What the engine sent before this event (timers on the way included).
-        self.no_unexpected(lo)?;
         match &ev.action {
             Action::Packet(p) => self.inbound(p),
             Action::Syscall(c) => self.syscall(c),
