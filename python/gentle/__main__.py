@@ -66,8 +66,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             threads=a.threads,
         )
     except GentleError as e:
-        print(e if isinstance(e, ScenarioError) else f"error: {e}", file=sys.stderr)
-        return int(getattr(e, "exit_code", 1))
+        return _failed(e)
     except KeyboardInterrupt:
         print(
             f"interrupted: the finished points are in {a.out}; `--resume` runs the rest",
@@ -76,6 +75,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 130
     print(r.text)
     return 0
+
+
+def _failed(e: GentleError) -> int:
+    """Prints the error as the command does (a scenario's error names its place
+    itself) and returns its exit status."""
+    print(e if isinstance(e, ScenarioError) else f"error: {e}", file=sys.stderr)
+    return int(getattr(e, "exit_code", 1))
 
 
 def _calibrate(a: argparse.Namespace) -> int:
@@ -94,8 +100,7 @@ def _calibrate(a: argparse.Namespace) -> int:
             json=a.json,
         )
     except GentleError as e:
-        print(e if isinstance(e, ScenarioError) else f"error: {e}", file=sys.stderr)
-        return int(getattr(e, "exit_code", 1))
+        return _failed(e)
     except KeyboardInterrupt:
         print("interrupted: nothing written", file=sys.stderr)
         return 130
@@ -116,8 +121,7 @@ def _analyze(a: argparse.Namespace) -> int:
             client_side=a.client_side,
         )
     except GentleError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return int(getattr(e, "exit_code", 1))
+        return _failed(e)
     except KeyboardInterrupt:
         print("interrupted: nothing was written", file=sys.stderr)
         return 130

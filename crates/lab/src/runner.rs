@@ -226,9 +226,12 @@ pub(crate) fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep
         if r.had_loss() {
             v.with_loss += 1;
         }
-        if scn.metric != Metric::Page
-            && let Some(x) = metric_of(scn.metric, r).filter(|_| r.complete)
-        {
+        // The exchange's metric (pages are ranked below, by page).
+        let metric = (scn.metric != Metric::Page)
+            .then(|| metric_of(scn.metric, r))
+            .flatten()
+            .filter(|_| r.complete);
+        if let Some(x) = metric {
             if r.had_retransmission() {
                 v.retransmitted.push(x);
             }
@@ -241,12 +244,7 @@ pub(crate) fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep
             Filter::Retransmitted => r.had_retransmission(),
             Filter::Lost => r.had_loss(),
         };
-        if !ranked {
-            continue;
-        }
-        if scn.metric != Metric::Page
-            && let Some(x) = metric_of(scn.metric, r).filter(|_| r.complete)
-        {
+        if let Some(x) = metric.filter(|_| ranked) {
             v.latencies.push(x);
             v.by_trial.push(t.trial, x);
         }

@@ -4,32 +4,15 @@
 //! it).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::common::{gentle, root};
+use crate::common::{frontend_capture, gentle, record_offset};
 use gentle_lab::programs::analyze_accuracy;
 
 /// A fresh path for gentle to create, removed with its scratch directory.
 fn tmp(name: &str) -> crate::common::Fresh {
     crate::common::fresh(name)
-}
-
-/// The frontend example's capture (one trial, 40 clients, Linux 3.10 server).
-fn frontend_capture(dir: &Path) -> PathBuf {
-    let example = root().join("examples/analyze-frontend.toml");
-    let o = gentle(&[
-        "run",
-        example.to_str().unwrap(),
-        "--trials",
-        "1",
-        "--pcap",
-        "0",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    dir.join("analyze-frontend-trial0-linux-3.10.pcap")
 }
 
 #[test]
@@ -109,7 +92,7 @@ fn tags(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
 #[test]
 fn retransmissions_and_duplicate_acks_agree_with_tshark() {
     let dir = tmp("tshark");
-    let pcap = frontend_capture(&dir);
+    let pcap = frontend_capture(&dir, 0);
     // tshark writes the same capture as pcapng: both are read alike.
     let ng = dir.join("frontend.pcapng");
     let o = Command::new("tshark")
@@ -186,7 +169,7 @@ fn retransmissions_and_duplicate_acks_agree_with_tshark() {
 #[test]
 fn the_report_json_records_tags_and_figures() {
     let dir = tmp("outputs");
-    let pcap = frontend_capture(&dir);
+    let pcap = frontend_capture(&dir, 0);
     let out = dir.join("analysis");
     let t = dir.join("tags.csv");
     let o = gentle(&[
@@ -301,7 +284,7 @@ fn bad_input_is_refused_with_its_place_and_nothing_is_written() {
         run(&short),
         "short.pcap: byte 0: 10 bytes, too short to be a pcap or pcapng file",
     );
-    let cap = frontend_capture(&dir.join("cap"));
+    let cap = frontend_capture(&dir.join("cap"), 0);
     let bytes = std::fs::read(&cap).unwrap();
     // gentle writes big-endian pcap with nanosecond times (magic a1b23c4d as written).
     assert_eq!(bytes[..4], [0xa1, 0xb2, 0x3c, 0x4d]);
@@ -340,20 +323,10 @@ fn bad_input_is_refused_with_its_place_and_nothing_is_written() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The byte offset of record `n` (0-based) of a big-endian pcap file.
-fn record_offset(bytes: &[u8], n: usize) -> usize {
-    let mut off = 24usize;
-    for _ in 0..n {
-        let caplen = u32::from_be_bytes(bytes[off + 8..off + 12].try_into().unwrap()) as usize;
-        off += 16 + caplen;
-    }
-    off
-}
-
 #[test]
 fn a_capture_cut_inside_its_last_record_is_analysed_with_a_warning() {
     let dir = tmp("cut");
-    let cap = frontend_capture(&dir);
+    let cap = frontend_capture(&dir, 0);
     let bytes = std::fs::read(&cap).unwrap();
     // Cut 20 bytes into the 1001st record, as tcpdump leaves a file it is writing.
     let off = record_offset(&bytes, 1000);
@@ -400,7 +373,7 @@ fn analyze_bytes(b: &[u8]) -> Result<(u64, bool), gentle_analyze::CaptureError> 
 fn mutated_captures_never_panic() {
     use rand::{Rng, SeedableRng};
     let dir = tmp("fuzz");
-    let cap = frontend_capture(&dir);
+    let cap = frontend_capture(&dir, 0);
     let bytes = std::fs::read(&cap).unwrap();
     // The first few hundred records keep each run short.
     let base = bytes[..bytes.len().min(40_000)].to_vec();
@@ -798,7 +771,7 @@ fn figure_4_lines_break_at_missing_burst_lengths() {
 #[test]
 fn a_tags_path_that_cannot_be_written_is_refused_before_the_analysis() {
     let dir = tmp("tags-paths");
-    let pcap = frontend_capture(&dir);
+    let pcap = frontend_capture(&dir, 0);
     std::fs::create_dir_all(dir.join("adir")).unwrap();
     for (tags, force, want) in [
         (dir.join("adir"), true, "is a directory"),

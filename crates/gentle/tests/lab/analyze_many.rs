@@ -9,7 +9,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::common::{Scratch, gentle, root, scratch};
+use crate::common::{Scratch, frontend_capture, gentle, record_offset, scratch};
 
 const TABLES: [&str; 4] = [
     "flows.parquet",
@@ -17,24 +17,6 @@ const TABLES: [&str; 4] = [
     "retransmissions.parquet",
     "signatures.parquet",
 ];
-
-/// Trial `k` of the frontend example captured into `dir` (with `gentle run`'s other
-/// outputs beside it, which a directory's walk must pass over).
-fn frontend_capture(dir: &Path, k: u32) -> PathBuf {
-    let example = root().join("examples/analyze-frontend.toml");
-    let o = gentle(&[
-        "run",
-        example.to_str().unwrap(),
-        "--trials",
-        &(k + 1).to_string(),
-        "--pcap",
-        &k.to_string(),
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    dir.join(format!("analyze-frontend-trial{k}-linux-3.10.pcap"))
-}
 
 /// Two captures, the second in a subdirectory: (the directory, the captures in path
 /// order).
@@ -251,16 +233,6 @@ fn tables_are_not_replaced_without_force_and_bad_input_is_refused_first() {
         gentle(&["analyze", dir.to_str().unwrap(), "--json"]),
         &format!("{}: is a directory", dir.display()),
     );
-}
-
-/// The byte offset of record `n` (0-based) of a big-endian pcap file.
-fn record_offset(bytes: &[u8], n: usize) -> usize {
-    let mut off = 24usize;
-    for _ in 0..n {
-        let caplen = u32::from_be_bytes(bytes[off + 8..off + 12].try_into().unwrap()) as usize;
-        off += 16 + caplen;
-    }
-    off
 }
 
 #[test]

@@ -206,7 +206,8 @@ fn atom(a: &str, counters: &[&str]) -> std::result::Result<Atom, String> {
             };
         }
     }
-    if counters.contains(&a) || EXTRA_ATOMS[..EXTRA_ATOMS.len() - 4].contains(&a) {
+    let counted = |x: &&str| *x == a && !x.starts_with("latency.");
+    if counters.contains(&a) || EXTRA_ATOMS.iter().any(counted) {
         return Ok(Atom::Count(a.to_string()));
     }
     // The counters of the frontends' backend connections (a workload's `backend`).

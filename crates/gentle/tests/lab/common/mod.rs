@@ -104,3 +104,31 @@ pub fn gentle_in(dir: &Path, args: &[&str]) -> Output {
         .output()
         .expect("gentle runs")
 }
+
+/// Trial `k` of the frontend example (40 clients, a Linux 3.10 server) captured
+/// into `dir`, with `gentle run`'s other outputs beside it.
+pub fn frontend_capture(dir: &Path, k: u32) -> PathBuf {
+    let example = root().join("examples/analyze-frontend.toml");
+    let o = gentle(&[
+        "run",
+        example.to_str().unwrap(),
+        "--trials",
+        &(k + 1).to_string(),
+        "--pcap",
+        &k.to_string(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    dir.join(format!("analyze-frontend-trial{k}-linux-3.10.pcap"))
+}
+
+/// The byte offset of record `n` (0-based) of a big-endian pcap file.
+pub fn record_offset(bytes: &[u8], n: usize) -> usize {
+    let mut off = 24usize;
+    for _ in 0..n {
+        let caplen = u32::from_be_bytes(bytes[off + 8..off + 12].try_into().unwrap()) as usize;
+        off += 16 + caplen;
+    }
+    off
+}

@@ -187,9 +187,7 @@ impl Connection {
         {
             self.ts.recent = ts.val;
         }
-        if !self.on_ack(now, seg, seq) {
-            return;
-        }
+        self.on_ack(now, seg, seq);
         self.process_data(now, seg);
     }
 

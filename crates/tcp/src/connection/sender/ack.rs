@@ -38,15 +38,10 @@ struct AckFacts {
 }
 
 impl Connection {
-    /// Processes the ACK field of a segment in a synchronized state. Returns false if
-    /// the segment must be dropped.
-    pub(crate) fn on_ack(&mut self, now: Instant, seg: &Segment, seq: u64) -> bool {
+    /// Processes the ACK field of a segment in a synchronized state.
+    pub(crate) fn on_ack(&mut self, now: Instant, seg: &Segment, seq: u64) {
+        // `on_synchronized` has discarded an ACK of data not yet sent.
         let ack = self.ack_offset(seg.ack);
-        if ack > self.snd.nxt {
-            // ACK of something not yet sent: `on_synchronized` discards it first.
-            self.counters.segs_dropped += 1;
-            return false;
-        }
         let prior_una = self.snd.una;
         let prior_in_flight = self.tx.sb.pipe();
         // An ACK cancels a pending delayed early retransmission; this ACK's
@@ -71,7 +66,7 @@ impl Connection {
             (newly_sacked, dsack) = self.process_sack(now, seg, ack, prior_una);
         }
         if ack < prior_una {
-            return true; // old ACK: SACK information only
+            return; // old ACK: SACK information only
         }
         if self.ext.corrective().is_on() {
             self.corrective_on_ack(now, seg, ack);
@@ -97,7 +92,7 @@ impl Connection {
                 tsecr,
                 ece,
             });
-            return true;
+            return;
         }
         let delivered =
             acked.newly_delivered + newly_sacked + (!self.opts.sack && is_dupack) as u32;
@@ -142,7 +137,6 @@ impl Connection {
         if self.cfg.trace {
             self.trace_ack_state(now);
         }
-        true
     }
 
     /// Traces the sender's state after an ACK ([`crate::trace::Event::AckState`]).
