@@ -3,6 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddrV4, TcpListener, TcpStream};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use gentle_real::flows::FlowNumbering;
@@ -28,6 +29,13 @@ fn skip() -> bool {
     }
 }
 
+/// One transfer through a forwarder at a time: two at once on a two-core host
+/// measure each other's scheduling, not the forwarder.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn cubic() -> KernelConfig {
     KernelConfig {
         cc: "cubic".into(),
@@ -47,6 +55,7 @@ fn transfer(
     Duration,
     [gentle_real::tun::IfStats; 2],
 ) {
+    let _alone = one_at_a_time();
     let (pair, ends) = Pair::new(&cubic()).expect("namespaces");
     let fwd = forward::spawn(ForwarderSpec {
         ends,
@@ -127,7 +136,29 @@ fn delay_and_loss_through_the_forwarder() {
         "delay error p50 {:.0} µs p99 {:.0} µs max {:.0} µs over {}; lost {lost}; drops {drops:?}",
         r.delay_error.p50_us, r.delay_error.p99_us, r.delay_error.max_us, r.delay_error.samples
     );
-    assert!(r.delay_error.p99_us < 2000.0, "{:?}", r.delay_error);
+    // Never early, and the report's error is the log's: delivery time − due time.
+    let late_us: Vec<f64> = r
+        .log
+        .iter()
+        .filter(|e| e.fate == Fate::Delivered && e.out_ns > 0)
+        .map(|e| {
+            assert!(e.out_ns >= e.due_ns, "delivered before its due time: {e:?}");
+            (e.out_ns - e.due_ns) as f64 / 1e3
+        })
+        .collect();
+    assert_eq!(late_us.len() as u64, r.delay_error.samples);
+    let max = late_us.iter().copied().fold(0.0, f64::max);
+    assert!(
+        (max - r.delay_error.max_us).abs() < 1.0,
+        "{max} {:?}",
+        r.delay_error
+    );
+    // Typically on time: a forwarder that waited for its epoll tick (up to
+    // 5 ms) instead of its timerfd would be late by milliseconds at the median.
+    // The tail measures the host's load (CI shares two cores), so it is only
+    // bounded loosely; `gentle emulate` warns when it matters.
+    assert!(r.delay_error.p50_us < 1000.0, "{:?}", r.delay_error);
+    assert!(r.delay_error.p99_us < 10_000.0, "{:?}", r.delay_error);
     assert_eq!(drops[0].tx_dropped + drops[1].tx_dropped, 0);
     assert_eq!(r.write_errors, 0);
     assert_eq!(r.foreign, 0, "IPv6 or other traffic reached the forwarder");
