@@ -173,11 +173,12 @@ pub struct Unsettled {
 impl FlowReport {
     /// Settles the guesses by the host's habits: lone-segment timer retransmissions
     /// were probes or not (`probes`, if known); recoveries begun on FACK's count
-    /// alone were early if the host does not use FACK.
-    pub fn settle(&mut self, probes: Option<bool>, no_fack: bool) {
+    /// alone were fast if the host uses FACK, else early.
+    pub fn settle(&mut self, probes: Option<bool>, uses_fack: bool) {
         for u in std::mem::take(&mut self.unsettled) {
             let to = match (u.fack, probes) {
-                (true, _) if no_fack => Cause::Early,
+                (true, _) if uses_fack => Cause::Fast,
+                (true, _) => Cause::Early,
                 (false, Some(true)) => Cause::Probe,
                 (false, Some(false)) => Cause::Timeout,
                 _ => continue,
@@ -690,7 +691,8 @@ impl Flow {
         let inflation = min.zip(p95).map(|(m, p)| p.saturating_sub(m));
         let bufferbloat = min
             .zip(p95)
-            .is_some_and(|(m, p)| p >= 2 * m && p - m >= BLOAT_MIN_INFLATION_NS);
+            // p ≥ 2m, without 2m overflowing on a capture's absurd times.
+            .is_some_and(|(m, p)| p.saturating_sub(m) >= m.max(BLOAT_MIN_INFLATION_NS));
         let policed_kbps = min
             .and_then(|m| self.police.detect(&self.lost_transmissions(), m))
             .map(|p| p.rate_bps / 1e3);

@@ -359,7 +359,7 @@ impl Analyzer {
                     .ok()
                     .and_then(|s| self.habits.get(&s.ip()))
             {
-                r.settle(h.probes(), h.no_fack);
+                r.settle(h.probes(), h.uses_fack());
             }
             Self::count(&mut self.totals, r);
         }

@@ -106,15 +106,23 @@ impl Sender {
 
     /// The first retransmission of a recovery, right after an ACK: fast with three
     /// duplicates behind the hole (RFC 5681 §3.2, RFC 6675 §5), or on FACK's count
-    /// (Linux before 4.15) unless the host is known not to use FACK; early with
-    /// fewer (RFC 5827, RFC 8985 §6.2).
-    pub(super) fn ack_clocked_cause(&mut self, habits: &HostHabits) -> Cause {
+    /// (Linux before 4.15) if the host uses FACK as far as the capture shows so
+    /// far (settled at its end); early with fewer (RFC 5827, RFC 8985 §6.2).
+    pub(super) fn ack_clocked_cause(&mut self, habits: &mut HostHabits) -> Cause {
         let (plain, fack) = self.dup_evidence_fack();
         if plain >= 3 {
             Cause::Fast
         } else if fack >= 3 && !habits.no_fack {
+            habits.fack_recoveries += 1;
             self.fack_entry = true;
-            Cause::Fast
+            // While the evidence is mixed the guess is early, so that the
+            // recovery's later retransmissions are not all called fast; the
+            // report settles it by the whole capture.
+            if habits.uses_fack() && habits.fack_recoveries > 2 * habits.fack_refusals {
+                Cause::Fast
+            } else {
+                Cause::Early
+            }
         } else {
             Cause::Early
         }
@@ -211,7 +219,9 @@ impl Sender {
     /// Settles a lone segment's probe-or-timeout by what the host is known to do.
     pub fn settle(&mut self, habits: HostHabits) {
         for i in 0..self.retrans.len() {
-            if habits.no_fack && std::mem::take(&mut self.retrans[i].fack_only) {
+            // Still open to the host's habits seen in later flows (the report's
+            // settling, at the capture's end).
+            if self.retrans[i].fack_only && !habits.uses_fack() {
                 self.revise(i as u32, Cause::Early, false);
             }
         }

@@ -156,13 +156,27 @@ pub struct HostHabits {
     /// sample yet, new data it could have sent), so this counts only without proof
     /// of probes.
     pub no_probes: bool,
-    /// Sent new data where FACK would have begun a recovery (`fackets_out` above
-    /// three, fewer than three segments SACKed): the host does not use FACK (Linux
-    /// 4.15+, RFC 6675 alone, RACK).
+    /// Known not to use FACK (Linux 4.15+, RFC 6675 alone, RACK): told so by the
+    /// user, whatever the capture shows.
     pub no_fack: bool,
+    /// Times it sent new data where FACK would have begun a recovery (`fackets_out`
+    /// above three, fewer than three segments SACKed), as a host without FACK does.
+    pub fack_refusals: u32,
+    /// Times it began a recovery on FACK's count alone, as a host with FACK does
+    /// (and RACK may). Neither count is proof: a host with FACK refuses too once
+    /// Linux has raised its reordering threshold for the path
+    /// (`tcp_update_reordering`, kept across connections in the route metrics).
+    pub fack_recoveries: u32,
 }
 
 impl HostHabits {
+    /// Whether the host recovers on FACK's count (Linux before 4.15, by default):
+    /// unless told otherwise, as long as the capture shows it doing so at least as
+    /// often as it refuses to.
+    pub fn uses_fack(&self) -> bool {
+        !self.no_fack && self.fack_recoveries >= self.fack_refusals
+    }
+
     /// Whether the host sends tail loss probes, if known.
     pub fn probes(&self) -> Option<bool> {
         if self.probes {
@@ -495,7 +509,7 @@ impl Sender {
         }
         self.judge_after(tx.t);
         if std::mem::take(&mut self.fack_watch) {
-            habits.no_fack = true;
+            habits.fack_refusals += 1;
         }
         self.segs.push_back(tx.first_seg(tx.start));
         self.nxt = tx.end;

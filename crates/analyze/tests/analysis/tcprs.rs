@@ -20,7 +20,7 @@ use std::fs;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-use gentle_analyze::{Cause, Options, PacketTags, Tag, analyze};
+use gentle_analyze::{Cause, Dir, Options, PacketTags, Tag, analyze};
 
 /// The corpus: `$GENTLE_CAPTURES/zeek-tcprs`.
 pub fn corpus() -> PathBuf {
@@ -124,18 +124,42 @@ fn labels(trace: &str, log: &Path) -> Vec<Label> {
     out
 }
 
-/// gentle's causes of every retransmission in a capture, by key.
+/// gentle's causes of every retransmission in a capture, by key: as the report
+/// gives them (`--json`), settled by what the host is seen to do in the whole
+/// capture; the client's, which the report does not list one by one, as tagged.
 fn gentle_causes(path: &Path) -> BTreeMap<Key, Option<Cause>> {
     let f = fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut out = BTreeMap::new();
-    analyze(f, Options::default(), &mut |p: &PacketTags| {
+    let mut tagged = BTreeMap::new();
+    let opts = Options {
+        keep_retransmissions: true,
+        ..Options::default()
+    };
+    let analysis = analyze(f, opts, &mut |p: &PacketTags| {
         if p.tags.has(Tag::Retransmission) || p.cause.is_some() {
             let key = (p.seg.src, p.seg.sport, p.seg.seq, p.ts_ns / 1000);
-            out.insert(key, p.cause);
+            tagged.insert(key, (p.flow, p.dir, p.ts_ns, p.rel_seq, p.cause));
         }
     })
     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    out
+    // The report's server retransmissions: (flow, time, sequence from the ISN).
+    let settled: BTreeMap<(u32, u64, u64), Cause> = analysis
+        .flows
+        .iter()
+        .flat_map(|f| {
+            f.retransmission_log
+                .iter()
+                .map(|r| ((f.id, r.t_ns, r.seq + 1), r.cause))
+        })
+        .collect();
+    tagged
+        .into_iter()
+        .map(|(key, (flow, dir, t, rel, cause))| {
+            let report = (dir == Dir::ToClient)
+                .then(|| settled.get(&(flow, t, rel)).copied())
+                .flatten();
+            (key, report.or(cause))
+        })
+        .collect()
 }
 
 /// Every labelled retransmission of the corpus with gentle's class for it.
@@ -249,8 +273,8 @@ fn agreement_with_tcprs_on_real_captures() {
     assert!(rows.len() > 1200, "only {} labels read", rows.len());
     let all = report(&rows);
     let resp = pct(agreement(&rows, |l| !l.orig));
-    assert!(all >= 93.0, "agreement {all:.1}% (floor 93%)");
-    assert!(resp >= 96.0, "responder agreement {resp:.1}% (floor 96%)");
+    assert!(all >= 94.5, "agreement {all:.1}% (floor 94.5%)");
+    assert!(resp >= 97.0, "responder agreement {resp:.1}% (floor 97%)");
 }
 
 /// Labels the packets show wrong: (capture, time in µs, sequence number, gentle's
