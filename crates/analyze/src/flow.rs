@@ -146,6 +146,9 @@ pub struct FlowReport {
     /// byte as 0.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub retransmission_log: Vec<crate::sender::Retransmission>,
+    /// The client's retransmissions one by one, likewise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub client_retransmission_log: Vec<crate::sender::Retransmission>,
     /// Server and client ports.
     #[serde(skip)]
     pub ports: (u16, u16),
@@ -649,6 +652,11 @@ impl Flow {
             capture_gaps: srv.capture_gaps + self.cli.capture_gaps,
             retransmission_log: if keep_log {
                 srv.retrans.clone()
+            } else {
+                Vec::new()
+            },
+            client_retransmission_log: if keep_log {
+                self.cli.retrans.clone()
             } else {
                 Vec::new()
             },

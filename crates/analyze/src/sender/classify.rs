@@ -30,6 +30,10 @@ impl Sender {
             ambiguous,
         };
         match self.state {
+            State::Loss { high } if self.far && self.second_too_soon(t) => {
+                self.undo_timeout(high);
+                (Cause::Fast, false)
+            }
             State::Loss { .. } if !ack_clocked && head => {
                 self.timeout_again(since);
                 (Cause::Timeout, false)
@@ -126,6 +130,42 @@ impl Sender {
         } else {
             Cause::Early
         }
+    }
+
+    /// Seen at the receiver, a timeout's first retransmission followed by another
+    /// sooner than half the minimum RTT: sent before any ACK of the first could have
+    /// reached the sender, so its window held more than the one segment a timeout
+    /// leaves (RFC 5681 §3.1). Far from the sender, queueing delays what triggered a
+    /// retransmission beyond any fixed window, but not this.
+    fn second_too_soon(&self, t: u64) -> bool {
+        let (Some(last), Some(e), Some(min)) = (
+            self.retrans.last(),
+            self.episodes.last(),
+            self.rtt.min_checked(),
+        ) else {
+            return false;
+        };
+        e.cause == Cause::Timeout
+            && e.retransmissions == 1
+            && e.start_ns == last.t_ns
+            && t.saturating_sub(last.t_ns) < min / 2
+    }
+
+    /// The episode called a timeout was a recovery on the ACKs before it: fast with
+    /// three or more duplicates (or SACKed segments) behind the hole, else early.
+    fn undo_timeout(&mut self, high: u64) {
+        let record = self.retrans.len() as u32 - 1;
+        let to = if self.retrans[record as usize].dups >= 3 {
+            Cause::Fast
+        } else {
+            Cause::Early
+        };
+        self.revise(record, to, true);
+        if self.rto_sampled {
+            self.rto_over_rtt.pop();
+        }
+        self.state = State::Recovery { high };
+        self.last_timer = None;
     }
 
     /// Changes the cause of retransmission `record` (and of the episode it began);

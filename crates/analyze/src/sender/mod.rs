@@ -302,6 +302,8 @@ pub struct Sender {
     /// Measured RTO / smoothed RTT at each first timeout of an episode
     /// (`gentle-aggression-sigcomm13.txt` Figure 2).
     pub rto_over_rtt: Vec<f64>,
+    /// The current timeout episode added to [`Sender::rto_over_rtt`].
+    rto_sampled: bool,
     /// Reordering events and the largest extent, segments.
     pub reorder_events: u32,
     /// Largest reordering extent, segments.
@@ -331,6 +333,7 @@ impl Default for Sender {
             timestamps: false,
             fack_entry: false,
             fack_watch: false,
+            rto_sampled: false,
             far: false,
             last_ack: None,
             last_rx_ns: 0,
@@ -593,7 +596,8 @@ impl Sender {
                 let first = !matches!(self.state, State::Loss { .. });
                 if first {
                     self.begin_episode(t, cause);
-                    if self.rtt.known() && self.rtt.srtt > 0 {
+                    self.rto_sampled = self.rtt.known() && self.rtt.srtt > 0;
+                    if self.rto_sampled {
                         self.rto_over_rtt.push(since as f64 / self.rtt.srtt as f64);
                     }
                 }

@@ -84,6 +84,104 @@ fn a_client_side_capture_moves_acks_by_the_rtt_before_judging() {
 }
 
 #[test]
+fn at_the_receiver_a_second_resend_sooner_than_an_rtt_shows_a_fast_recovery() {
+    // Seen at the client, the server's resends arrive behind its uplink's queue:
+    // the first 245 ms after the SACKs that called for it, as late as a timeout.
+    // The second 7 ms after it was sent before any ACK of the first could reach
+    // the server, so its window held two: a fast recovery, not the one segment a
+    // timeout leaves. A second one an RTT after the first's ACK is the timeout's
+    // slow start.
+    for (second_ms, want) in [
+        (457.0, [Cause::Fast, Cause::Fast]),
+        (550.15, [Cause::Timeout, Cause::SlowStart]),
+    ] {
+        let mut s = Script::with_point(true, CapturePoint::Client);
+        s.handshake_at_client(100.0);
+        s.data(200.0, 0);
+        s.ack(200.05, 1, &[]);
+        // Segments 1 and 3 lost.
+        s.data(202.0, 2);
+        s.ack(202.05, 1, &[(2, 3)]);
+        for i in 4..8 {
+            s.data(200.0 + f64::from(i), i);
+            s.ack(200.05 + f64::from(i), 1, &[(4, i + 1), (2, 3)]);
+        }
+        s.data(450.0, 1);
+        s.ack(450.05, 3, &[(4, 8)]);
+        s.data(second_ms, 3);
+        s.ack(second_ms + 0.05, 8, &[]);
+        let a = s.finish();
+        let got: Vec<Cause> = a.flows[0]
+            .retransmission_log
+            .iter()
+            .map(|r| r.cause)
+            .collect();
+        assert_eq!(got, want, "second resend at {second_ms} ms");
+    }
+}
+
+/// A window of four from segment `b` sent at `t`; `b` and `b + 1` lost; the ACK
+/// an RTT later SACKs `b + 2..b + 4`: two segments SACKed, FACK's count three past
+/// the hole. With `refuse`, the host sends new data on it (no FACK), and recovers
+/// when the next ACK makes three SACKed; else it recovers at once, as FACK does.
+/// Returns the next free segment.
+fn episode(s: &mut Script, t: f64, b: u32, refuse: bool) -> u32 {
+    for i in b..b + 4 {
+        s.data(t, i);
+    }
+    s.ack(t + 50.0, b, &[(b + 2, b + 4)]);
+    let (end, at) = if refuse {
+        s.data(t + 50.05, b + 4);
+        s.ack(t + 51.0, b, &[(b + 2, b + 5)]);
+        (b + 5, t + 51.05)
+    } else {
+        (b + 4, t + 50.05)
+    };
+    s.data(at, b);
+    s.data(at + 0.05, b + 1);
+    s.ack(at + 50.1, end, &[]);
+    end
+}
+
+#[test]
+fn whether_a_host_uses_fack_is_judged_by_the_whole_capture() {
+    // One refusal then two recoveries on FACK's count: a host with FACK whose
+    // reordering threshold was briefly higher; two refusals and one: a host
+    // without. The recoveries begun on FACK's count are fast or early by that.
+    for (plan, want) in [
+        ([true, false, false], Cause::Fast),
+        ([true, true, false], Cause::Early),
+    ] {
+        let mut s = Script::new(true);
+        s.handshake(50.0);
+        let mut b = 0;
+        let mut firsts = Vec::new();
+        for (k, &refuse) in plan.iter().enumerate() {
+            if !refuse {
+                firsts.push((200.0 + 200.0 * k as f64 + 50.05) * 1e6);
+            }
+            b = episode(&mut s, 200.0 + 200.0 * k as f64, b, refuse);
+        }
+        let a = s.finish();
+        let log = &a.flows[0].retransmission_log;
+        for r in log {
+            let fack_count_only = firsts.contains(&(r.t_ns as f64));
+            let expect = if fack_count_only { want } else { Cause::Fast };
+            if fack_count_only || r.seq % u64::from(MSS) == 0 && r.dups >= 3 {
+                assert_eq!(r.cause, expect, "{plan:?}: {r:?}");
+            }
+        }
+        assert_eq!(
+            log.iter()
+                .filter(|r| firsts.contains(&(r.t_ns as f64)))
+                .count(),
+            firsts.len(),
+            "{plan:?}: {log:?}"
+        );
+    }
+}
+
+#[test]
 fn time_going_backwards_never_underflows() {
     // A merged capture out of order: records earlier than the flow's first, an ACK
     // before the data it acknowledges, a resend before the original.

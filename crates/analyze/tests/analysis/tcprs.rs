@@ -125,8 +125,8 @@ fn labels(trace: &str, log: &Path) -> Vec<Label> {
 }
 
 /// gentle's causes of every retransmission in a capture, by key: as the report
-/// gives them (`--json`), settled by what the host is seen to do in the whole
-/// capture; the client's, which the report does not list one by one, as tagged.
+/// gives them (`--json`), settled by what the hosts are seen to do over the whole
+/// capture, not as first tagged.
 fn gentle_causes(path: &Path) -> BTreeMap<Key, Option<Cause>> {
     let f = fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut tagged = BTreeMap::new();
@@ -141,22 +141,21 @@ fn gentle_causes(path: &Path) -> BTreeMap<Key, Option<Cause>> {
         }
     })
     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    // The report's server retransmissions: (flow, time, sequence from the ISN).
-    let settled: BTreeMap<(u32, u64, u64), Cause> = analysis
+    // The report's retransmissions: (flow, to the client, time, sequence from the ISN).
+    let settled: BTreeMap<(u32, bool, u64, u64), Cause> = analysis
         .flows
         .iter()
         .flat_map(|f| {
-            f.retransmission_log
-                .iter()
-                .map(|r| ((f.id, r.t_ns, r.seq + 1), r.cause))
+            let srv = f.retransmission_log.iter().map(|r| (true, r));
+            let cli = f.client_retransmission_log.iter().map(|r| (false, r));
+            srv.chain(cli)
+                .map(|(to_client, r)| ((f.id, to_client, r.t_ns, r.seq + 1), r.cause))
         })
         .collect();
     tagged
         .into_iter()
         .map(|(key, (flow, dir, t, rel, cause))| {
-            let report = (dir == Dir::ToClient)
-                .then(|| settled.get(&(flow, t, rel)).copied())
-                .flatten();
+            let report = settled.get(&(flow, dir == Dir::ToClient, t, rel)).copied();
             (key, report.or(cause))
         })
         .collect()
