@@ -416,6 +416,9 @@ impl Flow {
         self.syn_repeated[1 - side] = false;
         self.syn_seen[side] = true;
         me.on_syn(seg.seq);
+        if let Some((v, _)) = seg.opts.ts {
+            me.sent_with_tsval(t, v);
+        }
         if let Some(m) = seg.opts.mss {
             me.on_mss_option(m);
             peer.on_mss_option(m);
@@ -467,6 +470,13 @@ impl Flow {
             // RTT is the client's too.
             peer.rtt.sample(r);
             me.rtt.sample(r);
+        }
+        if let Some((v, _)) = seg.opts.ts {
+            if to_far {
+                peer.receiver_ack(t, v);
+            } else {
+                me.sent_with_tsval(t, v);
+            }
         }
         let k: AckKind = peer.on_ack(
             t + rx_shift,
@@ -540,15 +550,7 @@ impl Flow {
             Dir::ToServer => &mut self.cli,
         };
         let before = me.nxt;
-        let kind = me.on_data(
-            t,
-            seg.seq,
-            data_len,
-            seg.opts.ts.map(|t| t.0),
-            burst,
-            pos,
-            habits,
-        );
+        let kind = me.on_data(t, seg.seq, data_len, seg.opts.ts, burst, pos, habits);
         let new_bytes = me.nxt.saturating_sub(before);
         let cause = match kind {
             DataKind::Original => {

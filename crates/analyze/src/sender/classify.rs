@@ -11,12 +11,15 @@ impl Sender {
         t: u64,
         start: u64,
         end: u64,
+        on_ack: Option<bool>,
         habits: &mut HostHabits,
     ) -> (Cause, bool) {
         // Sent right after an ACK that said something new: that ACK triggered it.
-        let ack_clocked = self
-            .last_trigger_ns
-            .is_some_and(|a| t.saturating_sub(a) <= ACK_CLOCK_NS);
+        // Far from the sender, its timestamps tell better where they can.
+        let ack_clocked = on_ack.unwrap_or_else(|| {
+            self.last_trigger_ns
+                .is_some_and(|a| t.saturating_sub(a) <= ACK_CLOCK_NS)
+        });
         let head = start <= self.una;
         let tail = end >= self.nxt;
         let rto = self.predicted_rto();

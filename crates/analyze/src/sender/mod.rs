@@ -21,6 +21,7 @@
 
 mod acks;
 mod classify;
+mod clock;
 
 use std::collections::VecDeque;
 
@@ -87,6 +88,7 @@ struct Tx {
     start: u64,
     end: u64,
     tsval: Option<u32>,
+    tsecr: Option<u32>,
     /// Its burst and position in it.
     burst: u32,
     pos: u16,
@@ -268,6 +270,8 @@ pub struct Sender {
     /// The capture was taken at the receiver: this sender's packets are seen as
     /// they arrive, a one-way delay after they left.
     far: bool,
+    /// A far sender's clock, from its timestamps.
+    clock: clock::PeerClock,
     /// The smaller MSS option of the two SYNs (RFC 9293 §3.7.1: the sender's SMSS is
     /// at most the peer's).
     mss_option: Option<u32>,
@@ -335,6 +339,7 @@ impl Default for Sender {
             fack_watch: false,
             rto_sampled: false,
             far: false,
+            clock: clock::PeerClock::default(),
             last_ack: None,
             last_rx_ns: 0,
             last_trigger_ns: None,
@@ -428,6 +433,31 @@ impl Sender {
         }
     }
 
+    /// The receiver sent an ACK with `tsval` at `t` (a far sender's clock keeps it).
+    pub fn receiver_ack(&mut self, t: u64, tsval: u32) {
+        if self.far {
+            self.clock.ack(t, tsval);
+        }
+    }
+
+    /// A packet of this sender's (SYN, ACK or data) with `tsval` arrived at `t`: a
+    /// far sender's clock learns from each.
+    pub fn sent_with_tsval(&mut self, t: u64, tsval: u32) {
+        if self.far {
+            self.clock.data(t, tsval);
+        }
+    }
+
+    /// Far from the capture, whether the sender's timestamps show `tx` sent on the
+    /// ACK it echoes (see [`clock`]); `None` near it, or when they cannot tell.
+    fn sent_on_ack(&self, tx: &Tx) -> Option<bool> {
+        if !self.far {
+            return None;
+        }
+        self.clock
+            .sent_on_ack(tx.tsval?, tx.tsecr?, self.rtt.min_checked()?)
+    }
+
     fn predicted_rto(&self) -> u64 {
         if !self.rtt.known() {
             return RTO_INITIAL_NS;
@@ -476,7 +506,7 @@ impl Sender {
         t: u64,
         seq: u32,
         len: u32,
-        tsval: Option<u32>,
+        ts: Option<(u32, u32)>,
         burst: u32,
         pos: u16,
         habits: &mut HostHabits,
@@ -485,11 +515,13 @@ impl Sender {
             self.base = Some(seq);
         }
         let start = self.offset(seq);
+        let tsval = ts.map(|t| t.0);
         let tx = Tx {
             t,
             start,
             end: start + len as u64,
             tsval,
+            tsecr: ts.map(|t| t.1),
             burst,
             pos,
         };
@@ -524,7 +556,8 @@ impl Sender {
     fn on_retransmission(&mut self, tx: Tx, len: u32, habits: &mut HostHabits) -> Cause {
         let t = tx.t;
         let since = t.saturating_sub(self.rto_ref_ns);
-        let (cause, ambiguous) = self.classify(t, tx.start, tx.end, habits);
+        let on_ack = self.sent_on_ack(&tx);
+        let (cause, ambiguous) = self.classify(t, tx.start, tx.end, on_ack, habits);
         let record = self.retrans.len() as u32;
         let gap = t.saturating_sub(self.last_rx_ns);
         if matches!(cause, Cause::Timeout | Cause::Probe) {

@@ -278,7 +278,7 @@ fn agreement_with_tcprs_on_real_captures() {
 
 /// Labels the packets show wrong: (capture, time in µs, sequence number, gentle's
 /// class, why).
-const TCPRS_WRONG: [(&str, u64, u32, Class, &str); 2] = [
+const TCPRS_WRONG: [(&str, u64, u32, Class, &str); 6] = [
     (
         "composite/comp007",
         1_285_863_043_653_556,
@@ -294,6 +294,41 @@ const TCPRS_WRONG: [(&str, u64, u32, Class, &str); 2] = [
         Class::None,
         "a SYN-ACK 93 µs after the client's repeated SYN answers it, no timer: TCPRS \
          calls it an RTO",
+    ),
+    (
+        "heuristics/loss-window-approximation",
+        1_285_864_102_914_159,
+        3_450_590_841,
+        Class::Fast,
+        "the client's TSval (100 Hz) puts the resend's departure at the arrival of the \
+         third duplicate ACK it echoes (TSecr 731767438), 350 ms before any RTO; the \
+         client's uplink queue delays it 325 ms: TCPRS calls it an RTO",
+    ),
+    (
+        "heuristics/loss-window-approximation",
+        1_285_864_160_064_502,
+        3_450_621_188,
+        Class::Fast,
+        "its TSval puts its departure at the arrival of the SACK it echoes, and a \
+         second resend follows it 0.3 ms later (a timeout leaves room for one): TCPRS \
+         calls it an RTO",
+    ),
+    (
+        "heuristics/loss-window-approximation",
+        1_285_864_164_969_334,
+        3_450_709_756,
+        Class::Fast,
+        "its TSval puts its departure at the arrival of the SACK it echoes, and a \
+         second resend follows it 8 ms later: TCPRS calls it an RTO",
+    ),
+    (
+        "heuristics/loss-window-approximation",
+        1_285_864_304_563_844,
+        3_450_963_914,
+        Class::Fast,
+        "it echoes the first SACK of the hole (TSecr 731969199) and its TSval puts its \
+         departure at that SACK's arrival; six more resends follow within 32 ms, paced \
+         by the uplink (a timeout leaves room for one): TCPRS calls it an RTO",
     ),
 ];
 
