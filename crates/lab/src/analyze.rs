@@ -599,11 +599,32 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
         Some(p) => Some(create_tags(p)?),
         None => None,
     };
-    let result = analyze_file(
-        capture,
-        a.opts.clone(),
-        tag_file.as_mut().map(|w| w as &mut dyn Write),
-    );
+    // The tags' retransmission rows carry first guesses; the report's causes are
+    // settled by the whole capture. The tags get the settled ones at the end.
+    let mut opts = a.opts.clone();
+    opts.keep_retransmissions |= a.tags.is_some();
+    let mut tagged = TaggedRetransmissions::default();
+    let mut row = String::new();
+    let mut werr: Option<std::io::Error> = None;
+    let result = analyze_file_with(capture, opts, &mut |p, t0| {
+        if let Some(w) = tag_file.as_mut() {
+            tagged.note(p);
+            row.clear();
+            tag_row(&mut row, p, t0);
+            if werr.is_none()
+                && let Err(e) = w.write_all(row.as_bytes())
+            {
+                werr = Some(e);
+            }
+        }
+    });
+    let result = match werr {
+        Some(e) => Err(Failure {
+            code: 1,
+            message: format!("error: writing tags: {e}"),
+        }),
+        None => result,
+    };
     let analysis = match result {
         Ok(x) => x,
         Err(f) => {
@@ -614,13 +635,21 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
             return Err(f);
         }
     };
+    let mut analysis = analysis;
+    let settled = tagged.settled(&analysis);
+    if !a.opts.keep_retransmissions {
+        for f in &mut analysis.flows {
+            f.retransmission_log.clear();
+            f.client_retransmission_log.clear();
+        }
+    }
     let text = report(&name, &analysis, a.flows);
     let doc = json_doc(&name, &a.opts, &analysis);
     if let Some(st) = staged.as_mut() {
         write_results(st, &name, &text, &doc, &analysis)?;
     }
     if let (Some(w), Some(tmp), Some(dest)) = (tag_file, tmp.as_ref(), a.tags.as_ref()) {
-        finish_tags(w, tmp, dest)?;
+        finish_tags(w, tmp, dest, &settled)?;
     }
     let mut out = std::io::stdout().lock();
     if a.json {
@@ -655,14 +684,55 @@ fn create_tags(p: &Path) -> Result<std::io::BufWriter<std::fs::File>, Failure> {
     Ok(w)
 }
 
-/// Flushes the tags written to `tmp` and renames it `dest`; on a failure, removes
-/// `tmp`.
+/// Where the report lists a retransmission: (flow, towards the client, time ns,
+/// sequence from the ISN).
+type RetransmissionKey = (u32, bool, u64, u64);
+
+/// The retransmissions tagged, by where the report lists them → (record, the
+/// tagged cause).
+#[derive(Default)]
+struct TaggedRetransmissions(
+    rustc_hash::FxHashMap<RetransmissionKey, (u64, Option<gentle_analyze::Cause>)>,
+);
+
+impl TaggedRetransmissions {
+    fn note(&mut self, p: &PacketTags) {
+        if p.cause.is_some() {
+            let key = (p.flow, p.dir == Dir::ToClient, p.ts_ns, p.rel_seq);
+            self.0.insert(key, (p.record, p.cause));
+        }
+    }
+
+    /// The records whose cause the report settled otherwise, and that cause.
+    fn settled(&self, a: &Analysis) -> rustc_hash::FxHashMap<u64, &'static str> {
+        let mut out = rustc_hash::FxHashMap::default();
+        for f in &a.flows {
+            let srv = f.retransmission_log.iter().map(|r| (true, r));
+            let cli = f.client_retransmission_log.iter().map(|r| (false, r));
+            for (to_client, r) in srv.chain(cli) {
+                if let Some(&(record, tagged)) = self.0.get(&(f.id, to_client, r.t_ns, r.seq + 1))
+                    && tagged != Some(r.cause)
+                {
+                    out.insert(record, r.cause.name());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Flushes the tags written to `tmp`, gives the rows of `settled` their settled
+/// cause (the last column), and renames it `dest`; on a failure, removes `tmp`.
 fn finish_tags(
     mut w: std::io::BufWriter<std::fs::File>,
     tmp: &Path,
     dest: &Path,
+    settled: &rustc_hash::FxHashMap<u64, &'static str>,
 ) -> Result<(), Failure> {
-    let done = w.flush().and_then(|()| std::fs::rename(tmp, dest));
+    let done = w
+        .flush()
+        .and_then(|()| settle_tags(tmp, settled))
+        .and_then(|()| std::fs::rename(tmp, dest));
     if let Err(e) = done {
         let _ = std::fs::remove_file(tmp);
         return Err(Failure {
@@ -672,6 +742,43 @@ fn finish_tags(
     }
     eprintln!("wrote {}", dest.display());
     Ok(())
+}
+
+/// Rewrites the tags file `path` with the causes of `settled` (by record), through
+/// a second temporary file beside it; nothing to do when none changed.
+fn settle_tags(
+    path: &Path,
+    settled: &rustc_hash::FxHashMap<u64, &'static str>,
+) -> std::io::Result<()> {
+    use std::io::BufRead;
+    if settled.is_empty() {
+        return Ok(());
+    }
+    let mut n = path.as_os_str().to_os_string();
+    n.push(".settled");
+    let out_path = std::path::PathBuf::from(n);
+    let copy = || -> std::io::Result<()> {
+        let file = std::fs::File::create(&out_path)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        let input = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path)?);
+        for line in input.lines() {
+            let line = line?;
+            let record = line.split(',').next().and_then(|r| r.parse::<u64>().ok());
+            match record.and_then(|r| settled.get(&r)) {
+                Some(cause) => {
+                    let head = line.rsplit_once(',').map_or(line.as_str(), |(h, _)| h);
+                    writeln!(out, "{head},{cause}")?;
+                }
+                None => writeln!(out, "{line}")?,
+            }
+        }
+        out.flush()
+    };
+    let done = copy().and_then(|()| std::fs::rename(&out_path, path));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&out_path);
+    }
+    done
 }
 
 /// `--out`: the JSON document, the text report, the records CSV and the figures,

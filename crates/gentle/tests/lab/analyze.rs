@@ -229,7 +229,24 @@ fn the_report_json_records_tags_and_figures() {
     }
     // One tag row per frame.
     let frames = doc["totals"]["frames"].as_u64().unwrap();
-    assert_eq!(tags(&t).len() as u64, frames);
+    let rows = tags(&t);
+    assert_eq!(rows.len() as u64, frames);
+    // The tags give each retransmission the cause the report settled on (a lone
+    // segment's probe-or-timeout is known only from the host's other flows), not
+    // its first guess: per direction, the same counts by cause.
+    for (dir, key) in [
+        ("s>c", "retransmissions"),
+        ("c>s", "client_retransmissions"),
+    ] {
+        for c in ["fast", "early", "timeout", "slow-start", "probe"] {
+            let tagged = rows
+                .iter()
+                .filter(|r| r["dir"] == dir && r["cause"] == c)
+                .count() as u64;
+            let reported: u64 = flows.iter().map(|f| f[key][c].as_u64().unwrap()).sum();
+            assert_eq!(tagged, reported, "{dir} {c}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
