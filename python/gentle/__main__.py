@@ -45,6 +45,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     n.add_argument("--server")
     n.add_argument("--server-port", type=int)
     n.add_argument("--client-side", action="store_true")
+    n.add_argument("--json", action="store_true")
     n.add_argument("--address")
     a = p.parse_args(argv)
     if a.cmd == "calibrate":
@@ -119,6 +120,7 @@ def _analyze(a: argparse.Namespace) -> int:
             server=a.server,
             server_port=a.server_port,
             client_side=a.client_side,
+            json=a.json,
         )
     except GentleError as e:
         return _failed(e)

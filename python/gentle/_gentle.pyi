@@ -109,9 +109,14 @@ class AnalyzeGather:
     def add(self, path: str, part: bytes) -> Optional[str]:
         """Adds the next capture's part; the warning to print if it was skipped."""
     def finish(
-        self, parquet: Optional[str], slow_ms: Optional[float], seconds: float, ran_on: str
+        self,
+        parquet: Optional[str],
+        slow_ms: Optional[float],
+        seconds: float,
+        ran_on: str,
+        json: bool = False,
     ) -> str:
-        """Writes the tables (if gathered); the report."""
+        """Writes the tables (if gathered); the report (with ``json``, as JSON)."""
 
 def dict_to_toml(json: str) -> str:
     """A scenario's TOML text from a dict of the file's keys (as JSON text)."""

@@ -245,13 +245,14 @@ def analyze_on_ray(
     server_port: Optional[int] = None,
     client_side: bool = False,
     progress: bool = True,
+    json: bool = False,
 ) -> str:
     """``gentle analyze CAPTURE|DIR... [--parquet DIR]`` with the captures analysed
     as Ray tasks on the cluster :func:`connect` joined (consecutive captures in each
     task, a few tasks per CPU). The parts are gathered here in path order, so the
     tables are the same bytes as the local backend's; the workers must be able to
     read the captures (a local cluster, or a file system they share). Returns the
-    report."""
+    report (with ``json``, the JSON document ``gentle analyze --json`` prints)."""
     import ray
 
     from gentle import _gentle
@@ -293,5 +294,5 @@ def analyze_on_ray(
     finally:
         bar.close()
     wall = time.monotonic() - start
-    report: str = gather.finish(parquet, slow, wall, f"Ray, {n} tasks on {cpus} CPUs")
+    report: str = gather.finish(parquet, slow, wall, f"Ray, {n} tasks on {cpus} CPUs", json)
     return report

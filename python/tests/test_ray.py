@@ -168,6 +168,13 @@ def test_analyze_on_the_cluster_from_the_command_line(cluster, tmp_path):
     local = cli(["analyze", str(caps), "--parquet", str(tmp_path / "local")])
     assert local.returncode == 0, local.stderr
     assert tree_bytes(tmp_path / "c") == tree_bytes(tmp_path / "local")
+    # The report as JSON is the same document on Ray as on this machine.
+    out = cli(["analyze", str(caps), "--json", "--address", address], env=env)
+    assert out.returncode == 0, out.stderr
+    local = cli(["analyze", str(caps), "--json"])
+    assert local.returncode == 0, local.stderr
+    assert out.stdout == local.stdout
+    assert json.loads(out.stdout)["skipped"][0]["capture"].endswith(".pcap")
     # A missing capture is bad input, refused before any task.
     out = cli(["analyze", str(caps / "missing.pcap"), "--address", address], env=env)
     assert out.returncode == 2 and "missing.pcap" in out.stderr, out.stderr

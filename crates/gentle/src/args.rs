@@ -463,7 +463,8 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub client_side: bool,
     /// Print one JSON document on stdout instead of the report.
-    #[arg(long)]
+    /// Print one JSON document on stdout instead of the report (of one capture,
+    /// or of many: their totals and signatures against slow responses).
     pub json: bool,
     /// Write every packet with its tags to FILE (CSV).
     #[arg(long, value_name = "FILE")]

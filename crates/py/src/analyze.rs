@@ -146,8 +146,8 @@ impl AnalyzeGather {
     }
 
     /// Writes the tables into `parquet` (if gathered); the report of a run that took
-    /// `seconds` on `ran_on`.
-    #[pyo3(signature = (parquet, slow_ms, seconds, ran_on))]
+    /// `seconds` on `ran_on` (with `json`, as the JSON document).
+    #[pyo3(signature = (parquet, slow_ms, seconds, ran_on, json = false))]
     fn finish(
         &mut self,
         py: Python<'_>,
@@ -155,12 +155,13 @@ impl AnalyzeGather {
         slow_ms: Option<f64>,
         seconds: f64,
         ran_on: &str,
+        json: bool,
     ) -> PyResult<String> {
         let g = self
             .gather
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("the run is finished"))?;
-        g.finish(parquet.as_deref(), slow_ms, seconds, ran_on)
+        g.finish(parquet.as_deref(), slow_ms, seconds, ran_on, json)
             .map_err(|e| to_py(py, e))
     }
 }

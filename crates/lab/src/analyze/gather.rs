@@ -257,17 +257,25 @@ impl Gather {
     /// Writes the tables into `dir` (if gathered) and returns the report of a run
     /// that took `seconds` on `ran_on` (e.g. `2 threads`), with slow responses
     /// above `slow_ms` or else the median.
+    /// With `json`, the report as a JSON document ([`report_json`]).
     pub fn finish(
         self,
         dir: Option<&Path>,
         slow_ms: Option<f64>,
         seconds: f64,
         ran_on: &str,
+        json: bool,
     ) -> Result<String, LabError> {
         if let (Some(o), Some(d)) = (self.out, dir) {
             o.write(d)?;
         }
         let c = correlate::correlate(&self.timed, slow_ms);
+        if json {
+            let doc = report_json(&self.sums, &self.skipped, self.timed.len(), c.as_ref());
+            let mut doc = serde_json::to_string_pretty(&doc).expect("serialisable");
+            doc.push('\n');
+            return Ok(doc);
+        }
         Ok(report(
             &self.sums,
             &self.skipped,
@@ -276,6 +284,50 @@ impl Gather {
             &format!("{seconds:.1} s on {ran_on}"),
         ))
     }
+}
+
+/// The report as JSON: the totals, the captures skipped and why, and per signature
+/// the slow exchanges with and without it, each share with its 95% Wilson
+/// interval. No wall time: the document is the same on any backend and thread count.
+pub fn report_json(
+    s: &Sums,
+    skipped: &[(PathBuf, String)],
+    timed: usize,
+    c: Option<&correlate::Correlation>,
+) -> serde_json::Value {
+    let share = |x: &correlate::Share| {
+        let ci = x.ci();
+        serde_json::json!({
+            "slow": x.slow,
+            "n": x.n,
+            "share": ci.map(|(p, _)| p),
+            "ci95": ci.map(|(_, i)| [i.lo, i.hi]),
+        })
+    };
+    serde_json::json!({
+        "captures": s.captures,
+        "skipped": skipped
+            .iter()
+            .map(|(p, why)| serde_json::json!({"capture": p.display().to_string(), "why": why}))
+            .collect::<Vec<_>>(),
+        "frames": s.frames,
+        "tcp_packets": s.tcp_packets,
+        "flows": s.flows,
+        "exchanges": s.exchanges,
+        "timed_exchanges": timed,
+        "server_retransmissions": s.retransmissions,
+        "correlation": c.map(|c| serde_json::json!({
+            "slow_ms": c.slow_ms,
+            "threshold": if c.median { "median" } else { "--slow" },
+            "timed": c.timed,
+            "slow": c.slow,
+            "signatures": c.rows.iter().map(|r| serde_json::json!({
+                "signature": r.signature,
+                "with": share(&r.with),
+                "without": share(&r.without),
+            })).collect::<Vec<_>>(),
+        })),
+    })
 }
 
 /// The report: what was read, the captures skipped, the signatures against slow

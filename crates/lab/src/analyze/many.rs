@@ -48,21 +48,21 @@ fn run(files: &[PathBuf], a: &Args, bar: &indicatif::ProgressBar) -> Result<Stri
     }
     let ran_on = format!("{threads} thread{}", if threads == 1 { "" } else { "s" });
     let seconds = start.elapsed().as_secs_f64();
-    gather.finish(a.parquet.as_deref(), a.slow_ms, seconds, &ran_on)
+    gather.finish(a.parquet.as_deref(), a.slow_ms, seconds, &ran_on, a.json)
 }
 
 /// Checks a many-capture run's arguments and outputs before any work; the captures,
 /// in path order.
 pub fn plan(a: &Args) -> Result<Vec<PathBuf>, LabError> {
-    if a.json || a.tags.is_some() || a.out.is_some() {
+    if a.tags.is_some() || a.out.is_some() {
         let why = match a.captures.iter().find(|p| p.is_dir()) {
             Some(d) => format!("{}: is a directory", d.display()),
             None if a.captures.len() > 1 => format!("{} captures", a.captures.len()),
             None => "--parquet".to_string(),
         };
         return Err(LabError::Input(format!(
-            "{why}; --json, --tags and --out take one capture file (--parquet DIR writes \
-             the tables of many)"
+            "{why}; --tags and --out take one capture file (--parquet DIR writes \
+             the tables of many, --json their report)"
         )));
     }
     crate::checks::threads("--threads ", a.threads).map_err(LabError::Input)?;
@@ -101,6 +101,9 @@ fn through_python(a: &Args, address: Option<&str>) -> u8 {
     flag("--address", address.map(str::to_string));
     if a.force {
         args.push("--force".into());
+    }
+    if a.json {
+        args.push("--json".into());
     }
     if a.opts.point == gentle_analyze::CapturePoint::Client {
         args.push("--client-side".into());
