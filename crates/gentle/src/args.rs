@@ -462,9 +462,9 @@ pub struct AnalyzeArgs {
     /// The capture was taken at the client, not the server.
     #[arg(long)]
     pub client_side: bool,
-    /// Print one JSON document on stdout instead of the report.
     /// Print one JSON document on stdout instead of the report (of one capture,
     /// or of many: their totals and signatures against slow responses).
+    #[arg(long)]
     pub json: bool,
     /// Write every packet with its tags to FILE (CSV).
     #[arg(long, value_name = "FILE")]
