@@ -471,13 +471,6 @@ impl Flow {
             peer.rtt.sample(r);
             me.rtt.sample(r);
         }
-        if let Some((v, _)) = seg.opts.ts {
-            if to_far {
-                peer.receiver_ack(t, v);
-            } else {
-                me.sent_with_tsval(t, v);
-            }
-        }
         let k: AckKind = peer.on_ack(
             t + rx_shift,
             seg.ack,
@@ -486,6 +479,15 @@ impl Flow {
             seg.opts.sack_blocks(),
             seg.opts.ts.map(|t| t.1),
         );
+        if let Some((v, _)) = seg.opts.ts {
+            if to_far {
+                // What could make the far sender resend: news of the window.
+                let trigger = k.advanced || k.duplicate || (k.sack && !k.dsack);
+                peer.receiver_ack(t, v, trigger);
+            } else {
+                me.sent_with_tsval(t, v);
+            }
+        }
         // The far end's ACK of the near end's data: a sample of the path's RTT,
         // the far sender's as much as the near one's.
         if let Some(r) = k.rtt_sample

@@ -14,6 +14,13 @@ impl Sender {
         on_ack: Option<bool>,
         habits: &mut HostHabits,
     ) -> (Cause, bool) {
+        // Seen at the receiver, a resend of what the receiver had already
+        // acknowledged, and no timestamps to show it sent on an earlier ACK: the
+        // ACKs since never reached the sender, and its timer resent it (RFC 6298
+        // §5.4).
+        if self.far && end <= self.una && on_ack.is_none() {
+            return (Cause::Timeout, false);
+        }
         // Sent right after an ACK that said something new: that ACK triggered it.
         // Far from the sender, its timestamps tell better where they can.
         let ack_clocked = on_ack.unwrap_or_else(|| {
@@ -79,7 +86,9 @@ impl Sender {
                         .into_iter()
                         .map(|p| log_dist(since, p))
                         .fold(f64::INFINITY, f64::min);
-                    let probe = pto < log_dist(since, rto);
+                    // Timing is a guess only for a host known to probe: a probe
+                    // needs TLP (Linux 3.10+), a timeout any TCP.
+                    let probe = habits.probes && pto < log_dist(since, rto);
                     self.last_timer = Some(timer(true));
                     return (if probe { Cause::Probe } else { Cause::Timeout }, true);
                 }

@@ -40,8 +40,9 @@ pub(super) struct PeerClock {
     /// min(arrival − TSval / hz) over the packets since: when a tick's packet
     /// arrives if it does not queue, ns (signed: before the capture began).
     offset_ns: Option<i128>,
-    /// The receiver's ACKs: (TSval, when the capture saw the first with it).
-    acks: VecDeque<(u32, u64)>,
+    /// The receiver's ACKs: (TSval, when the capture saw the first with it,
+    /// whether one with it could trigger a retransmission).
+    acks: VecDeque<(u32, u64, bool)>,
 }
 
 impl PeerClock {
@@ -85,30 +86,38 @@ impl PeerClock {
         Some((f64::from(ticks) * 1e9 / hz) as i128)
     }
 
-    /// The receiver sent an ACK with `tsval` at `t`.
-    pub(super) fn ack(&mut self, t: u64, tsval: u32) {
-        if self.acks.back().is_some_and(|&(v, _)| v == tsval) {
+    /// The receiver sent an ACK with `tsval` at `t`; `trigger`: one that could make
+    /// the sender resend (it advanced, duplicated, or SACKed something new).
+    pub(super) fn ack(&mut self, t: u64, tsval: u32, trigger: bool) {
+        if let Some(last) = self.acks.back_mut()
+            && last.0 == tsval
+        {
+            last.2 |= trigger;
             return;
         }
         if self.acks.len() == ACKS_KEPT {
             self.acks.pop_front();
         }
-        self.acks.push_back((tsval, t));
+        self.acks.push_back((tsval, t, trigger));
     }
 
     /// Whether a packet with `tsval` echoing `tsecr` left the sender within about
     /// a round trip (`rtt` ns, the least seen) of the ACK it echoes leaving the
-    /// receiver: sent on that ACK. `None` when the clock or the ACK is unknown.
+    /// receiver: sent on that ACK. `None` when the clock or the ACK is unknown, or
+    /// the ACK could not have triggered it (a timer may fire just after any ACK).
     pub(super) fn sent_on_ack(&self, tsval: u32, tsecr: u32, rtt: u64) -> Option<bool> {
         let hz = self.hz?;
         let arrives = self.at(tsval)? + self.offset_ns?;
-        let (_, acked) = self.acks.iter().rev().find(|&&(v, _)| v == tsecr)?;
+        let &(_, acked, trigger) = self.acks.iter().rev().find(|a| a.0 == tsecr)?;
+        if !trigger {
+            return None;
+        }
         // The packet's arrival had it not queued, less the ACK's round trip to the
         // sender and back: about nothing (a tick, the error of the RTT) if it was
         // sent on the ACK, at least a retransmission timeout less that error if on
         // a timer (200 ms at least, Linux's `TCP_RTO_MIN`). Halfway tells them apart.
         let tick = (1e9 / hz) as i128;
-        let late = arrives - *acked as i128 - rtt as i128;
+        let late = arrives - acked as i128 - rtt as i128;
         Some(late <= tick + TIMER_SPLIT_NS)
     }
 }
@@ -149,14 +158,17 @@ mod tests {
         let mut c = clock();
         // An ACK leaves the receiver at 5000 ms; with a 100 ms RTT the sender has
         // it at 5050 ms, tick 5400 (4 s after tick 5000 left at 1000 ms).
-        c.ack(5_000 * MS, 77);
+        c.ack(5_000 * MS, 77, true);
+        c.ack(5_001 * MS, 79, false);
         // Sent at 5050 ms (tick 5405), arriving behind 250 ms of queue: on the ACK.
         assert_eq!(c.sent_on_ack(5_405, 77, 100 * MS), Some(true));
         // Sent 300 ms after it reached the sender: a timer.
         assert_eq!(c.sent_on_ack(5_435, 77, 100 * MS), Some(false));
         assert_eq!(c.sent_on_ack(5_425, 77, 100 * MS), Some(false));
-        // An ACK never seen, or a clock not yet known, says nothing.
+        // An ACK never seen, one that could not trigger a resend (a window
+        // update, data), or a clock not yet known, says nothing.
         assert_eq!(c.sent_on_ack(5_405, 78, 100 * MS), None);
+        assert_eq!(c.sent_on_ack(5_405, 79, 100 * MS), None);
         assert_eq!(PeerClock::default().sent_on_ack(5_405, 77, 100 * MS), None);
     }
 }

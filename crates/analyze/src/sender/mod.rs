@@ -433,10 +433,11 @@ impl Sender {
         }
     }
 
-    /// The receiver sent an ACK with `tsval` at `t` (a far sender's clock keeps it).
-    pub fn receiver_ack(&mut self, t: u64, tsval: u32) {
+    /// The receiver sent an ACK with `tsval` at `t`, one that could `trigger` a
+    /// retransmission (a far sender's clock keeps it).
+    pub fn receiver_ack(&mut self, t: u64, tsval: u32, trigger: bool) {
         if self.far {
-            self.clock.ack(t, tsval);
+            self.clock.ack(t, tsval, trigger);
         }
     }
 

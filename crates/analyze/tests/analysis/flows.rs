@@ -182,6 +182,40 @@ fn whether_a_host_uses_fack_is_judged_by_the_whole_capture() {
 }
 
 #[test]
+fn at_the_receiver_a_resend_of_acknowledged_data_is_the_senders_timer() {
+    // Seen at the client: segments 0–1 arrive and are acknowledged; the ACK is lost
+    // on its way, and the server resends segment 1 300 ms later. Nothing it
+    // received could have called for it: its retransmission timer did.
+    let mut s = Script::with_point(true, CapturePoint::Client);
+    s.handshake_at_client(100.0);
+    s.data(200.0, 0);
+    s.data(200.1, 1);
+    s.ack(200.2, 2, &[]);
+    assert_eq!(s.data(500.0, 1).1, Some(Cause::Timeout));
+}
+
+#[test]
+fn a_lone_segments_resend_is_a_probe_only_from_a_host_seen_to_probe() {
+    // One segment out, resent after twice the RTT (a PTO's time, well short of
+    // the RTO): with nothing showing the host sends tail loss probes (Linux 3.10
+    // and later), a timeout, which every TCP has.
+    let mut s = Script::new(true);
+    s.handshake(100.0);
+    s.data(200.2, 0);
+    s.ack(300.2, 1, &[]);
+    s.data(400.0, 1);
+    s.data(600.0, 1);
+    s.ack(700.0, 2, &[]);
+    let a = s.finish();
+    let causes: Vec<Cause> = a.flows[0]
+        .retransmission_log
+        .iter()
+        .map(|r| r.cause)
+        .collect();
+    assert_eq!(causes, [Cause::Timeout]);
+}
+
+#[test]
 fn time_going_backwards_never_underflows() {
     // A merged capture out of order: records earlier than the flow's first, an ACK
     // before the data it acknowledges, a resend before the original.

@@ -272,8 +272,8 @@ fn agreement_with_tcprs_on_real_captures() {
     assert!(rows.len() > 1200, "only {} labels read", rows.len());
     let all = report(&rows);
     let resp = pct(agreement(&rows, |l| !l.orig));
-    assert!(all >= 94.5, "agreement {all:.1}% (floor 94.5%)");
-    assert!(resp >= 97.0, "responder agreement {resp:.1}% (floor 97%)");
+    assert!(all >= 95.5, "agreement {all:.1}% (floor 95.5%)");
+    assert!(resp >= 97.5, "responder agreement {resp:.1}% (floor 97.5%)");
 }
 
 /// Labels the packets show wrong: (capture, time in µs, sequence number, gentle's
