@@ -278,7 +278,7 @@ fn agreement_with_tcprs_on_real_captures() {
 
 /// Labels the packets show wrong: (capture, time in µs, sequence number, gentle's
 /// class, why).
-const TCPRS_WRONG: [(&str, u64, u32, Class, &str); 6] = [
+const TCPRS_WRONG: [(&str, u64, u32, Class, &str); 10] = [
     (
         "composite/comp007",
         1_285_863_043_653_556,
@@ -329,6 +329,39 @@ const TCPRS_WRONG: [(&str, u64, u32, Class, &str); 6] = [
         "it echoes the first SACK of the hole (TSecr 731969199) and its TSval puts its \
          departure at that SACK's arrival; six more resends follow within 32 ms, paced \
          by the uplink (a timeout leaves room for one): TCPRS calls it an RTO",
+    ),
+    (
+        "composite/comp004",
+        1_285_864_202_311_402,
+        3_083_252_467,
+        Class::Fast,
+        "63 µs after the third duplicate ACK (RFC 5681's threshold), three segments \
+         SACKed, the last of 747 bytes: TCPRS counts SACKed bytes (under three MSS) \
+         and calls it a byte-based early retransmit",
+    ),
+    (
+        "composite/comp013",
+        1_285_864_036_642_501,
+        544_950_795,
+        Class::Fast,
+        "36 µs after the third duplicate ACK, three segments SACKed (1236, 1430 and \
+         212 bytes): TCPRS counts bytes and calls it an early retransmit",
+    ),
+    (
+        "composite/comp024",
+        1_285_865_455_374_659,
+        1_650_980_158,
+        Class::Fast,
+        "51 µs after the third duplicate ACK, three segments SACKed (the last of 116 \
+         bytes): TCPRS counts bytes and calls it an early retransmit",
+    ),
+    (
+        "composite/comp024",
+        1_285_865_722_301_142,
+        1_651_168_023,
+        Class::Fast,
+        "61 µs after the third duplicate ACK, three segments SACKed (the last of 1084 \
+         bytes): TCPRS counts bytes and calls it an early retransmit",
     ),
 ];
 
