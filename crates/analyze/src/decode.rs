@@ -129,7 +129,7 @@ pub const CORRECTIVE_EXID: u16 = 0x4952;
 pub const CORRECTIVE_ENCODED: u8 = 0x80;
 
 /// The options of one segment; SACK blocks in wire sequence numbers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Options {
     /// Maximum segment size (SYN only).
     pub mss: Option<u16>,

@@ -141,6 +141,8 @@ pub struct FlowReport {
     pub exchanges: Vec<Exchange>,
     /// Packets missing from the capture (sequence gaps).
     pub capture_gaps: u32,
+    /// Frames captured twice, left out of the analysis ([`crate::copies`]).
+    pub capture_copies: u32,
     /// The server's retransmissions one by one (kept with
     /// [`crate::Options::keep_retransmissions`]); `seq` counts from the first data
     /// byte as 0.
@@ -217,6 +219,8 @@ pub struct Flow {
     cli: Sender,
     packets: u64,
     data_packets: u64,
+    frames_seen: crate::copies::Copies,
+    capture_copies: u32,
     syn_retrans: u32,
     syn_seen: [bool; 2],
     /// A side's SYN came again and the other side has not sent its SYN since: the
@@ -264,6 +268,8 @@ impl Flow {
             cli: Sender::far_from_capture(point == CapturePoint::Server),
             packets: 0,
             data_packets: 0,
+            frames_seen: crate::copies::Copies::default(),
+            capture_copies: 0,
             syn_retrans: 0,
             syn_seen: [false; 2],
             syn_repeated: [false; 2],
@@ -337,6 +343,14 @@ impl Flow {
         self.packets += 1;
         let mut tags = Tags::default();
         let mut cause = None;
+        if self
+            .frames_seen
+            .is_copy((dir == Dir::ToServer) as usize, seg, payload)
+        {
+            self.capture_copies += 1;
+            tags.add(Tag::CaptureCopy);
+            return (tags, None);
+        }
         if seg.ecn == 3 {
             self.ce += 1;
             tags.add(Tag::Ce);
@@ -654,6 +668,7 @@ impl Flow {
             recoveries: self.recovery_reports(),
             exchanges,
             capture_gaps: srv.capture_gaps + self.cli.capture_gaps,
+            capture_copies: self.capture_copies,
             retransmission_log: if keep_log {
                 srv.retrans.clone()
             } else {

@@ -15,6 +15,7 @@
 
 pub mod capture;
 pub mod cause;
+mod copies;
 pub mod decode;
 pub mod exchange;
 pub mod figures;
@@ -128,6 +129,8 @@ pub struct Totals {
     pub policed_flows: u64,
     /// Flows with reordering.
     pub reordering_flows: u64,
+    /// Frames captured twice, left out of the analysis.
+    pub capture_copies: u64,
 }
 
 /// The result of analysing a capture.
@@ -341,6 +344,7 @@ impl Analyzer {
         t.bufferbloat_flows += r.bufferbloat as u64;
         t.policed_flows += r.policed_kbps.is_some() as u64;
         t.reordering_flows += (r.reordering_events > 0) as u64;
+        t.capture_copies += r.capture_copies as u64;
     }
 
     /// Ends the capture: closes every flow and returns the analysis.

@@ -42,11 +42,14 @@ pub enum Tag {
     FastStart,
     /// IP ECN field is CE (RFC 3168).
     Ce,
+    /// The same frame captured again (see the `copies` module): left out of the
+    /// analysis.
+    CaptureCopy,
 }
 
 impl Tag {
     /// Every tag, in bit order.
-    pub const ALL: [Tag; 17] = [
+    pub const ALL: [Tag; 18] = [
         Tag::Syn,
         Tag::SynRetransmission,
         Tag::Original,
@@ -64,6 +67,7 @@ impl Tag {
         Tag::ProactiveCopy,
         Tag::FastStart,
         Tag::Ce,
+        Tag::CaptureCopy,
     ];
 
     /// Its name in the CSV.
@@ -86,6 +90,7 @@ impl Tag {
             Tag::ProactiveCopy => "proactive-copy",
             Tag::FastStart => "fast-start",
             Tag::Ce => "ce",
+            Tag::CaptureCopy => "capture-copy",
         }
     }
 }

@@ -267,6 +267,31 @@ fn zero_windows_and_window_updates_are_tagged() {
 }
 
 #[test]
+fn frames_captured_twice_are_copies_not_retransmissions() {
+    // Every frame recorded twice, as a capture on both sides of a router shows
+    // them: no retransmission, each copy counted apart. A resend after three
+    // duplicate ACKs stays a fast retransmission.
+    let mut s = Script::new(false);
+    s.handshake(100.0);
+    for i in 0..5 {
+        s.data(100.2 + f64::from(i) * 0.01, i);
+        let (tags, c) = s.data(100.2 + f64::from(i) * 0.01 + 0.002, i);
+        assert!(tags.has(Tag::CaptureCopy) && !tags.has(Tag::Retransmission) && c.is_none());
+    }
+    s.ack(200.0, 1, &[]);
+    for k in 0..3 {
+        s.ack(200.1 + f64::from(k) * 0.1, 1, &[]);
+    }
+    let (tags, c) = s.data(200.45, 1);
+    assert!(tags.has(Tag::Retransmission) && !tags.has(Tag::CaptureCopy));
+    assert_eq!(c, Some(Cause::Fast));
+    let a = s.finish();
+    assert_eq!(a.flows[0].capture_copies, 5);
+    assert_eq!(a.totals.capture_copies, 5);
+    assert_eq!(a.flows[0].retransmissions.total(), 1);
+}
+
+#[test]
 fn corrective_and_proactive_packets_are_not_retransmissions() {
     let mut s = Script::new(true);
     s.handshake(100.0);

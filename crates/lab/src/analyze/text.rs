@@ -27,6 +27,15 @@ fn totals(s: &mut String, name: &str, a: &Analysis) {
         "{name}: {} frames, {} TCP packets in {} flows ({} not TCP, {} malformed)",
         t.frames, t.tcp_packets, t.flows, t.skipped, t.malformed
     );
+    if t.capture_copies > 0 {
+        let _ = writeln!(
+            s,
+            "  {} copies of frames captured more than once (the same segment again \
+             within 1 ms, nothing from the peer between): counted apart, not as \
+             retransmissions",
+            t.capture_copies
+        );
+    }
     let rt: Vec<f64> = a
         .flows
         .iter()
@@ -154,6 +163,9 @@ fn signatures(f: &FlowReport) -> String {
     }
     if f.capture_gaps > 0 {
         sig.push(format!("capture-gaps({})", f.capture_gaps));
+    }
+    if f.capture_copies > 0 {
+        sig.push(format!("capture-copies({})", f.capture_copies));
     }
     sig.join(" ")
 }
