@@ -7,3 +7,4 @@ mod flows;
 mod police;
 mod signatures;
 mod tcprs;
+mod wireshark;
