@@ -48,6 +48,55 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+/// The report as JSON over the captures under `dir`: the same document on 1 and
+/// 2 threads (no wall time in it), the totals of the tables (`want`: flows,
+/// exchanges, retransmissions), each signature's share of slow exchanges with and
+/// without it inside its 95% interval, the two splitting the timed ones.
+fn json_report_matches(dir: &Path, captures: usize, want: (u64, u64, u64)) {
+    let json = |threads: &str| {
+        ok(&gentle(&[
+            "analyze",
+            dir.to_str().unwrap(),
+            "--json",
+            "--threads",
+            threads,
+        ]))
+    };
+    let (j1, j2) = (json("1"), json("2"));
+    assert_eq!(j1, j2);
+    let doc: Value = serde_json::from_str(&j1).unwrap();
+    assert_eq!(doc["captures"].as_u64().unwrap(), captures as u64);
+    assert_eq!(doc["flows"].as_u64().unwrap(), want.0);
+    assert_eq!(doc["exchanges"].as_u64().unwrap(), want.1);
+    assert_eq!(doc["server_retransmissions"].as_u64().unwrap(), want.2);
+    let c = &doc["correlation"];
+    let timed = c["timed"].as_u64().unwrap();
+    assert_eq!(doc["timed_exchanges"].as_u64().unwrap(), timed);
+    assert_eq!(c["threshold"], "median");
+    let sigs = c["signatures"].as_array().unwrap();
+    assert!(!sigs.is_empty());
+    for sig in sigs {
+        let (w, wo) = (&sig["with"], &sig["without"]);
+        assert_eq!(w["n"].as_u64().unwrap() + wo["n"].as_u64().unwrap(), timed);
+        assert_eq!(
+            w["slow"].as_u64().unwrap() + wo["slow"].as_u64().unwrap(),
+            c["slow"].as_u64().unwrap()
+        );
+        for side in [w, wo] {
+            if side["n"].as_u64().unwrap() == 0 {
+                assert!(side["share"].is_null() && side["ci95"].is_null());
+                continue;
+            }
+            let p = side["share"].as_f64().unwrap();
+            let (lo, hi) = (
+                side["ci95"][0].as_f64().unwrap(),
+                side["ci95"][1].as_f64().unwrap(),
+            );
+            assert!((0.0..=p).contains(&lo) && (p..=1.0).contains(&hi), "{sig}");
+        }
+    }
+}
+
 #[test]
 fn the_tables_hold_what_each_capture_reports_on_any_number_of_threads() {
     let (dir, caps) = corpus();
@@ -128,51 +177,7 @@ fn the_tables_hold_what_each_capture_reports_on_any_number_of_threads() {
         ),
         want
     );
-    // The report as JSON: the same document on 1 and 2 threads (no wall time in
-    // it), the totals of the tables, each signature's share of slow exchanges with
-    // and without it inside its 95% interval, the two splitting the timed ones.
-    let json = |threads: &str| {
-        ok(&gentle(&[
-            "analyze",
-            dir.to_str().unwrap(),
-            "--json",
-            "--threads",
-            threads,
-        ]))
-    };
-    let (j1, j2) = (json("1"), json("2"));
-    assert_eq!(j1, j2);
-    let doc: Value = serde_json::from_str(&j1).unwrap();
-    assert_eq!(doc["captures"].as_u64().unwrap(), caps.len() as u64);
-    assert_eq!(doc["flows"].as_u64().unwrap(), want.0);
-    assert_eq!(doc["exchanges"].as_u64().unwrap(), want.1);
-    assert_eq!(doc["server_retransmissions"].as_u64().unwrap(), want.2);
-    let c = &doc["correlation"];
-    let timed = c["timed"].as_u64().unwrap();
-    assert_eq!(doc["timed_exchanges"].as_u64().unwrap(), timed);
-    assert_eq!(c["threshold"], "median");
-    let sigs = c["signatures"].as_array().unwrap();
-    assert!(!sigs.is_empty());
-    for sig in sigs {
-        let (w, wo) = (&sig["with"], &sig["without"]);
-        assert_eq!(w["n"].as_u64().unwrap() + wo["n"].as_u64().unwrap(), timed);
-        assert_eq!(
-            w["slow"].as_u64().unwrap() + wo["slow"].as_u64().unwrap(),
-            c["slow"].as_u64().unwrap()
-        );
-        for side in [w, wo] {
-            if side["n"].as_u64().unwrap() == 0 {
-                assert!(side["share"].is_null() && side["ci95"].is_null());
-                continue;
-            }
-            let p = side["share"].as_f64().unwrap();
-            let (lo, hi) = (
-                side["ci95"][0].as_f64().unwrap(),
-                side["ci95"][1].as_f64().unwrap(),
-            );
-            assert!((0.0..=p).contains(&lo) && (p..=1.0).contains(&hi), "{sig}");
-        }
-    }
+    json_report_matches(&dir, caps.len(), want);
     // Rows in path order, then flow: the captures are those of the walk, no others.
     let keys: Vec<(String, i64)> = flows
         .iter()
