@@ -238,7 +238,8 @@ def test_the_gil_is_released_while_simulating():
 def test_ctrl_c_interrupts_a_run_cleanly():
     code = textwrap.dedent(
         """
-        import sys, gentle
+        import faulthandler, signal, sys, gentle
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
         print("ready", flush=True)
         try:
             gentle.run("examples/demo-tail-loss.toml", trials=10**8)
@@ -248,14 +249,26 @@ def test_ctrl_c_interrupts_a_run_cleanly():
         """
     )
     p = subprocess.Popen(
-        [sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert p.stdout.readline().strip() == "ready"
         time.sleep(1.5)
         p.send_signal(signal.SIGINT)
-        out, _ = p.communicate(timeout=60)
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            # Where it hangs, for the failure message: Python's stacks.
+            p.send_signal(signal.SIGUSR1)
+            time.sleep(2)
+            p.kill()
+            out, err = p.communicate()
+            raise AssertionError(f"no exit 60 s after SIGINT; stderr:\n{err}") from None
     finally:
         p.kill()
-    assert p.returncode == 7, out
+    assert p.returncode == 7, (out, err)
     assert "interrupted" in out

@@ -130,8 +130,10 @@ impl PoliceTrace {
         if off > POLICE_MAX_OFF || over > POLICE_MAX_OVER {
             return None;
         }
-        let allowed = ((min_rtt as f64 * POLICE_MAX_INFLATION) as u64).max(POLICE_MIN_INFLATION_NS)
-            + (2.0 * mss / rate) as u64;
+        // Saturating: a capture's absurd times must not overflow.
+        let allowed = ((min_rtt as f64 * POLICE_MAX_INFLATION) as u64)
+            .max(POLICE_MIN_INFLATION_NS)
+            .saturating_add((2.0 * mss / rate) as u64);
         (inflation <= allowed).then_some(Policing {
             rate_bps: rate * 8e9,
             burst_bytes: burst,
