@@ -8,7 +8,9 @@
 //! and no TCP timer is this short: the shortest, the tail loss probe's, is at least
 //! two jiffies in Linux (`TCP_TIMEOUT_MIN`, 8 ms at HZ 250; RFC 8985 §7.2).
 
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{Hash, Hasher};
+
+use rustc_hash::FxHasher;
 
 use crate::decode::{Segment, flags};
 
@@ -55,7 +57,7 @@ impl Copies {
 /// The frame's TCP header fields and payload (what a retransmission repeats too;
 /// told apart by when it comes).
 fn fingerprint(seg: &Segment, payload: &[u8]) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = FxHasher::default();
     (seg.seq, seg.ack, seg.flags, seg.window, seg.len, seg.ecn).hash(&mut h);
     seg.opts.hash(&mut h);
     payload.hash(&mut h);

@@ -11,7 +11,7 @@ use crate::decode::{Segment, flags};
 use crate::exchange::{Exchange, Exchanges};
 use crate::figures::Figures;
 use crate::police::PoliceTrace;
-use crate::sender::{AckKind, DataKind, HostHabits, Sender};
+use crate::sender::{AckKind, DataKind, HostHabits, Retransmission, Sender};
 use crate::tags::{Tag, Tags};
 
 /// `gentle-aggression-sigcomm13.txt` §2: "a burst [is] a sequence of packets where the
@@ -176,6 +176,14 @@ pub struct Unsettled {
 }
 
 impl FlowReport {
+    /// The retransmissions listed one by one (with
+    /// [`crate::Options::keep_retransmissions`]): the server's, then the client's,
+    /// each with whether it went to the client.
+    pub fn logged_retransmissions(&self) -> impl Iterator<Item = (bool, &Retransmission)> {
+        let srv = self.retransmission_log.iter().map(|r| (true, r));
+        srv.chain(self.client_retransmission_log.iter().map(|r| (false, r)))
+    }
+
     /// Settles the guesses by the host's habits: lone-segment timer retransmissions
     /// were probes or not (`probes`, if known); recoveries begun on FACK's count
     /// alone were fast if the host uses FACK, else early.
@@ -495,9 +503,7 @@ impl Flow {
         );
         if let Some((v, _)) = seg.opts.ts {
             if to_far {
-                // What could make the far sender resend: news of the window.
-                let trigger = k.advanced || k.duplicate || (k.sack && !k.dsack);
-                peer.receiver_ack(t, v, trigger);
+                peer.receiver_ack(t, v, k.could_trigger());
             } else {
                 me.sent_with_tsval(t, v);
             }

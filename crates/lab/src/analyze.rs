@@ -10,6 +10,7 @@ mod inputs;
 pub mod many;
 pub mod signatures;
 pub mod tables;
+mod tags_file;
 mod text;
 
 use std::fmt::Write as _;
@@ -17,7 +18,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use gentle_analyze::decode::linktype;
-use gentle_analyze::{Analysis, Dir, FigureData, Options, PacketTags};
+use gentle_analyze::{Analysis, FigureData, Options, PacketTags};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 
@@ -26,6 +27,7 @@ use plotters::prelude::SeriesLabelPosition;
 pub use text::{figures_text, report};
 
 use crate::plot::{Line, LinePanel, lines};
+use tags_file::TagsFile;
 
 /// Why an analysis failed, with the exit status it maps to.
 #[derive(Debug)]
@@ -49,56 +51,6 @@ impl From<Failure> for crate::LabError {
             _ => crate::LabError::Run(m),
         }
     }
-}
-
-/// The tags CSV header.
-pub const TAGS_HEADER: &str =
-    "record,time_s,flow,dir,src,sport,dst,dport,flags,seq,ack,len,win,tags,cause\n";
-
-fn flag_letters(f: u16) -> String {
-    use gentle_analyze::decode::flags as F;
-    let mut s = String::with_capacity(8);
-    for (b, c) in [
-        (F::SYN, 'S'),
-        (F::FIN, 'F'),
-        (F::RST, 'R'),
-        (F::PSH, 'P'),
-        (F::ACK, 'A'),
-        (F::ECE, 'E'),
-        (F::CWR, 'W'),
-    ] {
-        if f & b != 0 {
-            s.push(c);
-        }
-    }
-    s
-}
-
-/// One CSV row of `--tags`; `t0` is the capture's first time.
-pub fn tag_row(out: &mut String, p: &PacketTags, t0: u64) {
-    let tags: Vec<&str> = p.tags.iter().map(|t| t.name()).collect();
-    let _ = writeln!(
-        out,
-        "{},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-        p.record,
-        p.ts_ns.saturating_sub(t0) as f64 / 1e9,
-        p.flow,
-        match p.dir {
-            Dir::ToClient => "s>c",
-            Dir::ToServer => "c>s",
-        },
-        p.seg.src,
-        p.seg.sport,
-        p.seg.dst,
-        p.seg.dport,
-        flag_letters(p.seg.flags),
-        p.rel_seq,
-        p.rel_ack,
-        p.seg.len,
-        p.seg.window,
-        tags.join("|"),
-        p.cause.map_or("", |c| c.name()),
-    );
 }
 
 /// Opens `path` as a capture: its reader and its size in bytes.
@@ -164,34 +116,10 @@ fn check_totals(path: &Path, t: &gentle_analyze::Totals) -> Result<(), Failure> 
     Ok(())
 }
 
-/// Reads `path`, writing tag rows to `tags` if given; shows progress on a terminal.
-/// A capture cut short inside its last record is analysed up to there, with a
-/// warning on stderr.
-pub fn analyze_file(
-    path: &Path,
-    opts: Options,
-    mut tags: Option<&mut dyn Write>,
-) -> Result<Analysis, Failure> {
-    let mut row = String::new();
-    let mut werr: Option<std::io::Error> = None;
-    let a = analyze_file_with(path, opts, &mut |p, t0| {
-        if let Some(w) = tags.as_deref_mut() {
-            row.clear();
-            tag_row(&mut row, p, t0);
-            if werr.is_none()
-                && let Err(e) = w.write_all(row.as_bytes())
-            {
-                werr = Some(e);
-            }
-        }
-    })?;
-    if let Some(e) = werr {
-        return Err(Failure {
-            code: 1,
-            message: format!("error: writing tags: {e}"),
-        });
-    }
-    Ok(a)
+/// Reads `path`; shows progress on a terminal. A capture cut short inside its last
+/// record is analysed up to there, with a warning on stderr.
+pub fn analyze_file(path: &Path, opts: Options) -> Result<Analysis, Failure> {
+    analyze_file_with(path, opts, &mut |_, _| {})
 }
 
 /// Reads `path` as [`analyze_file`] does, handing every TCP packet to `on_packet` with
@@ -589,54 +517,36 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
         }
         None => None,
     };
-    // Tags go to a temporary file beside their destination, renamed at the end.
-    let tmp = a.tags.as_ref().map(|t| {
-        let mut n = t.file_name().unwrap_or_default().to_os_string();
-        n.push(format!(".gentle-partial-{}", std::process::id()));
-        t.with_file_name(n)
-    });
-    let mut tag_file = match &tmp {
-        Some(p) => Some(create_tags(p)?),
+    let mut tags = match &a.tags {
+        Some(t) => Some(TagsFile::create(t)?),
         None => None,
     };
-    // The tags' retransmission rows carry first guesses; the report's causes are
-    // settled by the whole capture. The tags get the settled ones at the end.
+    // The tags are given the report's settled causes at the end, from its logs.
     let mut opts = a.opts.clone();
-    opts.keep_retransmissions |= a.tags.is_some();
-    let mut tagged = TaggedRetransmissions::default();
-    let mut row = String::new();
-    let mut werr: Option<std::io::Error> = None;
-    let result = analyze_file_with(capture, opts, &mut |p, t0| {
-        if let Some(w) = tag_file.as_mut() {
-            tagged.note(p);
-            row.clear();
-            tag_row(&mut row, p, t0);
-            if werr.is_none()
-                && let Err(e) = w.write_all(row.as_bytes())
-            {
-                werr = Some(e);
-            }
+    opts.keep_retransmissions |= tags.is_some();
+    let mut result = analyze_file_with(capture, opts, &mut |p, t0| {
+        if let Some(t) = tags.as_mut() {
+            t.write(p, t0);
         }
     });
-    let result = match werr {
-        Some(e) => Err(Failure {
+    if let Some(e) = tags.as_mut().and_then(TagsFile::take_error) {
+        result = Err(Failure {
             code: 1,
             message: format!("error: writing tags: {e}"),
-        }),
-        None => result,
-    };
-    let analysis = match result {
+        });
+    }
+    let mut analysis = match result {
         Ok(x) => x,
         Err(f) => {
-            drop(tag_file);
-            if let Some(p) = &tmp {
-                let _ = std::fs::remove_file(p);
+            if let Some(t) = tags {
+                t.abandon();
             }
             return Err(f);
         }
     };
-    let mut analysis = analysis;
-    let settled = tagged.settled(&analysis);
+    if let Some(t) = tags {
+        t.finish(&analysis)?;
+    }
     if !a.opts.keep_retransmissions {
         for f in &mut analysis.flows {
             f.retransmission_log.clear();
@@ -647,9 +557,6 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
     let doc = json_doc(&name, &a.opts, &analysis);
     if let Some(st) = staged.as_mut() {
         write_results(st, &name, &text, &doc, &analysis)?;
-    }
-    if let (Some(w), Some(tmp), Some(dest)) = (tag_file, tmp.as_ref(), a.tags.as_ref()) {
-        finish_tags(w, tmp, dest, &settled)?;
     }
     let mut out = std::io::stdout().lock();
     if a.json {
@@ -671,114 +578,6 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
         }
     }
     Ok(())
-}
-
-/// The temporary tags file `p`, with the header written.
-fn create_tags(p: &Path) -> Result<std::io::BufWriter<std::fs::File>, Failure> {
-    let f = std::fs::File::create(p).map_err(|e| Failure {
-        code: 1,
-        message: format!("error: cannot write {}: {e}", p.display()),
-    })?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    let _ = w.write_all(TAGS_HEADER.as_bytes());
-    Ok(w)
-}
-
-/// Where the report lists a retransmission: (flow, towards the client, time ns,
-/// sequence from the ISN).
-type RetransmissionKey = (u32, bool, u64, u64);
-
-/// The retransmissions tagged, by where the report lists them → (record, the
-/// tagged cause).
-#[derive(Default)]
-struct TaggedRetransmissions(
-    rustc_hash::FxHashMap<RetransmissionKey, (u64, Option<gentle_analyze::Cause>)>,
-);
-
-impl TaggedRetransmissions {
-    fn note(&mut self, p: &PacketTags) {
-        if p.cause.is_some() {
-            let key = (p.flow, p.dir == Dir::ToClient, p.ts_ns, p.rel_seq);
-            self.0.insert(key, (p.record, p.cause));
-        }
-    }
-
-    /// The records whose cause the report settled otherwise, and that cause.
-    fn settled(&self, a: &Analysis) -> rustc_hash::FxHashMap<u64, &'static str> {
-        let mut out = rustc_hash::FxHashMap::default();
-        for f in &a.flows {
-            let srv = f.retransmission_log.iter().map(|r| (true, r));
-            let cli = f.client_retransmission_log.iter().map(|r| (false, r));
-            for (to_client, r) in srv.chain(cli) {
-                if let Some(&(record, tagged)) = self.0.get(&(f.id, to_client, r.t_ns, r.seq + 1))
-                    && tagged != Some(r.cause)
-                {
-                    out.insert(record, r.cause.name());
-                }
-            }
-        }
-        out
-    }
-}
-
-/// Flushes the tags written to `tmp`, gives the rows of `settled` their settled
-/// cause (the last column), and renames it `dest`; on a failure, removes `tmp`.
-fn finish_tags(
-    mut w: std::io::BufWriter<std::fs::File>,
-    tmp: &Path,
-    dest: &Path,
-    settled: &rustc_hash::FxHashMap<u64, &'static str>,
-) -> Result<(), Failure> {
-    let done = w
-        .flush()
-        .and_then(|()| settle_tags(tmp, settled))
-        .and_then(|()| std::fs::rename(tmp, dest));
-    if let Err(e) = done {
-        let _ = std::fs::remove_file(tmp);
-        return Err(Failure {
-            code: 1,
-            message: format!("error: writing {}: {e}", dest.display()),
-        });
-    }
-    eprintln!("wrote {}", dest.display());
-    Ok(())
-}
-
-/// Rewrites the tags file `path` with the causes of `settled` (by record), through
-/// a second temporary file beside it; nothing to do when none changed.
-fn settle_tags(
-    path: &Path,
-    settled: &rustc_hash::FxHashMap<u64, &'static str>,
-) -> std::io::Result<()> {
-    use std::io::BufRead;
-    if settled.is_empty() {
-        return Ok(());
-    }
-    let mut n = path.as_os_str().to_os_string();
-    n.push(".settled");
-    let out_path = std::path::PathBuf::from(n);
-    let copy = || -> std::io::Result<()> {
-        let file = std::fs::File::create(&out_path)?;
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-        let input = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path)?);
-        for line in input.lines() {
-            let line = line?;
-            let record = line.split(',').next().and_then(|r| r.parse::<u64>().ok());
-            match record.and_then(|r| settled.get(&r)) {
-                Some(cause) => {
-                    let head = line.rsplit_once(',').map_or(line.as_str(), |(h, _)| h);
-                    writeln!(out, "{head},{cause}")?;
-                }
-                None => writeln!(out, "{line}")?,
-            }
-        }
-        out.flush()
-    };
-    let done = copy().and_then(|()| std::fs::rename(&out_path, path));
-    if done.is_err() {
-        let _ = std::fs::remove_file(&out_path);
-    }
-    done
 }
 
 /// `--out`: the JSON document, the text report, the records CSV and the figures,

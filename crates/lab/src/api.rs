@@ -196,7 +196,7 @@ pub fn reproduce(
 
 /// Analyses a capture as `gentle analyze --json` does.
 pub fn analyze(path: &Path, opts: gentle_analyze::Options) -> Result<Value, LabError> {
-    let a = crate::analyze::analyze_file(path, opts.clone(), None).map_err(LabError::from)?;
+    let a = crate::analyze::analyze_file(path, opts.clone()).map_err(LabError::from)?;
     if interrupt::requested() {
         return Err(LabError::Interrupted);
     }

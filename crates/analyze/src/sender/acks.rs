@@ -47,7 +47,7 @@ impl Sender {
             && self.reorder_events == 0
             && plain < 3
             && fack >= 3;
-        if k.advanced || k.duplicate || (k.sack && !k.dsack) {
+        if k.could_trigger() {
             self.last_trigger_ns = Some(t);
         }
         k

@@ -134,7 +134,7 @@ impl Sender {
             // While the evidence is mixed the guess is early, so that the
             // recovery's later retransmissions are not all called fast; the
             // report settles it by the whole capture.
-            if habits.uses_fack() && habits.fack_recoveries > 2 * habits.fack_refusals {
+            if habits.fack_recoveries > 2 * habits.fack_refusals {
                 Cause::Fast
             } else {
                 Cause::Early

@@ -24,8 +24,8 @@ const MIN_TICKS: u32 = 20;
 const RATE_TOLERANCE: f64 = 0.1;
 /// The receiver's ACKs remembered by TSval: enough for the flights of a window.
 const ACKS_KEPT: usize = 512;
-/// Half the shortest retransmission timeout (Linux's `TCP_RTO_MIN`, 200 ms).
-const TIMER_SPLIT_NS: i128 = 100_000_000;
+/// Half the shortest retransmission timeout (Linux's `TCP_RTO_MIN`).
+const TIMER_SPLIT_NS: i128 = super::RTO_MIN_NS as i128 / 2;
 /// Samples kept before the rate is known.
 const EARLY_KEPT: usize = 256;
 

@@ -126,6 +126,14 @@ pub struct Retransmission {
     pub fack_only: bool,
 }
 
+impl Retransmission {
+    /// Its sequence number from the ISN, as [`crate::PacketTags::rel_seq`] gives a
+    /// packet's.
+    pub fn rel_seq(&self) -> u64 {
+        self.seq + 1
+    }
+}
+
 /// A loss-recovery episode: from its first retransmission until the ACK that
 /// covers everything outstanding when it began.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -243,6 +251,14 @@ pub struct AckKind {
     pub reordering: Option<u32>,
     /// A Karn RTT sample of a sender next to the capture (RFC 6298 §3).
     pub rtt_sample: Option<u64>,
+}
+
+impl AckKind {
+    /// Whether the ACK could make its sender retransmit: it advanced, duplicated,
+    /// or SACKed something new.
+    pub fn could_trigger(&self) -> bool {
+        self.advanced || self.duplicate || (self.sack && !self.dsack)
+    }
 }
 
 /// The sender side of one direction.

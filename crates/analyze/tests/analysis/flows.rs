@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{IRS, ISS, MSS, Script};
+use common::{IRS, ISS, MSS, Script, causes};
 use gentle_analyze::decode::flags;
 use gentle_analyze::{CapturePoint, Cause};
 
@@ -110,13 +110,7 @@ fn at_the_receiver_a_second_resend_sooner_than_an_rtt_shows_a_fast_recovery() {
         s.ack(450.05, 3, &[(4, 8)]);
         s.data(second_ms, 3);
         s.ack(second_ms + 0.05, 8, &[]);
-        let a = s.finish();
-        let got: Vec<Cause> = a.flows[0]
-            .retransmission_log
-            .iter()
-            .map(|r| r.cause)
-            .collect();
-        assert_eq!(got, want, "second resend at {second_ms} ms");
+        assert_eq!(causes(&s.finish()), want, "second resend at {second_ms} ms");
     }
 }
 
@@ -206,13 +200,7 @@ fn a_lone_segments_resend_is_a_probe_only_from_a_host_seen_to_probe() {
     s.data(400.0, 1);
     s.data(600.0, 1);
     s.ack(700.0, 2, &[]);
-    let a = s.finish();
-    let causes: Vec<Cause> = a.flows[0]
-        .retransmission_log
-        .iter()
-        .map(|r| r.cause)
-        .collect();
-    assert_eq!(causes, [Cause::Timeout]);
+    assert_eq!(causes(&s.finish()), [Cause::Timeout]);
 }
 
 #[test]

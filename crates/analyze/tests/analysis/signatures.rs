@@ -4,17 +4,9 @@
 
 use crate::common;
 
-use common::{IRS, ISS, MSS, Script};
+use common::{IRS, ISS, MSS, Script, causes};
 use gentle_analyze::decode::flags;
-use gentle_analyze::{Analysis, Cause, Spurious, Tag};
-
-fn causes(a: &Analysis) -> Vec<Cause> {
-    a.flows[0]
-        .retransmission_log
-        .iter()
-        .map(|r| r.cause)
-        .collect()
-}
+use gentle_analyze::{Cause, Spurious, Tag};
 
 #[test]
 fn three_duplicate_acks_make_a_fast_retransmit_and_its_partial_acks_more() {

@@ -146,10 +146,8 @@ fn gentle_causes(path: &Path) -> BTreeMap<Key, Option<Cause>> {
         .flows
         .iter()
         .flat_map(|f| {
-            let srv = f.retransmission_log.iter().map(|r| (true, r));
-            let cli = f.client_retransmission_log.iter().map(|r| (false, r));
-            srv.chain(cli)
-                .map(|(to_client, r)| ((f.id, to_client, r.t_ns, r.seq + 1), r.cause))
+            f.logged_retransmissions()
+                .map(|(to_client, r)| ((f.id, to_client, r.t_ns, r.rel_seq()), r.cause))
         })
         .collect();
     tagged

@@ -677,7 +677,7 @@ fn sub_millisecond_rtts_print_with_their_digits_and_fill_the_lowest_bucket() {
         fig1[0].split_whitespace().collect::<Vec<_>>(),
         ["0-1", "0.062", "0.082", "1", "-", "0"]
     );
-    let a = gentle_lab::analyze::analyze_file(&p, Default::default(), None).expect("analysed");
+    let a = gentle_lab::analyze::analyze_file(&p, Default::default()).expect("analysed");
     let pts = gentle_lab::analyze::figure1_points(&a.figures, false);
     assert_eq!(pts.len(), 1);
     assert!((pts[0].0 - 0.062).abs() < 1e-9, "drawn at its RTT: {pts:?}");

@@ -157,7 +157,7 @@ pub fn analyze_speed(packets: u64) -> AnalyzeBench {
     let mut runs: Vec<(f64, u64)> = (0..3)
         .map(|_| {
             let t0 = WallClock::now();
-            let a = crate::analyze::analyze_file(path, Default::default(), None)
+            let a = crate::analyze::analyze_file(path, Default::default())
                 .unwrap_or_else(|f| panic!("{}", f.message));
             (t0.elapsed().as_secs_f64(), a.totals.flows)
         })

@@ -196,7 +196,7 @@ fn evaluate(scn: &Scenario, v: &Variant, trials: u64) -> Matrix {
     let mut inferred: FxHashMap<Key, Cause> = FxHashMap::default();
     for f in &analysis.flows {
         for r in &f.retransmission_log {
-            inferred.insert((r.t_ns, f.ports.0, f.ports.1, r.seq + 1), r.cause);
+            inferred.insert((r.t_ns, f.ports.0, f.ports.1, r.rel_seq()), r.cause);
         }
     }
     let mut m = Matrix {

@@ -13,6 +13,16 @@ pub const ISS: u32 = 1_000_000;
 pub const IRS: u32 = 5_000;
 pub const MSS: u32 = 1000;
 
+/// The causes of the first flow's server retransmissions, in order (the report's,
+/// settled).
+pub fn causes(a: &Analysis) -> Vec<Cause> {
+    a.flows[0]
+        .retransmission_log
+        .iter()
+        .map(|r| r.cause)
+        .collect()
+}
+
 /// A flow under construction: packets in time order.
 pub struct Script {
     a: Analyzer,
