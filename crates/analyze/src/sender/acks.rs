@@ -46,11 +46,25 @@ impl Sender {
             && self.state == State::Open
             && self.reorder_events == 0
             && plain < 3
-            && fack >= 3;
+            && fack >= 3
+            && self.fack_whole() >= 3;
         if k.could_trigger() {
             self.last_trigger_ns = Some(t);
         }
         k
+    }
+
+    /// FACK's count on whole captured segments, as the sender marks them: a SACK
+    /// block over part of a segment does not SACK it (Linux `tcp_match_skb_to_sack`
+    /// splits only segments of several MSS), so the segments up to the highest one
+    /// wholly SACKed, less that one. A refusal to recover counts only on this count:
+    /// on the bytes a receiver SACKing smaller blocks than the captured segments
+    /// would show FACK's threshold passed before the sender saw it.
+    fn fack_whole(&self) -> u32 {
+        self.segs
+            .iter()
+            .rposition(|s| s.sacked)
+            .map_or(0, |i| i as u32)
     }
 
     /// An ACK's SACK blocks, with cumulative ACK `a` (RFC 2883 §4: a DSACK is the

@@ -7,4 +7,5 @@ mod flows;
 mod police;
 mod signatures;
 mod tcprs;
+mod tcprs_wrong;
 mod wireshark;
