@@ -3,6 +3,7 @@
 //! undone (spurious) retransmissions.
 
 use super::{AckKind, Sender, State, ts_before};
+use crate::cause::Cause;
 use crate::cause::Spurious;
 
 impl Sender {
@@ -135,6 +136,11 @@ impl Sender {
         self.last_timer = None;
         match self.state {
             State::Recovery { high } | State::Loss { high } if a >= high => {
+                let later = match self.state {
+                    State::Loss { .. } => Cause::SlowStart,
+                    _ => Cause::Fast,
+                };
+                self.recovery_ended = Some((t, later));
                 self.state = State::Open;
                 self.end_episode(t);
             }

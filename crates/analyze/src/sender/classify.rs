@@ -21,6 +21,18 @@ impl Sender {
         if self.far && end <= self.una && on_ack.is_none() {
             return (Cause::Timeout, false);
         }
+        // Near the sender, a resend of what an ACK that ended a recovery had just
+        // acknowledged: it answers an earlier ACK of the same arrival (the sender
+        // reads them one by one; the capture shows them all before its answer to
+        // the first), so it is a later retransmission of that recovery.
+        if !self.far
+            && end <= self.una
+            && self.state == State::Open
+            && let Some((ended, later)) = self.recovery_ended
+            && t.saturating_sub(ended) <= ACK_CLOCK_NS
+        {
+            return (later, false);
+        }
         // Sent right after an ACK that said something new: that ACK triggered it.
         // Far from the sender, its timestamps tell better where they can.
         let ack_clocked = on_ack.unwrap_or_else(|| {

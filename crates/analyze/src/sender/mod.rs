@@ -297,6 +297,9 @@ pub struct Sender {
     /// The peer's last ACK that could trigger a retransmission: it advanced,
     /// duplicated, or brought SACK information.
     last_trigger_ns: Option<u64>,
+    /// When the last recovery ended (an ACK at or past its recovery point), and the
+    /// cause of its later retransmissions.
+    recovery_ended: Option<(u64, Cause)>,
     /// The peer's last data packet (a request, on the server's side).
     last_peer_data_ns: Option<u64>,
     /// This sender's last data packet, ns.
@@ -359,6 +362,7 @@ impl Default for Sender {
             last_ack: None,
             last_rx_ns: 0,
             last_trigger_ns: None,
+            recovery_ended: None,
             last_peer_data_ns: None,
             last_tx_ns: 0,
             rto_ref_ns: 0,

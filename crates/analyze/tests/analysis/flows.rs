@@ -176,6 +176,28 @@ fn whether_a_host_uses_fack_is_judged_by_the_whole_capture() {
 }
 
 #[test]
+fn a_resend_answering_the_first_of_acks_that_arrive_together_stays_in_its_recovery() {
+    // NewReno (no SACK), seen at the server: segments 1 and 3 of six lost. Three
+    // duplicates call for 1 (fast); the partial ACK for 3 and, 2 µs behind it, an
+    // ACK of everything arrive together. The server answers the first with 3, which
+    // the second has acknowledged by then: the recovery's next retransmission, not
+    // a new one begun on no duplicate.
+    let mut s = Script::new(false);
+    s.handshake(50.0);
+    for i in 0..6 {
+        s.data(200.0 + 0.01 * f64::from(i), i);
+    }
+    s.ack(250.0, 1, &[]);
+    for k in 1..=3 {
+        s.ack(250.0 + 0.1 * f64::from(k), 1, &[]);
+    }
+    assert_eq!(s.data(250.35, 1).1, Some(Cause::Fast));
+    s.ack(300.4, 3, &[]);
+    s.ack(300.402, 6, &[]);
+    assert_eq!(s.data(300.44, 3).1, Some(Cause::Fast));
+}
+
+#[test]
 fn at_the_receiver_a_resend_of_acknowledged_data_is_the_senders_timer() {
     // Seen at the client: segments 0–1 arrive and are acknowledged; the ACK is lost
     // on its way, and the server resends segment 1 300 ms later. Nothing it
