@@ -15,6 +15,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::timer_wheel::KernelClock;
+
 pub use crate::switch::{Switch, SwitchError, SwitchField, SwitchKind, SwitchValue};
 
 /// An enum whose values have names: serde, scenario files and error messages use
@@ -247,6 +249,13 @@ macro_rules! config {
                     names: &[],
                 })?;
                 sw.check(v)?;
+                if name == "timer_hz" && !matches!(v, SwitchValue::Int(0 | 100 | 250 | 300 | 1000)) {
+                    return Err(SwitchError {
+                        message: "not a Linux HZ".into(),
+                        expected: "0 (exact timers) or 100, 250, 300, 1000".into(),
+                        names: &[],
+                    });
+                }
                 let wrong = || SwitchError {
                     message: "wrong type".into(),
                     expected: sw.expected(),
@@ -309,6 +318,16 @@ config! {
     /// RACK time-based loss detection (RFC 8985 §6; Linux `tcp_recovery = 1`, 4.10+)
     /// in place of duplicate-ACK counting and FACK when SACK is in use.
     rack: bool = false => SwitchKind::Flag;
+    /// The kernel's timer clock for TCP's timers: 0 runs them to the nanosecond;
+    /// a Linux `HZ` (100, 250, 300 or 1000) rounds each delay up to whole jiffies
+    /// and runs the timer as Linux's timer wheel does, at the tick of its bucket
+    /// (`timer_wheel`; at `HZ` 250 up to 32 ms late for delays of 252 ms–2 s).
+    timer_hz: u32 = 0 => SwitchKind::Int { min: 0, max: 1000 };
+    /// With `timer_hz`: how far into a jiffy time 0 falls, µs after its tick.
+    timer_phase_us: u32 = 0 => SwitchKind::Int { min: 0, max: 10_000 };
+    /// With `timer_hz`: `jiffies` during the jiffy that holds time 0, modulo 2^15
+    /// (the wheel's buckets align to multiples of 8, 64, 512 and 4096 jiffies).
+    timer_jiffies: u32 = 0 => SwitchKind::Int { min: 0, max: 32767 };
     /// Offer and use SACK (RFC 2018).
     sack: bool = true => SwitchKind::Flag;
     /// Generate and use DSACK (RFC 2883).
@@ -473,6 +492,19 @@ config! {
 }
 
 impl Config {
+    /// The kernel clock of `timer_hz`, `timer_phase_us` and `timer_jiffies`, if
+    /// `timer_hz` is set (the phase taken modulo the tick).
+    pub fn kernel_clock(&self) -> Option<KernelClock> {
+        (self.timer_hz > 0).then(|| {
+            let tick = 1_000_000_000 / u64::from(self.timer_hz);
+            KernelClock {
+                hz: self.timer_hz,
+                phase_ns: u64::from(self.timer_phase_us) * 1000 % tick,
+                jiffies: u64::from(self.timer_jiffies),
+            }
+        })
+    }
+
     /// The switch a scenario sets by `name` (not the [`SwitchKind::Fixed`] fields).
     pub fn switch(name: &str) -> Option<&'static Switch> {
         Self::SWITCHES

@@ -25,6 +25,7 @@ pub(crate) mod sendbuf;
 pub mod session;
 pub mod switch;
 pub mod time;
+pub mod timer_wheel;
 pub mod trace;
 pub mod wire;
 

@@ -98,6 +98,12 @@ pub enum TimerKind {
 }
 
 impl TimerKind {
+    /// A `timer_list` in Linux, run by the timer wheel on jiffies; fast start's
+    /// timers are gentle's own, and pacing is an hrtimer.
+    pub fn on_timer_wheel(self) -> bool {
+        !matches!(self, TimerKind::Pace | TimerKind::FastStartReset)
+    }
+
     /// Every timer, in the order of their values.
     pub const ALL: [TimerKind; 9] = [
         TimerKind::Retransmission,

@@ -228,7 +228,7 @@ impl Connection {
             tx: Sender::new(&cfg, rtt),
             rx: Receiver::new(rcv_wscale),
             ext: Extensions::new(&cfg),
-            timers: TimerTable::default(),
+            timers: TimerTable::new(cfg.kernel_clock()),
             counters: Counters::default(),
             events: std::collections::VecDeque::new(),
             cfg,

@@ -26,6 +26,7 @@ mod rto_backoff;
 mod sack_generation;
 mod script;
 mod session;
+mod timer_wheel;
 mod undo;
 mod wire;
 mod zero_window;

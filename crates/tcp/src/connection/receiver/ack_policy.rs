@@ -97,7 +97,7 @@ impl Connection {
                 self.rx.rcv.ack_now = true;
             } else if a.delivered > 0 && !self.timers.is_set(TimerKind::DelayedAck) {
                 self.timers
-                    .put(TimerKind::DelayedAck, Some(now + self.ato_min()));
+                    .arm(TimerKind::DelayedAck, now, now + self.ato_min());
             }
             return;
         }
@@ -201,7 +201,7 @@ impl Connection {
             ato = ato.min(max_ato);
         }
         let mut at = now + ato;
-        if let Some(t) = self.timers.get(TimerKind::DelayedAck) {
+        if let Some(t) = self.timers.asked(TimerKind::DelayedAck) {
             // "If delack timer was blocked or is about to expire, send ACK now."
             if t <= now + ato / 4 {
                 self.rx.rcv.ack_now = true;
@@ -209,7 +209,7 @@ impl Connection {
             }
             at = at.min(t);
         }
-        self.timers.put(TimerKind::DelayedAck, Some(at));
+        self.timers.arm(TimerKind::DelayedAck, now, at);
     }
 
     /// An ACK-bearing segment went out (Linux `tcp_event_ack_sent`,

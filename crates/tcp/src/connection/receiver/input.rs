@@ -245,7 +245,7 @@ impl Connection {
             self.rx.rcv.ack_now = true;
             if self.state == State::TimeWait {
                 self.timers
-                    .put(TimerKind::TimeWait, Some(now + self.cfg.time_wait));
+                    .arm(TimerKind::TimeWait, now, now + self.cfg.time_wait);
             }
         }
         if let Some(fin_at) = self.rx.rcv.fin_at
@@ -276,7 +276,7 @@ impl Connection {
         self.timers.put(TimerKind::Retransmission, None);
         self.ext.corrective_mut().stop_encoding(); // everything is acknowledged: nothing left to encode
         self.timers
-            .put(TimerKind::TimeWait, Some(now + self.cfg.time_wait));
+            .arm(TimerKind::TimeWait, now, now + self.cfg.time_wait);
         self.ctl.close_reason.get_or_insert(CloseReason::Normal);
     }
 

@@ -87,13 +87,13 @@ impl Connection {
                 let at = now + self.er_delay(srtt);
                 if self
                     .timers
-                    .get(TimerKind::Retransmission)
+                    .asked(TimerKind::Retransmission)
                     .is_some_and(|rto| rto <= at)
                 {
                     self.counters.early_retrans += 1;
                     return true;
                 }
-                self.timers.put(TimerKind::EarlyRetransmit, Some(at));
+                self.timers.arm(TimerKind::EarlyRetransmit, now, at);
                 false
             }
         }

@@ -135,12 +135,12 @@ impl Connection {
         };
         let mut at = now + pto;
         // Never later than the RTO would fire.
-        if let Some(rto) = self.timers.get(TimerKind::Retransmission)
+        if let Some(rto) = self.timers.asked(TimerKind::Retransmission)
             && at > rto
         {
             at = rto.max(now);
         }
-        self.timers.put(TimerKind::LossProbe, Some(at));
+        self.timers.arm(TimerKind::LossProbe, now, at);
     }
 
     /// Probes go out in Open; Linux 4.11+ also in CWR.
@@ -159,9 +159,10 @@ impl Connection {
         self.tx.tlp.consecutive += 1;
         self.tx.tlp.pending = true;
         // The RTO restarts from the probe (Linux `tcp_send_loss_probe` rearm).
-        self.timers.put(
+        self.timers.arm(
             TimerKind::Retransmission,
-            Some(now + self.tx.rtt.rto_backed_off()),
+            now,
+            now + self.tx.rtt.rto_backed_off(),
         );
     }
 

@@ -58,7 +58,7 @@ impl Connection {
         if blocked {
             if !self.timers.is_set(TimerKind::Persist) {
                 self.timers
-                    .put(TimerKind::Persist, Some(now + self.tx.rtt.rto_backed_off()));
+                    .arm(TimerKind::Persist, now, now + self.tx.rtt.rto_backed_off());
             }
         } else {
             self.timers.put(TimerKind::Persist, None);

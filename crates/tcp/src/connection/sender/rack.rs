@@ -206,10 +206,19 @@ impl Connection {
             return;
         }
         self.tx.loss.rack_mut().advanced = false;
-        let at = self
-            .rack_detect_loss(now)
-            .map(|w| now + round_up_ms(w) + TIMEOUT_MIN);
-        self.timers.put(TimerKind::ReorderTimeout, at);
+        self.arm_reorder_timer(now);
+    }
+
+    /// Detects losses at `now` and arms the reorder timer for the earliest
+    /// segment not yet lost (`tcp_rack_reo_timeout`), or stops it.
+    fn arm_reorder_timer(&mut self, now: Instant) {
+        match self.rack_detect_loss(now) {
+            Some(w) => {
+                let at = now + round_up_ms(w) + TIMEOUT_MIN;
+                self.timers.arm(TimerKind::ReorderTimeout, now, at);
+            }
+            None => self.timers.put(TimerKind::ReorderTimeout, None),
+        }
     }
 
     /// The reorder timer fired (`tcp_rack_reo_timeout`).
@@ -217,10 +226,7 @@ impl Connection {
         self.timers.put(TimerKind::ReorderTimeout, None);
         self.trace_timer(now, TimerKind::ReorderTimeout);
         let prior_pipe = self.tx.sb.pipe();
-        let at = self
-            .rack_detect_loss(now)
-            .map(|w| now + round_up_ms(w) + TIMEOUT_MIN);
-        self.timers.put(TimerKind::ReorderTimeout, at);
+        self.arm_reorder_timer(now);
         if self.tx.sb.pipe() == prior_pipe {
             return;
         }

@@ -49,7 +49,7 @@ impl Connection {
 
     pub(crate) fn arm_rto(&mut self, now: Instant) {
         let rto = self.tx.rtt.rto_backed_off();
-        self.timers.put(TimerKind::Retransmission, Some(now + rto));
+        self.timers.arm(TimerKind::Retransmission, now, now + rto);
         self.trace(
             now,
             Event::Rto {
