@@ -46,11 +46,17 @@ impl Exchange {
     }
 }
 
+/// When all of a response that had been sent was acknowledged, and how long the
+/// response was then.
+type Acked = (u64, u64);
+
 /// The exchanges of one flow.
 #[derive(Debug, Default)]
 pub struct Exchanges {
     done: Vec<Exchange>,
-    cur: Option<(Exchange, Option<u64>, Option<u64>)>,
+    /// The exchange under way, when its response began, and when all of it that
+    /// had been sent was acknowledged.
+    cur: Option<(Exchange, Option<u64>, Option<Acked>)>,
 }
 
 /// HTTP/1.x methods (RFC 9110 §9.3) that start a request line.
@@ -141,12 +147,15 @@ impl Exchanges {
         ));
     }
 
-    /// Everything the server sent has been acknowledged, at `t`.
+    /// Everything the server sent has been acknowledged, at `t`. The response ends
+    /// at the first such ACK after its last byte: a later one (of the FIN that
+    /// closes an idle connection minutes on) does not move it.
     pub fn response_acked(&mut self, t: u64) {
         if let Some((e, _, acked)) = &mut self.cur
             && e.response_bytes > 0
+            && acked.is_none_or(|(_, bytes)| bytes < e.response_bytes)
         {
-            *acked = Some(t);
+            *acked = Some((t, e.response_bytes));
         }
     }
 
@@ -154,7 +163,7 @@ impl Exchanges {
         if let Some((mut e, first, acked)) = self.cur.take() {
             let ms = |x: u64| x.saturating_sub(e.request_ns) as f64 / 1e6;
             e.first_byte_ms = first.map(ms);
-            e.response_ms = acked.map(ms);
+            e.response_ms = acked.map(|(t, _)| ms(t));
             self.done.push(e);
         }
     }

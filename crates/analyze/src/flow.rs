@@ -618,7 +618,7 @@ impl Flow {
     /// `keep_log`, the report lists every server retransmission.
     pub fn finish(mut self, figs: &mut Figures, keep_log: bool, habits: HostHabits) -> FlowReport {
         self.srv.settle(habits);
-        let (losses, lossy_bursts) = self.losses(figs);
+        let (losses, lossy_bursts, tail_losses) = self.losses(figs);
         for &r in &self.srv.rto_over_rtt {
             figs.rto_over_rtt.push(r);
         }
@@ -664,7 +664,7 @@ impl Flow {
             bursts: self.burst_lens.len() as u32,
             losses,
             lossy_bursts,
-            tail_losses: srv.tail_losses,
+            tail_losses,
             rto_over_rtt: srv.rto_over_rtt.clone(),
             reordering_events: srv.reorder_events,
             reordering_max: srv.reorder_max,
@@ -691,16 +691,19 @@ impl Flow {
     }
 
     /// The server's losses — transmissions retransmitted and not shown unnecessary
-    /// — by burst, into the figures. Returns the losses and the bursts with one.
-    fn losses(&self, figs: &mut Figures) -> (u32, u32) {
+    /// — by burst, into the figures. Returns the losses, the bursts with one, and
+    /// the tail losses among them.
+    fn losses(&self, figs: &mut Figures) -> (u32, u32, u32) {
         let srv = &self.srv;
         let mut per_burst: Vec<u16> = vec![0; self.burst_lens.len()];
-        let mut losses = 0u32;
-        for &(b, pos, rec) in &srv.lost {
-            if srv.retrans[rec as usize].spurious.is_some() {
+        let (mut losses, mut tail) = (0u32, 0u32);
+        for l in &srv.lost {
+            if srv.retrans[l.record as usize].spurious.is_some() {
                 continue;
             }
             losses += 1;
+            tail += l.tail as u32;
+            let (b, pos) = (l.burst, l.pos);
             if let (Some(n), Some(&len)) = (
                 per_burst.get_mut(b as usize),
                 self.burst_lens.get(b as usize),
@@ -713,7 +716,7 @@ impl Flow {
             figs.burst(len, lost);
         }
         let lossy_bursts = per_burst.iter().filter(|&&n| n > 0).count() as u32;
-        (losses, lossy_bursts)
+        (losses, lossy_bursts, tail)
     }
 
     /// The server's RTT samples and what they show (§2).
@@ -750,8 +753,8 @@ impl Flow {
         let srv = &self.srv;
         srv.lost
             .iter()
-            .filter(|&&(_, _, rec)| srv.retrans[rec as usize].spurious.is_none())
-            .filter_map(|&(b, pos, _)| {
+            .filter(|l| srv.retrans[l.record as usize].spurious.is_none())
+            .filter_map(|&super::sender::Lost { burst: b, pos, .. }| {
                 let len = *self.burst_lens.get(b as usize)?;
                 // A burst of 65535 packets or more saturates its count.
                 (pos >= 1 && pos <= len && len < u16::MAX)

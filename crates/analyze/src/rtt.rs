@@ -25,6 +25,8 @@ pub struct RttEstimate {
     /// Samples taken.
     pub samples: u32,
     hist: Box<[u32; BUCKETS]>,
+    /// Samples in `hist`.
+    hist_n: u64,
 }
 
 impl Default for RttEstimate {
@@ -36,6 +38,7 @@ impl Default for RttEstimate {
             max: 0,
             samples: 0,
             hist: Box::new([0; BUCKETS]),
+            hist_n: 0,
         }
     }
 }
@@ -69,6 +72,14 @@ impl RttEstimate {
 
     /// Takes a sample, ns.
     pub fn sample(&mut self, r: u64) {
+        self.sample_delayable(r, false);
+    }
+
+    /// Takes a sample, ns, that a delayed ACK may have lengthened (a lone segment,
+    /// nothing after it, acknowledged: RFC 1122 §4.2.3.2 lets the receiver wait up
+    /// to 500 ms, Linux 40–200 ms): it counts towards SRTT and the extremes, but
+    /// not towards the quantiles that measure queueing.
+    pub fn sample_delayable(&mut self, r: u64, delayable: bool) {
         if self.samples == 0 {
             // RFC 6298 §2.2.
             self.srtt = r;
@@ -82,16 +93,19 @@ impl RttEstimate {
         self.samples += 1;
         self.min = self.min.min(r);
         self.max = self.max.max(r);
-        self.hist[bucket(r)] += 1;
+        if !delayable {
+            self.hist[bucket(r)] += 1;
+            self.hist_n += 1;
+        }
     }
 
     /// The sample below which a fraction `q` of the samples lie (upper bucket edge,
     /// within 10%).
     pub fn quantile(&self, q: f64) -> Option<u64> {
-        if self.samples == 0 {
+        if self.hist_n == 0 {
             return None;
         }
-        let want = (q * self.samples as f64).ceil().max(1.0) as u64;
+        let want = (q * self.hist_n as f64).ceil().max(1.0) as u64;
         let mut seen = 0u64;
         for (i, &n) in self.hist.iter().enumerate() {
             seen += n as u64;

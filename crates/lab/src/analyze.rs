@@ -508,6 +508,7 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
         |n| n.to_string_lossy().into_owned(),
     );
     // Every output is checked before the capture is read.
+    crate::checks::threads("--threads ", a.threads).map_err(|e| bad(format!("error: {e}")))?;
     if let Some(t) = &a.tags {
         crate::checks::output_file("--tags", t, a.force).map_err(|e| bad(format!("error: {e}")))?;
     }
@@ -547,6 +548,9 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
     if let Some(t) = tags {
         t.finish(&analysis)?;
     }
+    if let Some(w) = unmatched_server(a, &analysis) {
+        eprintln!("{w}");
+    }
     if !a.opts.keep_retransmissions {
         for f in &mut analysis.flows {
             f.retransmission_log.clear();
@@ -578,6 +582,34 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// A warning when `--server` or `--server-port` names no flow's server end: the
+/// flows then fell back to the default choice (the end that answered the SYN).
+fn unmatched_server(a: &Args, analysis: &Analysis) -> Option<String> {
+    if a.opts.server.is_none() && a.opts.server_port.is_none() || analysis.flows.is_empty() {
+        return None;
+    }
+    let matches = |s: &str| {
+        let Ok(addr) = s.parse::<std::net::SocketAddr>() else {
+            return false;
+        };
+        a.opts.server.is_none_or(|ip| addr.ip() == ip)
+            && a.opts.server_port.is_none_or(|p| addr.port() == p)
+    };
+    if analysis.flows.iter().any(|f| matches(&f.server)) {
+        return None;
+    }
+    let given = match (a.opts.server, a.opts.server_port) {
+        (Some(ip), Some(p)) => format!("--server {ip} --server-port {p}"),
+        (Some(ip), None) => format!("--server {ip}"),
+        (None, Some(p)) => format!("--server-port {p}"),
+        (None, None) => unreachable!("checked above"),
+    };
+    Some(format!(
+        "warning: {given} matches no flow's end in the capture; each flow's server is \
+         the end that answered its SYN (or else the lower port)"
+    ))
 }
 
 /// `--out`: the JSON document, the text report, the records CSV and the figures,

@@ -108,14 +108,18 @@ impl Sender {
     /// The cumulative ACK advanced to `a` at `t`: the RTT sample, reordering, and
     /// the end of a recovery.
     pub(super) fn on_advance(&mut self, t: u64, a: u64, tsecr: Option<u32>, k: &mut AckKind) {
+        let before = self.segs.len();
         let (sample, reorder) = self.take_acked(t, a, tsecr, k);
+        // One segment acknowledged and nothing left outstanding: its ACK may have
+        // waited for the receiver's delayed-ACK timer.
+        let delayable = before == 1 && self.segs.is_empty();
         // Far from the capture, data is seen as it arrives and the ACK as it
         // leaves: the gap is the receiver's delay, not an RTT; the flow feeds
         // this sender the near end's samples instead.
         if let Some(r) = sample
             && !self.far
         {
-            self.rtt.sample(r);
+            self.rtt.sample_delayable(r, delayable);
             k.rtt_sample = Some(r);
         }
         if let Some(n) = reorder {

@@ -14,24 +14,8 @@ impl Sender {
         on_ack: Option<bool>,
         habits: &mut HostHabits,
     ) -> (Cause, bool) {
-        // Seen at the receiver, a resend of what the receiver had already
-        // acknowledged, and no timestamps to show it sent on an earlier ACK: the
-        // ACKs since never reached the sender, and its timer resent it (RFC 6298
-        // §5.4).
-        if self.far && end <= self.una && on_ack.is_none() {
-            return (Cause::Timeout, false);
-        }
-        // Near the sender, a resend of what an ACK that ended a recovery had just
-        // acknowledged: it answers an earlier ACK of the same arrival (the sender
-        // reads them one by one; the capture shows them all before its answer to
-        // the first), so it is a later retransmission of that recovery.
-        if !self.far
-            && end <= self.una
-            && self.state == State::Open
-            && let Some((ended, later)) = self.recovery_ended
-            && t.saturating_sub(ended) <= ACK_CLOCK_NS
-        {
-            return (later, false);
+        if let Some(c) = self.resent_acknowledged(t, end, on_ack) {
+            return (c, false);
         }
         // Sent right after an ACK that said something new: that ACK triggered it.
         // Far from the sender, its timestamps tell better where they can.
@@ -129,6 +113,30 @@ impl Sender {
                 self.last_timer = Some(timer(false));
                 (Cause::Timeout, false)
             }
+        }
+    }
+
+    /// A resend of what the receiver had already acknowledged, by where the capture
+    /// was taken. Seen at the receiver, with no timestamps to show it sent on an
+    /// earlier ACK: the ACKs since never reached the sender, and its timer resent
+    /// it (RFC 6298 §5.4). Near the sender, just after an ACK that ended a
+    /// recovery: it answers an earlier ACK of the same arrival (the sender reads
+    /// them one by one; the capture shows them all before its answer to the
+    /// first), so it is a later retransmission of that recovery.
+    fn resent_acknowledged(&self, t: u64, end: u64, on_ack: Option<bool>) -> Option<Cause> {
+        if end > self.una {
+            return None;
+        }
+        if self.far {
+            return on_ack.is_none().then_some(Cause::Timeout);
+        }
+        match self.recovery_ended {
+            Some((ended, later))
+                if self.state == State::Open && t.saturating_sub(ended) <= ACK_CLOCK_NS =>
+            {
+                Some(later)
+            }
+            _ => None,
         }
     }
 

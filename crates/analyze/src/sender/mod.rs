@@ -155,6 +155,19 @@ enum State {
     Loss { high: u64 },
 }
 
+/// A transmission presumed lost: a retransmission followed it.
+#[derive(Clone, Copy, Debug)]
+pub struct Lost {
+    /// The burst and position of the lost transmission.
+    pub burst: u32,
+    pub pos: u16,
+    /// The retransmission record that repeated it (to drop those later shown
+    /// unnecessary).
+    pub record: u32,
+    /// At the tail, repaired by a probe or a timeout.
+    pub tail: bool,
+}
+
 /// What the host is known to do, learnt across its flows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HostHabits {
@@ -331,12 +344,8 @@ pub struct Sender {
     pub reorder_events: u32,
     /// Largest reordering extent, segments.
     pub reorder_max: u32,
-    /// Transmissions presumed lost (a retransmission followed them): the burst and
-    /// position of the lost transmission, and the retransmission record (to drop
-    /// those later shown unnecessary).
-    pub lost: Vec<(u32, u16, u32)>,
-    /// Tail losses: lost segments repaired by a probe or a timeout.
-    pub tail_losses: u32,
+    /// Transmissions presumed lost (a retransmission followed them).
+    pub lost: Vec<Lost>,
     /// Data packets sent above a gap in the sequence space (packets the capture
     /// missed).
     pub capture_gaps: u32,
@@ -380,7 +389,6 @@ impl Default for Sender {
             reorder_events: 0,
             reorder_max: 0,
             lost: Vec::new(),
-            tail_losses: 0,
             capture_gaps: 0,
         }
     }
@@ -627,10 +635,18 @@ impl Sender {
             if s.start >= tx.end {
                 break;
             }
-            // The transmission this one repeats was lost, unless shown otherwise.
-            self.lost.push((s.burst, s.pos, record));
-            if matches!(cause, Cause::Probe | Cause::Timeout) && s.end >= self.nxt {
-                self.tail_losses += 1;
+            // The transmission this one repeats was lost, unless shown otherwise:
+            // one lost per captured segment it mostly covers (a resend cut
+            // differently, 1430 bytes over 1446-byte captured segments, covers
+            // the edge of the next one too, not a second loss).
+            let covered = tx.end.min(s.end) - tx.start.max(s.start);
+            if covered * 2 > s.end - s.start {
+                self.lost.push(Lost {
+                    burst: s.burst,
+                    pos: s.pos,
+                    record,
+                    tail: matches!(cause, Cause::Probe | Cause::Timeout) && s.end >= self.nxt,
+                });
             }
             s.tx = s.tx.saturating_add(1);
             s.last_ns = tx.t;

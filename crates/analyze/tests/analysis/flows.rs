@@ -46,11 +46,12 @@ fn a_growing_queue_is_bufferbloat_and_a_steady_one_is_not() {
         let mut s = Script::new(true);
         s.handshake(50.0);
         // 40 segments, each acknowledged an RTT later, the RTT growing by
-        // `extra_ms` per segment (a queue filling) or not.
+        // `extra_ms` per segment (a queue filling) or not; in time order.
         for i in 0..40u32 {
-            let t = 60.0 + i as f64;
-            s.data(t, i);
-            s.ack(t + 50.0 + extra_ms * i as f64, i + 1, &[]);
+            s.data(60.0 + i as f64, i);
+        }
+        for i in 0..40u32 {
+            s.ack(110.0 + i as f64 + extra_ms * i as f64, i + 1, &[]);
         }
         let a = s.finish();
         let f = &a.flows[0];
@@ -258,4 +259,70 @@ fn time_going_backwards_never_underflows() {
     for r in &f.retransmission_log {
         assert!(r.gap_ns < 1_000_000_000_000, "{}", r.gap_ns);
     }
+}
+
+#[test]
+fn a_response_ends_at_the_ack_of_its_last_byte_not_of_a_later_fin() {
+    // Two segments acknowledged at 150 ms; the server closes the idle connection
+    // two minutes on, and its FIN is acknowledged then.
+    let mut s = Script::new(true);
+    s.handshake(50.0);
+    s.data(100.0, 0);
+    s.data(100.1, 1);
+    s.ack(150.0, 2, &[]);
+    let mut fin = s.base(120_000.0, true);
+    fin.flags = flags::FIN | flags::ACK;
+    fin.seq = ISS + 1 + 2 * MSS;
+    fin.ack = IRS + 101;
+    s.push(fin);
+    let mut ack = s.base(120_050.0, false);
+    ack.seq = IRS + 101;
+    ack.ack = ISS + 2 + 2 * MSS;
+    s.push(ack);
+    let a = s.finish();
+    let e = &a.flows[0].exchanges[0];
+    // The request arrived at 50.1 ms; the response was acknowledged at 150 ms.
+    let ms = e.response_ms.expect("a response time");
+    assert!((ms - 99.9).abs() < 0.01, "{ms}");
+}
+
+#[test]
+fn a_timeout_shown_unnecessary_is_no_tail_loss() {
+    // The last of three segments resent by the timer, and the original's ACK
+    // arrives 2 ms after the resend (sooner than half an RTT: the resend was
+    // unnecessary). Neither a loss nor a tail loss.
+    let mut s = Script::new(true);
+    s.handshake(50.0);
+    for i in 0..3 {
+        s.data(100.0 + 0.1 * f64::from(i), i);
+    }
+    s.ack(150.0, 2, &[]);
+    assert_eq!(s.data(500.0, 2).1, Some(Cause::Timeout));
+    s.ack(502.0, 3, &[]);
+    let f = &s.finish().flows[0];
+    assert_eq!(f.retransmissions.spurious, 1, "{:?}", f.retransmission_log);
+    assert_eq!((f.losses, f.tail_losses), (0, 0));
+}
+
+#[test]
+fn a_resend_cut_differently_is_one_loss_not_two() {
+    // Captured segments of 1000 bytes; the second is lost, and its resend covers
+    // 984 bytes of it and 16 of the third (a sender whose retransmission is cut at
+    // other boundaries than the capture's segments): one loss.
+    let mut s = Script::new(true);
+    s.handshake(50.0);
+    for i in 0..6 {
+        s.data(100.0 + 0.1 * f64::from(i), i);
+    }
+    s.ack(150.0, 1, &[]);
+    for k in 0..3 {
+        s.ack(150.1 + 0.1 * f64::from(k), 1, &[(2, 3 + k)]);
+    }
+    let mut r = s.base(150.5, true);
+    r.seq = ISS + 1 + MSS + 16;
+    r.ack = IRS + 101;
+    r.len = MSS;
+    assert_eq!(s.push(r).1, Some(Cause::Fast));
+    s.ack(200.0, 6, &[]);
+    assert_eq!(s.finish().flows[0].losses, 1);
 }

@@ -55,14 +55,20 @@ fn run(files: &[PathBuf], a: &Args, bar: &indicatif::ProgressBar) -> Result<Stri
 /// in path order.
 pub fn plan(a: &Args) -> Result<Vec<PathBuf>, LabError> {
     if a.tags.is_some() || a.out.is_some() {
+        let flag = if a.tags.is_some() { "--tags" } else { "--out" };
         let why = match a.captures.iter().find(|p| p.is_dir()) {
             Some(d) => format!("{}: is a directory", d.display()),
             None if a.captures.len() > 1 => format!("{} captures", a.captures.len()),
-            None => "--parquet".to_string(),
+            None => {
+                return Err(LabError::Input(format!(
+                    "{flag} with --parquet: {flag} writes one capture's results, \
+                     --parquet DIR the tables of many captures; give one or the other"
+                )));
+            }
         };
         return Err(LabError::Input(format!(
-            "{why}; --tags and --out take one capture file (--parquet DIR writes \
-             the tables of many, --json their report)"
+            "{why}; {flag} takes one capture file (--parquet DIR writes the tables \
+             of many, --json their report)"
         )));
     }
     crate::checks::threads("--threads ", a.threads).map_err(LabError::Input)?;

@@ -22,10 +22,15 @@ pub fn report(name: &str, a: &Analysis, max_flows: usize) -> String {
 /// server's data packets and how many were retransmitted and lost.
 fn totals(s: &mut String, name: &str, a: &Analysis) {
     let t = &a.totals;
+    let n = |k: u64, what: &str| format!("{k} {what}{}", if k == 1 { "" } else { "s" });
     let _ = writeln!(
         s,
-        "{name}: {} frames, {} TCP packets in {} flows ({} not TCP, {} malformed)",
-        t.frames, t.tcp_packets, t.flows, t.skipped, t.malformed
+        "{name}: {}, {} in {} ({} not TCP, {} malformed)",
+        n(t.frames, "frame"),
+        n(t.tcp_packets, "TCP packet"),
+        n(t.flows, "flow"),
+        t.skipped,
+        t.malformed
     );
     if t.capture_copies > 0 {
         let _ = writeln!(
