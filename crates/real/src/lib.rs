@@ -20,6 +20,7 @@ pub mod flows;
 pub mod forward;
 pub mod forward_bench;
 pub mod http_responder;
+pub mod jiffies;
 pub mod netns;
 pub mod sysctl;
 pub mod tcpinfo;

@@ -28,6 +28,11 @@ const LVL_SIZE: u64 = 64;
 /// Levels of the wheel at `HZ` above 100 (`LVL_DEPTH`).
 const LVL_DEPTH: u32 = 9;
 
+/// Linux `TCP_TIMEOUT_MIN_US`: the slack TCP adds to its probe and reorder timers
+/// before rounding them to jiffies (2 ms whatever `HZ`, since the fix for
+/// `HZ` 250; before it, `TCP_TIMEOUT_MIN`, 2 jiffies, added after).
+pub const TCP_TIMEOUT_MIN: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// `LVL_START(n)`: the first distance, in jiffies, filed in level `n`.
 const fn lvl_start(n: u32) -> u64 {
     (LVL_SIZE - 1) << ((n - 1) * LVL_CLK_SHIFT)

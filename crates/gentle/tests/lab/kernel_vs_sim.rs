@@ -87,6 +87,7 @@ fn the_linux_6_profile_matches_the_kernel() {
                 c["disagreements"]
             ));
         }
+        check_clocked(&name, c);
         // The simulation repaired what was lost, in every trial.
         for s in c["sim"].as_array().unwrap() {
             assert!(
@@ -115,4 +116,24 @@ fn the_linux_6_profile_matches_the_kernel() {
         "the kernel and the simulation differ:\n{}",
         report.join("\n")
     );
+}
+
+/// Every kernel run of case `c` was set against a simulation on its own kernel
+/// clock (jiffies and the timer wheel, read from /proc/timer_list as root).
+fn check_clocked(name: &str, c: &Value) {
+    let clocked = &c["clocked"];
+    assert!(clocked.is_object(), "{name}: no clocked comparison");
+    let runs = c["kernel"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t.as_array().unwrap())
+        .filter(|k| k["server_ms"].is_number())
+        .count() as u64;
+    assert_eq!(
+        clocked["agree"][1].as_u64(),
+        Some(runs),
+        "{name}: every kernel run with a time compared"
+    );
+    assert!(clocked["hz"].as_u64().is_some_and(|h| h > 0), "{name}: HZ");
 }

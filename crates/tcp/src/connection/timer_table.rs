@@ -25,6 +25,13 @@ impl TimerTable {
             ..TimerTable::default()
         }
     }
+    /// Keeps timer `t` from firing after `limit` (Linux's probe shares one timer
+    /// with the RTO, so the probe never waits past it on the wheel either).
+    pub fn cap(&mut self, t: TimerKind, limit: Instant) {
+        if let Some(at) = &mut self.at[t as usize] {
+            *at = (*at).min(limit);
+        }
+    }
     /// When timer `t` fires.
     pub fn get(&self, t: TimerKind) -> Option<Instant> {
         self.at[t as usize]

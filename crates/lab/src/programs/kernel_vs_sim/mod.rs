@@ -26,12 +26,15 @@ use gentle_tcp::{CaState, Connection, Event, Instant, RetransKind};
 use serde::Serialize;
 
 use super::Builtin;
+
+mod clocked;
 use crate::emulate::{self, EmulateOptions};
 use crate::scenario::{Scenario, Variant};
+pub use clocked::Clocked;
 
 pub const FILE: Builtin = Builtin {
     path: "examples/kernel-vs-sim.toml",
-    text: include_str!("../../../../examples/kernel-vs-sim.toml"),
+    text: include_str!("../../../../../examples/kernel-vs-sim.toml"),
 };
 
 /// The congestion control run on the kernel alone, with the host's defaults.
@@ -58,10 +61,19 @@ pub struct Side {
     pub ca_state: String,
     pub cwnd: u32,
     pub server_ms: Option<f64>,
+    /// When the response's first segment was sent: in the simulation, ns of
+    /// simulated time; in the kernel, ns of the monotonic clock (as the forwarder
+    /// read it).
+    #[serde(skip)]
+    pub anchor_ns: Option<u64>,
+    /// The kernel run's forwarder: the latest it delivered a packet after its due
+    /// time, ms.
+    #[serde(skip)]
+    pub forwarder_late_ms: Option<f64>,
 }
 
 impl Side {
-    fn causes(&self) -> String {
+    pub(super) fn causes(&self) -> String {
         if self.retrans.is_empty() {
             return "none".into();
         }
@@ -112,6 +124,9 @@ pub struct Case {
     pub tolerance_ms: f64,
     /// The trials where the simulation and the kernel disagree, for the report.
     pub disagreements: Vec<String>,
+    /// Each kernel run against a simulation on its own kernel clock, when the
+    /// kernel's jiffies could be read.
+    pub clocked: Option<Clocked>,
 }
 
 /// The experiment's result.
@@ -178,7 +193,7 @@ fn segment_of(seq: u64, mss: u64) -> u64 {
 /// Segment size on both sides: 1500-byte MTU, timestamps.
 const MSS: u64 = 1448;
 
-fn simulate(scn: &Scenario, v: &Variant, trial: u64) -> Side {
+pub(super) fn simulate(scn: &Scenario, v: &Variant, trial: u64) -> Side {
     let ts = rng::trial_seed(scn.seed, trial);
     let setup = scn.setup(v, ts);
     let w = &setup.workloads[0];
@@ -223,15 +238,17 @@ fn simulate(scn: &Scenario, v: &Variant, trial: u64) -> Side {
             .find(|e| e.index == 0)
             .and_then(|e| e.server_ns)
             .map(|n| n as f64 / 1e6),
+        anchor_ns: obs.first_send,
+        forwarder_late_ms: None,
     }
 }
 
 fn kernel_side(t: &emulate::trial::RealTrial) -> Side {
     let log = &t.forwarder.log;
-    let t0 = log
+    let first = log
         .iter()
-        .find(|e| e.dir == 0 && e.flow == 0 && e.payload > 0)
-        .map_or(0, |e| e.t_ns);
+        .find(|e| e.dir == 0 && e.flow == 0 && e.payload > 0);
+    let t0 = first.map_or(0, |e| e.t_ns);
     let rec = t.result.exchanges.iter().find(|e| e.index == 0);
     let resp_end = rec.map_or(u64::MAX, |r| r.response_bytes + 1);
     let info = t
@@ -254,6 +271,8 @@ fn kernel_side(t: &emulate::trial::RealTrial) -> Side {
         ca_state: info.map_or("?".into(), |i| i.ca_state_name().into()),
         cwnd: info.map_or(0, |i| i.cwnd),
         server_ms: rec.and_then(|r| r.server_ns).map(|n| n as f64 / 1e6),
+        anchor_ns: first.map(|e| e.t_ns + t.forwarder.base_ns),
+        forwarder_late_ms: Some(t.forwarder.delay_error.max_us / 1e3),
     }
 }
 
@@ -309,6 +328,8 @@ pub fn run(quick: bool) -> Outcome {
         cases: Vec::new(),
     };
     let bar = progress(quick);
+    // Where the kernel's jiffies stand on the monotonic clock, read once.
+    let mut jiffies: Option<Option<gentle_real::jiffies::JiffiesMap>> = None;
     for p in FILE.sweep().points {
         let scn = p.scenario;
         let (trials, repeats) = trials_and_repeats(&scn, quick);
@@ -361,14 +382,17 @@ pub fn run(quick: bool) -> Outcome {
                     }
                 }
             }
-            let name = variant.map_or(format!("{KERNEL_ONLY} (kernel only)"), |v| v.name);
-            out.cases.push(compare(
-                label.clone(),
-                scn.description.clone(),
-                name,
-                sim,
-                kernel,
-            ));
+            let name = variant
+                .as_ref()
+                .map_or(format!("{KERNEL_ONLY} (kernel only)"), |v| v.name.clone());
+            let mut case = compare(label.clone(), scn.description.clone(), name, sim, kernel);
+            let hz = out.kernel.as_ref().and_then(|k| k.hz);
+            if let (Some(v), Some(hz)) = (&variant, hz)
+                && let Some(map) = *jiffies.get_or_insert_with(|| gentle_real::jiffies::read(hz))
+            {
+                case.clocked = Some(clocked::compare(&scn, v, &case.sim, &case.kernel, hz, map));
+            }
+            out.cases.push(case);
         }
     }
     bar.finish_and_clear();
@@ -445,6 +469,7 @@ fn compare(
         time_agrees,
         tolerance_ms,
         disagreements,
+        clocked: None,
     }
 }
 
@@ -610,5 +635,16 @@ fn agreement(s: &mut String, c: &Case) {
     );
     for d in &c.disagreements {
         let _ = writeln!(s, "      {d}");
+    }
+    if let Some(k) = &c.clocked {
+        let _ = writeln!(
+            s,
+            "    on each kernel run's own clock (HZ {}, the timer wheel): same repairs and time within one jiffy: {}",
+            k.hz,
+            share(k.agree)
+        );
+        for m in &k.misses {
+            let _ = writeln!(s, "      {m}");
+        }
     }
 }

@@ -240,9 +240,10 @@ impl Connection {
         if self.tx.sb.is_empty() {
             self.timers.put(TimerKind::Retransmission, None);
         } else if una_advanced || !self.timers.is_set(TimerKind::Retransmission) {
-            self.timers.put(
+            self.timers.arm(
                 TimerKind::Retransmission,
-                Some(now + self.tx.rtt.rto_backed_off()),
+                now,
+                now + self.tx.rtt.rto_backed_off(),
             );
         }
         if self.cfg.tlp {

@@ -27,14 +27,12 @@ use super::Connection;
 use crate::config::{TlpDetection, TlpFlavour};
 use crate::scoreboard::TxSeg;
 use crate::time::Instant;
+use crate::timer_wheel::TCP_TIMEOUT_MIN;
 use crate::trace::{CaState, Event, RetransKind, State, TimerKind};
 use crate::wire::{Flags, Segment};
 
 /// Linux `TCP_TIMEOUT_INIT`-based floor of the probe timeout (10 ms).
 const PTO_MIN: Duration = Duration::from_millis(10);
-
-/// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ = 1000), added to 2·SRTT by Linux 4.11+.
-const TIMEOUT_MIN: Duration = Duration::from_millis(2);
 
 /// The loss probe's state.
 #[derive(Clone, Copy, Debug, Default)]
@@ -116,7 +114,12 @@ impl Connection {
         let pto = match (flavour, srtt) {
             (TlpFlavour::Rfc8985 | TlpFlavour::Linux6, None) => Duration::from_secs(1),
             (TlpFlavour::Linux6, Some(s)) => {
-                2 * s + if one { self.cfg.rto_min } else { TIMEOUT_MIN }
+                2 * s
+                    + if one {
+                        self.cfg.rto_min
+                    } else {
+                        TCP_TIMEOUT_MIN
+                    }
             }
             (_, None) => return, // Linux and the draft need an RTT sample
             (TlpFlavour::Rfc8985, Some(s)) => 2 * s + if one { wdt } else { Duration::ZERO },
@@ -141,6 +144,9 @@ impl Connection {
             at = rto.max(now);
         }
         self.timers.arm(TimerKind::LossProbe, now, at);
+        if let Some(rto) = self.timers.get(TimerKind::Retransmission) {
+            self.timers.cap(TimerKind::LossProbe, rto);
+        }
     }
 
     /// Probes go out in Open; Linux 4.11+ also in CWR.

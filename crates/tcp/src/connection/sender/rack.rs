@@ -12,7 +12,7 @@
 //!   `tcp_clean_rtx_queue` only).
 //! - A segment sent before RACK.xmit_ts is lost once RACK.rtt + reo_wnd has passed
 //!   since it was sent; otherwise the *reorder timer* is armed for the earliest such
-//!   moment (plus `TCP_TIMEOUT_MIN`, 2 ms), and when it fires, segments are marked
+//!   moment (plus `TCP_TIMEOUT_MIN_US`, 2 ms), and when it fires, segments are marked
 //!   lost and Recovery is entered if it has not been.
 //! - reo_wnd (`tcp_rack_reo_wnd`): min_rtt/4 × `reo_wnd_steps`, at most SRTT. Until
 //!   reordering has been seen it is 0 in Recovery, and 0 once `reordering`
@@ -25,12 +25,11 @@ use std::time::Duration;
 use super::Connection;
 use crate::scoreboard::TxSeg;
 use crate::time::Instant;
+use crate::timer_wheel::TCP_TIMEOUT_MIN;
 use crate::trace::{CaState, TimerKind};
 
 /// `TCP_RACK_RECOVERY_THRESH`: recoveries a raised reo_wnd persists for.
 const RECOVERY_THRESH: u32 = 16;
-/// `TCP_TIMEOUT_MIN`: slack added to the reorder timer.
-const TIMEOUT_MIN: Duration = Duration::from_millis(2);
 
 /// RACK's state (Linux `tp->rack` and `tp->reord_seen`).
 #[derive(Clone, Debug)]
@@ -214,7 +213,7 @@ impl Connection {
     fn arm_reorder_timer(&mut self, now: Instant) {
         match self.rack_detect_loss(now) {
             Some(w) => {
-                let at = now + round_up_ms(w) + TIMEOUT_MIN;
+                let at = now + round_up_ms(w) + TCP_TIMEOUT_MIN;
                 self.timers.arm(TimerKind::ReorderTimeout, now, at);
             }
             None => self.timers.put(TimerKind::ReorderTimeout, None),

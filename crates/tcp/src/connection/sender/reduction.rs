@@ -420,9 +420,10 @@ impl Connection {
         self.tx.ca.loss_first_retrans = false;
         self.set_ca(now, CaState::Loss);
         self.tx.undo.clear_stamp();
-        self.timers.put(
+        self.timers.arm(
             TimerKind::Retransmission,
-            Some(now + self.tx.rtt.rto_backed_off()),
+            now,
+            now + self.tx.rtt.rto_backed_off(),
         );
         self.trace(
             now,

@@ -138,9 +138,10 @@ impl Connection {
             self.ctl.syn_sent_at = now;
         }
         if !self.timers.is_set(TimerKind::Retransmission) {
-            self.timers.put(
+            self.timers.arm(
                 TimerKind::Retransmission,
-                Some(now + self.tx.rtt.rto_backed_off()),
+                now,
+                now + self.tx.rtt.rto_backed_off(),
             );
         }
         s
@@ -257,9 +258,10 @@ impl Connection {
         let tsval = self.tsval(now);
         self.tx.undo.on_retransmit(tsval);
         if !self.tx.member.is_on() && !self.timers.is_set(TimerKind::Retransmission) {
-            self.timers.put(
+            self.timers.arm(
                 TimerKind::Retransmission,
-                Some(now + self.tx.rtt.rto_backed_off()),
+                now,
+                now + self.tx.rtt.rto_backed_off(),
             );
         }
         self.trace(
@@ -403,9 +405,10 @@ impl Connection {
         self.snd.nxt = end;
         self.snd.last_data_sent = now;
         if !self.tx.member.is_on() && !self.timers.is_set(TimerKind::Retransmission) {
-            self.timers.put(
+            self.timers.arm(
                 TimerKind::Retransmission,
-                Some(now + self.tx.rtt.rto_backed_off()),
+                now,
+                now + self.tx.rtt.rto_backed_off(),
             );
         }
     }
