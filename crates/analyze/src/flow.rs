@@ -493,7 +493,7 @@ impl Flow {
             peer.rtt.sample(r);
             me.rtt.sample(r);
         }
-        let k: AckKind = peer.on_ack(
+        let mut k: AckKind = peer.on_ack(
             t + rx_shift,
             seg.ack,
             seg.window,
@@ -501,6 +501,12 @@ impl Flow {
             seg.opts.sack_blocks(),
             seg.opts.ts.map(|t| t.1),
         );
+        if seg.has(flags::RST) {
+            // A reset's window and ACK close the connection; they update and
+            // duplicate nothing (RFC 9293 §3.10.7).
+            k.window_update = false;
+            k.duplicate = false;
+        }
         if let Some((v, _)) = seg.opts.ts {
             if to_far {
                 peer.receiver_ack(t, v, k.could_trigger());

@@ -131,6 +131,7 @@ fn flows(s: &mut String, a: &Analysis, max_flows: usize) {
         "{:>5} {:<22} {:<22} {:>6} {:>13} {:>5} {:>4} {:>8} {:>8} {:>6}  signatures",
         "flow", "server", "client", "pkts", "retrans", "lost", "tail", "rtt ms", "srtt ms", "exch"
     );
+    let rows = s.len();
     for f in flows.iter().take(shown) {
         let _ = writeln!(
             s,
@@ -146,6 +147,15 @@ fn flows(s: &mut String, a: &Analysis, max_flows: usize) {
             ms(f.srtt_ms),
             f.exchanges.len(),
             signatures(f)
+        );
+    }
+    if s.len() > rows {
+        let _ = writeln!(
+            s,
+            "(lost: captured segments a resend repeated, less those shown unnecessary; tail: of\n \
+             those, repaired by a probe or a timeout; rtt ms: the minimum; reordering(N): the\n \
+             largest extent, segments; bufferbloat(+X ms): the 95th percentile RTT, X above the\n \
+             minimum; spurious(N): retransmissions shown unnecessary)"
         );
     }
 }
@@ -247,7 +257,11 @@ pub fn figures_text(a: &Analysis) -> String {
     if !f.loss_by_position.is_empty() {
         let _ = writeln!(s, "  in the figure: {}", figure3_lengths(f).1);
     }
-    let _ = writeln!(s, "\nFigure 4: losses in lossy bursts");
+    let _ = writeln!(
+        s,
+        "\nFigure 4: losses in lossy bursts (P(1): the share of them that lost one \
+         segment, P(<=2): at most two)"
+    );
     let _ = writeln!(
         s,
         "  {:>6} {:>8} {:>8} {:>8}",
