@@ -315,8 +315,8 @@ pub struct PacketdrillArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Do not compare the PSH flag of outbound packets (packetdrill does; it is a
-    /// sender's heuristic the engine does not copy from Linux).
+    /// Do not compare the PSH flag of outbound packets (packetdrill does; `linux-6`
+    /// sets it as Linux does, but for the forced push of long writes).
     #[arg(long)]
     pub ignore_psh: bool,
 }

@@ -354,6 +354,14 @@ config! {
     /// discarded silently, as Linux 3.x's `tcp_ack` does. Its segment is dropped
     /// either way, and its timestamp not recorded.
     ack_unsent_answered: bool = false => SwitchKind::Flag;
+    /// New data leaves in TSO packets of at most half of cwnd and Linux's
+    /// autosized packet (`tcp_tso_autosize`), and the last segment of a packet of
+    /// several carries PSH (Linux 4.9+ `__tcp_transmit_skb`, measured on Linux
+    /// 6.18 with packetdrill). Off, PSH marks only where the queued data ends.
+    tso_psh: bool = false => SwitchKind::Flag;
+    /// With `tso_psh`: the fewest segments of a TSO packet (Linux
+    /// `net.ipv4.tcp_min_tso_segs`, default 2).
+    min_tso_segs: u32 = 2 => SwitchKind::Int { min: 1, max: 127 };
     /// F-RTO spurious RTO detection (RFC 5682).
     frto: bool = true => SwitchKind::Flag;
     /// Undo cwnd reductions shown to be spurious by DSACK or timestamps (RFC 3522, RFC 3708).
@@ -612,6 +620,7 @@ impl Profile {
                 c.tlp_detection = TlpDetection::Dsack;
                 c.final_fin_cwnd_exempt = false;
                 c.ack_unsent_answered = true;
+                c.tso_psh = true;
             }
         }
         c

@@ -24,6 +24,9 @@ pub struct TxSeg {
     /// Sent with PSH: its retransmissions carry it too, as Linux's skb keeps its
     /// flags (`tcp_retransmit_skb`).
     pub psh: bool,
+    /// It ended the TSO packet it was first sent in (`tso_psh`): a retransmission
+    /// of the packet's segments together ends there too.
+    pub tso_end: bool,
     pub sacked: bool,
     pub lost: bool,
     /// A retransmission of this segment is in flight.
@@ -673,6 +676,7 @@ mod tests {
                             end: self.nxt,
                             fin: false,
                             psh: false,
+                            tso_end: false,
                             sacked: false,
                             lost: false,
                             retrans: false,

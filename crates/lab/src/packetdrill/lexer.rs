@@ -107,7 +107,12 @@ impl Lexer<'_> {
         let mut out = String::new();
         while !self.starts(end) {
             match self.bump() {
+                // A backslash escapes the next character; in a back-quoted
+                // command it stays, for the shell (`\` + newline continues a line).
                 Some('\\') if end.len() == 1 => {
+                    if end == "`" {
+                        out.push('\\');
+                    }
                     if let Some(c) = self.bump() {
                         out.push(c);
                     }
@@ -334,6 +339,8 @@ mod tests {
             toks("`a\nb` %{ x }%"),
             vec![Command("a\nb".into()), Code(" x ".into())]
         );
+        // A back-quoted command keeps its backslashes for the shell.
+        assert_eq!(toks("`a \\\n\tb`"), vec![Command("a \\\n\tb".into())]);
     }
 
     #[test]

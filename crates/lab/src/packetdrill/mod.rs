@@ -37,8 +37,8 @@ pub struct Args {
     pub switches: Vec<String>,
     /// Print one JSON document instead of text.
     pub json: bool,
-    /// Do not compare the PSH flag of outbound packets (packetdrill does; it is a
-    /// sender's heuristic the engine does not copy from Linux).
+    /// Do not compare the PSH flag of outbound packets (packetdrill does; `linux-6`
+    /// sets it as Linux does, but for the forced push of long writes).
     pub ignore_psh: bool,
 }
 

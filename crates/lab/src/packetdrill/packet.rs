@@ -321,8 +321,12 @@ impl Runner<'_> {
             let mut b = BytesMut::from(&seg.payload[..]);
             b.extend_from_slice(&next.payload);
             seg.payload = b.freeze();
-            seg.flags
-                .insert(Flags(next.flags.0 & (Flags::PSH.0 | Flags::FIN.0)));
+            // packetdrill's `aggregate_packets` takes the headers of the last
+            // packet (the sequence number and CWR of the first).
+            seg.flags = Flags(
+                (seg.flags.0 & !(Flags::PSH.0 | Flags::FIN.0))
+                    | (next.flags.0 & (Flags::PSH.0 | Flags::FIN.0)),
+            );
         }
         Some((t, seg))
     }
@@ -366,7 +370,14 @@ impl Runner<'_> {
             return Ok(());
         };
         let end = seg.seq.wrapping_add(seg.payload.len() as u32);
-        if self.outbound_left > 0 || *t != at || next.payload.is_empty() || next.seq != end {
+        // A packet ends where PSH is: a TSO packet's last segment, or the end of
+        // the data written (`tso_psh`).
+        if self.outbound_left > 0
+            || *t != at
+            || next.payload.is_empty()
+            || next.seq != end
+            || seg.flags.contains(Flags::PSH)
+        {
             return Ok(());
         }
         Err(Stop::Fail(Failure {

@@ -30,6 +30,9 @@ pub struct Sysctls {
     pub cfg: Config,
     /// `tcp_ecn`.
     pub ecn: EcnMode,
+    /// What the suites' `set_sysctls.py` saved, for its restore script
+    /// (`/tmp/sysctl_restore_${PPID}.sh`) to put back.
+    saved: Option<(Config, EcnMode)>,
 }
 
 /// The shell's `$((a*b))` arithmetic of products, as `defaults.sh` uses it.
@@ -68,6 +71,7 @@ impl Sysctls {
         Sysctls {
             cfg,
             ecn: EcnMode::Passive,
+            saved: None,
         }
     }
 
@@ -146,8 +150,8 @@ impl Sysctls {
             | "tcp_ecn_option"
             | "tcp_ecn_fallback"
             | "tcp_no_metrics_save"
-            | "tcp_min_tso_segs"
             | "tcp_tso_rtt_log" => {}
+            "tcp_min_tso_segs" => c.min_tso_segs = int(name, v)?.clamp(1, 127) as u32,
             _ => return skip("not modelled"),
         }
         Ok(())
@@ -177,7 +181,16 @@ impl Sysctls {
                 .map_err(|e| format!("command `{line}`: cannot read {}: {e}", path.display()))?;
             return self.command(&text, &path);
         }
+        if first.starts_with("/tmp/sysctl_restore_") && first.ends_with(".sh") {
+            if let Some((cfg, ecn)) = self.saved.take() {
+                (self.cfg, self.ecn) = (cfg, ecn);
+            }
+            return Ok(());
+        }
         if first.ends_with("set_sysctls.py") {
+            if self.saved.is_none() {
+                self.saved = Some((self.cfg.clone(), self.ecn));
+            }
             for w in &words[1..] {
                 let (k, v) = w
                     .split_once('=')
@@ -257,5 +270,19 @@ mod tests {
         let e = s.command("sysctl -q net.ipv4.tcp_congestion_control=bbr", p);
         assert!(e.unwrap_err().contains("tcp_congestion_control=bbr"));
         assert!(s.command("ethtool -K tun0 tso off", p).is_err());
+        // A line continued with a backslash is one command.
+        s.cfg.slow_start_after_idle = false;
+        s.command(
+            "../common/set_sysctls.py /proc/sys/net/ipv4/tcp_slow_start_after_idle=1 \\\n\t\t\t/proc/sys/net/ipv4/tcp_min_tso_segs=10",
+            p,
+        )
+        .unwrap();
+        assert!(s.cfg.slow_start_after_idle);
+        assert_eq!(s.cfg.min_tso_segs, 10);
+        // Its restore script puts back what it changed.
+        s.command("`/tmp/sysctl_restore_${PPID}.sh`".trim_matches('`'), p)
+            .unwrap();
+        assert!(!s.cfg.slow_start_after_idle);
+        assert_eq!(s.cfg.min_tso_segs, 2);
     }
 }

@@ -423,6 +423,7 @@ impl Connection {
             return false;
         }
         self.snd.buf.push(data);
+        self.tso_new_round();
         true
     }
 

@@ -18,6 +18,7 @@ impl Connection {
 
     /// Fires every timer whose deadline is not after `now`. Harmless when nothing is due.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.tso_new_round();
         if self
             .timers
             .get(TimerKind::DelayedAck)

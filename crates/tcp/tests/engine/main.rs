@@ -27,6 +27,7 @@ mod sack_generation;
 mod script;
 mod session;
 mod timer_wheel;
+mod tso_psh;
 mod undo;
 mod wire;
 mod zero_window;

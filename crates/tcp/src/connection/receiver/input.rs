@@ -12,6 +12,7 @@ impl Connection {
     /// Processes one segment addressed to this connection.
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
         self.counters.segs_in += 1;
+        self.tso_new_round();
         match self.state {
             State::Closed => {}
             State::SynSent => self.on_syn_sent(now, seg),

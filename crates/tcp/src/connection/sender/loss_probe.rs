@@ -183,7 +183,7 @@ impl Connection {
             let start = self.snd.nxt;
             self.fin_goes(now);
             let s = self.data_or_ack(now, Flags::FIN, start);
-            self.record_new_data(now, start, 0, true, false);
+            self.record_new_data(now, start, 0, true, (false, true));
             self.counters.loss_probes_new += 1;
             self.schedule_pto(now);
             return Some(s);
@@ -195,7 +195,7 @@ impl Connection {
             let mut s =
                 self.data_or_ack(now, if last { Flags::PSH } else { Flags::empty() }, start);
             s.payload = self.snd.buf.slice(start, len as usize);
-            self.record_new_data(now, start, len, false, last);
+            self.record_new_data(now, start, len, false, (last, true));
             self.counters.loss_probes_new += 1;
             self.schedule_pto(now);
             return Some(s);

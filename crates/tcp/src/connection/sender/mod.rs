@@ -15,6 +15,7 @@
 //! - [`cwnd_validation`]: whether cwnd was used.
 //! - [`fast_start`]: TCP fast start after idle periods and from cached path state.
 //! - [`session_member`]: a connection's side of a TCP session ([`crate::session`]).
+//! - [`tso`]: Linux's TSO packets, for the PSH flag they carry.
 //!
 //! The [`Sender`]'s fields are private to this module and its submodules: the rest
 //! of the connection reads the sender through the getters below.
@@ -32,6 +33,7 @@ mod reduction;
 mod rto;
 mod session_member;
 mod transmit;
+mod tso;
 mod undo;
 
 use std::time::Duration;
@@ -83,6 +85,9 @@ pub(crate) struct Sender {
     cwnd_usage: cwnd_validation::CwndUsage,
     /// Membership of a TCP session.
     member: Member,
+    /// The TSO packet under way, and the retransmitted one.
+    tso: tso::TsoPacket,
+    tso_resend: tso::TsoResend,
 }
 
 impl Sender {
@@ -102,6 +107,8 @@ impl Sender {
             fast_start: fast_start::FastStart::default(),
             cwnd_usage: Default::default(),
             member: Member::default(),
+            tso: tso::TsoPacket::default(),
+            tso_resend: tso::TsoResend::default(),
         }
     }
 

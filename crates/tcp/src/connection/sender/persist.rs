@@ -107,7 +107,7 @@ impl Connection {
         let start = self.snd.nxt;
         let mut s = self.data_or_ack(now, Flags::PSH, start);
         s.payload = self.snd.buf.slice(start, len as usize);
-        self.record_new_data(now, start, len, false, true);
+        self.record_new_data(now, start, len, false, (true, true));
         Some(s)
     }
 }

@@ -190,7 +190,7 @@ impl Connection {
     }
 
     /// How many segments may be in flight now.
-    fn in_flight_for_cwnd(&self) -> u32 {
+    pub(super) fn in_flight_for_cwnd(&self) -> u32 {
         if !self.cfg.limited_transmit && self.tx.ca.state() == CaState::Disorder {
             // Without RFC 3042, duplicate ACKs do not open room for new data.
             self.tx.sb.packets_out() + self.tx.sb.retrans_out()
@@ -206,7 +206,12 @@ impl Connection {
     pub(crate) fn resent(&mut self, now: Instant, i: usize) -> Option<(Segment, TxSeg)> {
         let seg = *self.tx.sb.get(i)?;
         let data_end = if seg.fin { seg.end - 1 } else { seg.end };
-        let mut flags = if seg.psh { Flags::PSH } else { Flags::empty() };
+        let forced = self.tso_resend_ends_packet(now, &seg);
+        let mut flags = if seg.psh || forced {
+            Flags::PSH
+        } else {
+            Flags::empty()
+        };
         if seg.fin {
             flags.insert(Flags::FIN);
         }
@@ -346,7 +351,15 @@ impl Connection {
         let last = start + len as u64 == self.snd.buf.end();
         let fin = self.snd.app_closed && last;
         let mut flags = Flags::empty();
-        if last && len > 0 {
+        // The application's write ends here (Linux `tcp_mark_push`): the data
+        // keeps the flag, and its retransmissions carry it.
+        let pushed = len > 0 && last;
+        let (ends_tso_packet, tso_end) = if len > 0 {
+            self.tso_ends_packet(now)
+        } else {
+            (false, false)
+        };
+        if pushed || ends_tso_packet {
             flags.insert(Flags::PSH);
         }
         if fin {
@@ -363,7 +376,7 @@ impl Connection {
         if self.tx.fast_start.active() {
             self.fast_start_on_send(now, start, &mut s);
         }
-        self.record_new_data(now, start, len as u64, fin, flags.contains(Flags::PSH));
+        self.record_new_data(now, start, len as u64, fin, (pushed, tso_end || pushed));
         // Linux `tcp_write_xmit`: cwnd-limited also when what is in flight fills it.
         let full = self.in_flight_for_cwnd() >= self.tx.cong.cwnd();
         self.cwnd_validate(full);
@@ -374,16 +387,16 @@ impl Connection {
         Some(s)
     }
 
-    /// Books newly sent data `[start, start + len)` (and a FIN after it; sent with
-    /// PSH if `psh`): the scoreboard entry, snd.nxt, and the retransmission timer if
-    /// none runs.
+    /// Books newly sent data `[start, start + len)` (and a FIN after it; `psh`:
+    /// pushed, and the end of its TSO packet): the scoreboard entry, snd.nxt, and
+    /// the retransmission timer if none runs.
     pub(crate) fn record_new_data(
         &mut self,
         now: Instant,
         start: u64,
         len: u64,
         fin: bool,
-        psh: bool,
+        (psh, tso_end): (bool, bool),
     ) {
         let end = start + len + fin as u64;
         if self.ext.corrective().encoding() && len > 0 {
@@ -395,6 +408,7 @@ impl Connection {
             end,
             fin,
             psh,
+            tso_end,
             sacked: false,
             lost: false,
             retrans: false,
