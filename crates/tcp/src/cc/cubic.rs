@@ -138,10 +138,16 @@ impl CongestionControl for Cubic {
         ((w.cwnd as u64 * BETA / BETA_SCALE) as u32).max(2)
     }
 
+    /// Linux `cubictcp_state` on entering Loss: `bictcp_reset` clears the whole
+    /// state, `last_max_cwnd` (W_max) included — after `ssthresh` has set it — so
+    /// congestion avoidance after the timeout's slow start starts a new epoch at
+    /// cwnd with no W_max: 1 segment per 20 ACKed at first (the `cnt > 20` cap).
     fn on_timeout(&mut self) {
-        self.epoch_start_ms = None;
-        self.ack_cnt = 0;
-        self.tcp_cwnd = 0;
+        let hystart = self.hystart.take();
+        *self = Cubic {
+            hystart,
+            ..Cubic::default()
+        };
         if let Some(h) = &mut self.hystart {
             h.on_timeout();
         }
@@ -165,6 +171,51 @@ impl CongestionControl for Cubic {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{CongestionControl, Window};
+    use super::Cubic;
+    use crate::time::Instant;
+
+    /// ACKs of one segment each, 2 ms apart, until cwnd grows past `cwnd`.
+    fn acks_to_grow(c: &mut Cubic, w: &mut Window, t0_ms: u64) -> u32 {
+        let start = w.cwnd;
+        let mut n = 0;
+        while w.cwnd == start {
+            n += 1;
+            let now = Instant::from_nanos((t0_ms + 2 * u64::from(n)) * 1_000_000);
+            c.cong_avoid(w, 1, now, 100);
+        }
+        n
+    }
+
+    #[test]
+    fn a_timeout_forgets_w_max_as_linux_bictcp_reset() {
+        // A loss at cwnd 10 sets W_max = 10 and ssthresh 7. After a fast
+        // recovery, congestion avoidance at 7 climbs the cubic curve towards 10:
+        // cwnd grows within a few ACKs. After a timeout (Linux `cubictcp_state`
+        // on Loss: `bictcp_reset`), W_max is forgotten and CUBIC starts at cwnd
+        // with its cap of one segment per 20 ACKed (fewer once the TCP-friendly
+        // estimate takes over).
+        let loss = |timeout: bool| {
+            let mut c = Cubic::default();
+            let mut w = Window {
+                cwnd: 10,
+                ssthresh: u32::MAX,
+                cwnd_cnt: 0,
+            };
+            w.ssthresh = c.ssthresh(&w);
+            if timeout {
+                c.on_timeout();
+            }
+            w.cwnd = w.ssthresh;
+            acks_to_grow(&mut c, &mut w, 1_000)
+        };
+        let (after_timeout, after_recovery) = (loss(true), loss(false));
+        assert!(
+            (15..=20).contains(&after_timeout) && after_recovery < 8,
+            "{after_timeout} ACKs after a timeout, {after_recovery} after a recovery"
+        );
+    }
+
     #[test]
     fn cube_root_is_exact_floor() {
         for a in [0u64, 1, 7, 8, 26, 27, 1_000_000, 999_999, u64::MAX >> 1] {
