@@ -254,3 +254,54 @@ fn the_final_fin_and_an_ack_of_unsent_data_follow_the_era() {
         "{f:?}"
     );
 }
+
+#[test]
+fn ts_vals_are_checked_with_a_tick_and_a_reset_keeps_timestamps() {
+    // The FIN goes 1.1 s after the SYN-ACK: its TS val is 1100 ticks of 1 ms on.
+    let script = |fin_val: u32, tick: bool| {
+        format!(
+            "{}\
+                0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n\
+               +0 bind(3, ..., ...) = 0\n\
+               +0 listen(3, 1) = 0\n\
+               +0 < S 0:0(0) win 20000 <mss 1000,sackOK,TS val 100 ecr 0>\n\
+               +0 > S. 0:0(0) ack 1 <mss 1460,sackOK,TS val 100 ecr 100>\n\
+              +.1 < . 1:1(0) ack 1 win 20000 <nop,nop,TS val 200 ecr 100>\n\
+               +0 accept(3, ..., ...) = 4\n\
+               +1 close(4) = 0\n\
+               +0 > F. 1:1(0) ack 1 <nop,nop,TS val {fin_val} ecr 200>\n",
+            if tick {
+                "--tcp_ts_tick_usecs=1000\n"
+            } else {
+                ""
+            }
+        )
+    };
+    assert_eq!(linux6(&script(1200, true)), Outcome::Pass);
+    let Outcome::Fail(f) = linux6(&script(1210, true)) else {
+        panic!("{:?}", linux6(&script(1210, true)))
+    };
+    assert!(
+        f.msg.contains("bad outbound TCP timestamp value"),
+        "{}",
+        f.msg
+    );
+    // Without the option packetdrill leaves TS vals unchecked.
+    assert_eq!(linux6(&script(1210, false)), Outcome::Pass);
+    // Closing with unread data resets the connection (RFC 2525 §2.17); Linux's
+    // reset carries the timestamps option (`tcp_send_active_reset`).
+    let reset = "--tcp_ts_tick_usecs=1000
+    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+   +0 bind(3, ..., ...) = 0
+   +0 listen(3, 1) = 0
+   +0 < S 0:0(0) win 20000 <mss 1000,sackOK,TS val 100 ecr 0>
+   +0 > S. 0:0(0) ack 1 <mss 1460,sackOK,TS val 100 ecr 100>
+  +.1 < . 1:1(0) ack 1 win 20000 <nop,nop,TS val 200 ecr 100>
+   +0 accept(3, ..., ...) = 4
+   +0 < . 1:1001(1000) ack 1 win 20000 <nop,nop,TS val 201 ecr 100>
+   +0 > . 1:1(0) ack 1001 <nop,nop,TS val 200 ecr 201>
+   +1 close(4) = 0
+   +0 > R. 1:1(0) ack 1001 <nop,nop,TS val 1200 ecr 201>
+";
+    assert_eq!(linux6(reset), Outcome::Pass);
+}

@@ -481,6 +481,9 @@ impl Runner<'_> {
             return Err("error handling packet: bad outbound TCP options".into());
         }
         for (w, g) in want.iter().zip(&got) {
+            if let (TcpOpt::Ts(script, _), TcpOpt::Ts(live, _)) = (w, g) {
+                self.check_ts_val(*script, *live)?;
+            }
             if !matches!(w, TcpOpt::Ts(..)) && w != g {
                 return Err(format!(
                     "error handling packet: bad value in outbound TCP option: expected: {} actual: {}",
@@ -488,6 +491,24 @@ impl Runner<'_> {
                     opts_str(std::slice::from_ref(g))
                 ));
             }
+        }
+        Ok(())
+    }
+
+    /// With `--tcp_ts_tick_usecs`, the live TS val (in script space, from the first
+    /// outbound pair) within the tolerance of the script's
+    /// (`verify_outbound_tcp_option`).
+    fn check_ts_val(&self, script: u32, live: u32) -> Result<(), String> {
+        // The first outbound TS val is the baseline of the mapping.
+        let (Some(tick), Some(_)) = (self.ts_tick_us, self.ts_first) else {
+            return Ok(());
+        };
+        let off = i64::from((live.wrapping_sub(script) as i32).unsigned_abs());
+        if off * tick > self.tolerance_us {
+            return Err(format!(
+                "error handling packet: bad outbound TCP timestamp value, tolerance {} (expected TS val {script}, actual {live})",
+                self.tolerance_us
+            ));
         }
         Ok(())
     }

@@ -99,6 +99,9 @@ pub struct Runner<'a> {
     /// Outbound TS val in script space → live, and the first pair (`run_packet.c`).
     pub(super) ts_map: HashMap<u32, u32>,
     pub(super) ts_first: Option<(u32, u32)>,
+    /// `--tcp_ts_tick_usecs`: outbound TS vals are checked, one tick being this
+    /// many µs (packetdrill leaves them unchecked without it).
+    pub(super) ts_tick_us: Option<i64>,
     /// Bytes the application read from the engine but not yet from the script.
     pub(super) unread: Vec<u8>,
     pub(super) rd_shut: bool,
@@ -137,6 +140,7 @@ impl<'a> Runner<'a> {
             dut_iss: 0,
             ts_map: HashMap::new(),
             ts_first: None,
+            ts_tick_us: None,
             unread: Vec::new(),
             rd_shut: false,
             rng: ChaCha8Rng::seed_from_u64(1),
@@ -167,6 +171,8 @@ impl<'a> Runner<'a> {
                 "tolerance_usecs" => {
                     self.tolerance_us = v.parse().map_err(|_| self.skip("bad --tolerance_usecs"))?
                 }
+                // The engine's TS clock ticks once a millisecond, as Linux's.
+                "tcp_ts_tick_usecs" if v == "1000" => self.ts_tick_us = Some(1000),
                 "ip_version" if v == "ipv4" || v == "ipv4-mapped-ipv6" || v == "ipv6" => {}
                 "mss" | "mtu" | "tolerance_percent" if v == "0" => {}
                 _ if v.is_empty() => return Err(self.skip(format!("option --{name} not modelled"))),

@@ -61,7 +61,12 @@ impl Connection {
         if self.ctl.rst_pending {
             self.ctl.rst_pending = false;
             let mut s = self.base_segment(now, Flags::RST | Flags::ACK, self.snd.nxt);
-            s.options = Options::default();
+            // Linux `tcp_send_active_reset` sends it through `tcp_transmit_skb`:
+            // the timestamps option stays, no SACK blocks.
+            s.options = Options {
+                timestamps: s.options.timestamps,
+                ..Options::default()
+            };
             return Some(s);
         }
         match self.state {
