@@ -102,6 +102,8 @@ pub struct Runner<'a> {
     /// `--tcp_ts_tick_usecs`: outbound TS vals are checked, one tick being this
     /// many µs (packetdrill leaves them unchecked without it).
     pub(super) ts_tick_us: Option<i64>,
+    /// `TCP_USER_TIMEOUT` set on the connection, ms.
+    pub(super) user_timeout_ms: i64,
     /// Bytes the application read from the engine but not yet from the script.
     pub(super) unread: Vec<u8>,
     pub(super) rd_shut: bool,
@@ -141,6 +143,7 @@ impl<'a> Runner<'a> {
             ts_map: HashMap::new(),
             ts_first: None,
             ts_tick_us: None,
+            user_timeout_ms: 0,
             unread: Vec::new(),
             rd_shut: false,
             rng: ChaCha8Rng::seed_from_u64(1),

@@ -2,6 +2,8 @@
 //! options, connection setup and teardown, reads and writes. The engine is one
 //! connection; each call's return value (and errno) is compared with the script's.
 
+use std::time::Duration;
+
 use bytes::Bytes;
 use gentle_tcp::{CcAlgorithm, Connection, State};
 
@@ -235,6 +237,15 @@ impl Runner<'_> {
             "TCP_NODELAY" => {
                 return Err(self.skip("Nagle's algorithm (TCP_NODELAY 0) not modelled"));
             }
+            // Milliseconds (RFC 5482's USER TIMEOUT; 0 restores tcp_retries2).
+            "TCP_USER_TIMEOUT" if connected && v >= 0 => {
+                let t = Duration::from_millis(v as u64);
+                self.conn
+                    .as_mut()
+                    .expect("connected")
+                    .set_user_timeout(Some(t));
+                self.user_timeout_ms = v;
+            }
             n => return Err(self.skip(format!("setsockopt {n}={val:?} not modelled"))),
         }
         Ok(Ok(0))
@@ -253,6 +264,7 @@ impl Runner<'_> {
                 None => self.sock(c)?.1.cfg.mss as i64,
             },
             "TCP_INFO" => return Ok(Ok(0)),
+            "TCP_USER_TIMEOUT" => self.user_timeout_ms,
             n => return Err(self.skip(format!("getsockopt {n} not modelled"))),
         };
         if let Expr::List(v) = &want
@@ -349,7 +361,7 @@ impl Runner<'_> {
             } else if unread || conn.readable() > 0 {
                 conn.abort(now);
             } else {
-                conn.close();
+                conn.close_socket();
             }
         }
         Ok(Ok(0))

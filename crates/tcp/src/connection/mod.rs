@@ -28,6 +28,8 @@ mod syn_loss;
 mod timer_table;
 mod timers;
 
+use std::time::Duration;
+
 use bytes::Bytes;
 use rand_core::RngCore;
 
@@ -168,6 +170,14 @@ pub(crate) struct Control {
     pub syn_resent: u32,
     pub rst_pending: bool,
     pub close_reason: Option<CloseReason>,
+    /// `TCP_USER_TIMEOUT` (RFC 9293 §3.8.3's USER TIMEOUT, RFC 5482).
+    pub user_timeout: Option<Duration>,
+    /// When the data outstanding was first retransmitted (Linux `retrans_stamp`).
+    pub retrans_stamp: Option<Instant>,
+    /// The application closed the socket: it reads no more.
+    pub read_closed: bool,
+    /// A reset answers a segment: its sequence offset (no ACK).
+    pub rst_reply: Option<u64>,
 }
 
 impl Connection {
@@ -224,6 +234,10 @@ impl Connection {
                 syn_resent: 0,
                 rst_pending: false,
                 close_reason: None,
+                user_timeout: None,
+                retrans_stamp: None,
+                read_closed: false,
+                rst_reply: None,
             },
             tx: Sender::new(&cfg, rtt),
             rx: Receiver::new(rcv_wscale),
@@ -427,9 +441,26 @@ impl Connection {
         true
     }
 
+    /// Sets `TCP_USER_TIMEOUT`: once this long has passed since the first
+    /// retransmission of the data outstanding, the next retransmission timeout
+    /// aborts the connection, whatever the count of retransmissions (Linux
+    /// `retransmits_timed_out`), and the timer never fires past that moment
+    /// (`tcp_clamp_rto_to_user_timeout`). `None` restores `max_retries`.
+    pub fn set_user_timeout(&mut self, timeout: Option<Duration>) {
+        self.ctl.user_timeout = timeout.filter(|t| !t.is_zero());
+    }
+
     /// Closes the sending direction: a FIN follows the queued data.
     pub fn close(&mut self) {
         self.snd.app_closed = true;
+    }
+
+    /// The application closes the socket (`close(2)` with nothing unread): the
+    /// sending direction as [`close`](Self::close), and the receiving one too —
+    /// data that arrives later resets the connection (RFC 1122 §4.2.2.13).
+    pub fn close_socket(&mut self) {
+        self.close();
+        self.ctl.read_closed = true;
     }
 
     /// Aborts: queues an RST and closes immediately.

@@ -145,3 +145,69 @@ fn timeout_in_loss_retransmits_everything_outstanding_in_slow_start() {
     s.expect_quiet();
     assert_eq!(s.dut.counters().slow_start_retrans, 2);
 }
+
+#[test]
+fn a_user_timeout_aborts_at_its_time_after_the_first_retransmission() {
+    // TCP_USER_TIMEOUT 1 s (RFC 5482; Linux `retransmits_timed_out`): the first
+    // retransmission, at 400 ms, starts the clock; the third timeout would come
+    // at 2200 ms, but the timer is clamped to 1400 ms (`tcp_clamp_rto_to_user_timeout`)
+    // and the connection ends there, without a reset (`tcp_write_err`).
+    let mut s = Script::server(Profile::Plain.config(), PeerOpts::default());
+    s.dut.set_user_timeout(Some(Duration::from_secs(1)));
+    s.write(1000);
+    s.expect(tx(1, 1000).at(100.0));
+    s.at(400.0);
+    s.expect(tx(1, 1000).at(400.0));
+    s.at(1000.0);
+    s.expect(tx(1, 1000).at(1000.0));
+    s.at(1399.999);
+    s.expect_quiet();
+    assert_eq!(s.dut.close_reason(), None);
+    s.at(1400.0);
+    s.expect_quiet();
+    assert_eq!(s.dut.close_reason(), Some(CloseReason::TimedOut));
+    // Without it the timer backs off to 2200 ms.
+    let mut s = Script::server(Profile::Plain.config(), PeerOpts::default());
+    s.write(1000);
+    s.expect(tx(1, 1000).at(100.0));
+    s.at(1000.0);
+    s.skip_all();
+    s.at(2200.0);
+    s.expect(tx(1, 1000).at(2200.0));
+    assert_eq!(s.dut.close_reason(), None);
+}
+
+#[test]
+fn data_for_a_closed_socket_resets_the_connection() {
+    // RFC 1122 §4.2.2.13: after close(), new data is answered with a reset (Linux
+    // `tcp_rcv_state_process` in FIN-WAIT-1: the ACK number asked for, no ACK).
+    let mut s = Script::server(Profile::Plain.config(), PeerOpts::default());
+    s.at(200.0);
+    s.dut.close_socket();
+    s.flush();
+    s.expect(
+        Exp::default()
+            .flags(Flags::FIN | Flags::ACK)
+            .seq(1)
+            .at(200.0),
+    );
+    s.at(250.0);
+    s.send(data(1, 100, 1));
+    let rst = s.expect(Exp::default().flags(Flags::RST).seq(1).at(250.0));
+    assert_eq!(rst.ack, 0);
+    assert_eq!(s.dut.close_reason(), Some(CloseReason::Reset));
+    // A shutdown of the sending side alone receives it.
+    let mut s = Script::server(Profile::Plain.config(), PeerOpts::default());
+    s.at(200.0);
+    s.close();
+    s.expect(
+        Exp::default()
+            .flags(Flags::FIN | Flags::ACK)
+            .seq(1)
+            .at(200.0),
+    );
+    s.at(250.0);
+    s.send(data(1, 100, 1));
+    s.expect(pure_ack(101).at(250.0));
+    assert_eq!(s.dut.close_reason(), None);
+}

@@ -196,6 +196,13 @@ impl Connection {
     pub(crate) fn process_data(&mut self, now: Instant, seg: &Segment) {
         let seq = self.rcv_offset(seg.seq);
         let can_receive = self.can_receive_data();
+        if self.ctl.read_closed
+            && matches!(self.state, State::FinWait1 | State::FinWait2)
+            && seq + seg.payload.len() as u64 > self.rx.rcv.rcv_nxt()
+        {
+            self.abort_on_data(now, seg);
+            return;
+        }
         if !seg.payload.is_empty() {
             if !can_receive && seq + seg.payload.len() as u64 > self.rx.rcv.rcv_nxt() {
                 // Data after the peer's FIN: ignore (RFC 9293 §3.10.7.4).
@@ -295,5 +302,16 @@ impl Connection {
             self.snd.wl1 = seq;
             self.snd.wl2 = ack;
         }
+    }
+
+    /// New data for a socket the application closed: RFC 1122 §4.2.2.13 ("its TCP
+    /// SHOULD send a RST to show that data was lost"), as Linux does in FIN-WAIT-1
+    /// and -2 (`tcp_rcv_state_process`, `TCPAbortOnData`): the connection ends and
+    /// the segment is answered with a reset (`tcp_v4_send_reset`: the sequence
+    /// number its ACK asked for, no ACK of it).
+    fn abort_on_data(&mut self, now: Instant, seg: &Segment) {
+        self.counters.aborts += 1;
+        self.ctl.rst_reply = Some(seg.ack.wrapping_sub(self.snd.iss) as u64);
+        self.enter_closed(now, CloseReason::Reset);
     }
 }

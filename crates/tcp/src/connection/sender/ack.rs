@@ -180,6 +180,9 @@ impl Connection {
         self.snd.una = ack;
         self.snd.buf.release(ack.min(self.snd.buf.end()));
         self.tx.rtt.clear_retransmits();
+        if self.tx.sb.retrans_out() == 0 {
+            self.ctl.retrans_stamp = None;
+        }
         // RTT: Karn's rule for segment timing; timestamps otherwise (RFC 7323 §4.1).
         // Karn: no segment-timed sample once retransmitted data is acknowledged.
         let timed = if acked.any_retrans {

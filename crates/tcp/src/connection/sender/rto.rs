@@ -4,8 +4,13 @@
 //! with F-RTO (RFC 5682), the abort after `max_retries` (RFC 9293 §3.8.3 R2), and the
 //! timer armed again, backed off.
 
+use std::time::Duration;
+
 use super::{CloseReason, Connection};
 use crate::time::Instant;
+
+/// The timer after a user timeout has passed: Linux's one jiffy, at `HZ` 1000.
+const USER_TIMEOUT_TICK: Duration = Duration::from_millis(1);
 use crate::trace::{Event, State, TimerKind};
 
 impl Connection {
@@ -30,7 +35,15 @@ impl Connection {
                 if self.tx.sb.is_empty() {
                     return; // nothing outstanding: spurious
                 }
-                if self.tx.rtt.retransmits() >= self.cfg.max_retries {
+                if self.user_timed_out(now) {
+                    // Linux `tcp_write_err`: the connection ends without a reset.
+                    self.counters.aborts += 1;
+                    self.enter_closed(now, CloseReason::TimedOut);
+                    return;
+                }
+                if self.ctl.user_timeout.is_none()
+                    && self.tx.rtt.retransmits() >= self.cfg.max_retries
+                {
                     self.counters.aborts += 1;
                     self.ctl.rst_pending = true;
                     self.enter_closed(now, CloseReason::TimedOut);
@@ -47,8 +60,24 @@ impl Connection {
         }
     }
 
+    /// `TCP_USER_TIMEOUT` has passed since the first retransmission of the data
+    /// outstanding (Linux `retransmits_timed_out` with a user timeout, from
+    /// `retrans_stamp`; never before a first retransmission).
+    fn user_timed_out(&self, now: Instant) -> bool {
+        match (self.ctl.user_timeout, self.ctl.retrans_stamp) {
+            (Some(limit), Some(start)) => now.saturating_since(start) >= limit,
+            _ => false,
+        }
+    }
+
     pub(crate) fn arm_rto(&mut self, now: Instant) {
-        let rto = self.tx.rtt.rto_backed_off();
+        let mut rto = self.tx.rtt.rto_backed_off();
+        // Linux `tcp_clamp_rto_to_user_timeout`: never past the user timeout (at
+        // once, one jiffy, if it has passed).
+        if let (Some(limit), Some(start)) = (self.ctl.user_timeout, self.ctl.retrans_stamp) {
+            let left = limit.saturating_sub(now.saturating_since(start));
+            rto = rto.min(left.max(USER_TIMEOUT_TICK));
+        }
         self.timers.arm(TimerKind::Retransmission, now, now + rto);
         self.trace(
             now,

@@ -58,6 +58,13 @@ impl Connection {
     }
 
     fn next_segment(&mut self, now: Instant) -> Option<Segment> {
+        if let Some(seq) = self.ctl.rst_reply.take() {
+            let mut s = self.base_segment(now, Flags::RST, seq);
+            s.ack = 0;
+            s.window = 0;
+            s.options = Options::default();
+            return Some(s);
+        }
         if self.ctl.rst_pending {
             self.ctl.rst_pending = false;
             let mut s = self.base_segment(now, Flags::RST | Flags::ACK, self.snd.nxt);
@@ -210,6 +217,9 @@ impl Connection {
     /// the scoreboard's record of it.
     pub(crate) fn resent(&mut self, now: Instant, i: usize) -> Option<(Segment, TxSeg)> {
         let seg = *self.tx.sb.get(i)?;
+        // Linux `tcp_retransmit_skb`: "Save stamp of the first (attempted)
+        // retransmit".
+        self.ctl.retrans_stamp.get_or_insert(now);
         let data_end = if seg.fin { seg.end - 1 } else { seg.end };
         let forced = self.tso_resend_ends_packet(now, &seg);
         let mut flags = if seg.psh || forced {
