@@ -17,6 +17,9 @@ use gentle_lab::{sweeping, tsg, view};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // Output piped into `head` and the like: end quietly when the reader goes away,
+    // as command-line tools do, instead of panicking on the write.
+    sigpipe::reset();
     ExitCode::from(dispatch(Cli::parse().cmd))
 }
 

@@ -359,6 +359,11 @@ config! {
     /// several carries PSH (Linux 4.9+ `__tcp_transmit_skb`, measured on Linux
     /// 6.18 with packetdrill). Off, PSH marks only where the queued data ends.
     tso_psh: bool = false => SwitchKind::Flag;
+    /// Nagle's algorithm as Linux runs it (`tcp_nagle_check` with Minshall's
+    /// variant): a segment shorter than the MSS waits while an earlier short one is
+    /// unacknowledged, unless it carries the FIN — a socket without `TCP_NODELAY`.
+    /// Off, as Web servers run (`TCP_NODELAY` set).
+    nagle: bool = false => SwitchKind::Flag;
     /// With `tso_psh`: the fewest segments of a TSO packet (Linux
     /// `net.ipv4.tcp_min_tso_segs`, default 2).
     min_tso_segs: u32 = 2 => SwitchKind::Int { min: 1, max: 127 };

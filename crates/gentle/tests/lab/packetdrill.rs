@@ -40,7 +40,7 @@ fn own_scripts_pass_on_linux_6() {
             n += 1;
         }
     }
-    assert!(n >= 11, "only {n} scripts");
+    assert!(n >= 13, "only {n} scripts");
 }
 
 #[test]
@@ -83,6 +83,18 @@ fn a_late_packet_fails_on_its_time() {
         "{}",
         f.msg
     );
+    // 20 ms late after a step of 280 ms: within packetdrill's default tolerance,
+    // 12.5% of the step (35 ms), not within 4 ms.
+    let src = |pct: &str| {
+        format!(
+            "{pct}{SERVER}`sysctl -q net.ipv4.tcp_early_retrans=0`\n   +0 write(4, ..., 1000) = 1000\n   +0 > P. 1:1001(1000) ack 1\n +.28 > P. 1:1001(1000) ack 1\n"
+        )
+    };
+    assert_eq!(linux6(&src("")), Outcome::Pass);
+    assert!(matches!(
+        linux6(&src("--tolerance_percent=0\n")),
+        Outcome::Fail(_)
+    ));
 }
 
 #[test]
@@ -278,16 +290,21 @@ fn ts_vals_are_checked_with_a_tick_and_a_reset_keeps_timestamps() {
         )
     };
     assert_eq!(linux6(&script(1200, true)), Outcome::Pass);
-    let Outcome::Fail(f) = linux6(&script(1210, true)) else {
-        panic!("{:?}", linux6(&script(1210, true)))
+    // The tolerance is 12.5% of the 1.1 s since the script began (137 ms).
+    assert_eq!(linux6(&script(1330, true)), Outcome::Pass);
+    let Outcome::Fail(f) = linux6(&script(1340, true)) else {
+        panic!("{:?}", linux6(&script(1340, true)))
     };
     assert!(
         f.msg.contains("bad outbound TCP timestamp value"),
         "{}",
         f.msg
     );
+    // With --tolerance_percent=0, 4 ms.
+    let strict = format!("--tolerance_percent=0\n{}", script(1210, true));
+    assert!(matches!(linux6(&strict), Outcome::Fail(_)));
     // Without the option packetdrill leaves TS vals unchecked.
-    assert_eq!(linux6(&script(1210, false)), Outcome::Pass);
+    assert_eq!(linux6(&script(1340, false)), Outcome::Pass);
     // Closing with unread data resets the connection (RFC 2525 §2.17); Linux's
     // reset carries the timestamps option (`tcp_send_active_reset`).
     let reset = "--tcp_ts_tick_usecs=1000

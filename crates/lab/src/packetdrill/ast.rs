@@ -95,6 +95,43 @@ pub enum Expr {
     Call(String, Vec<Expr>),
 }
 
+/// As the script writes it (for messages).
+impl std::fmt::Display for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let join = |f: &mut std::fmt::Formatter<'_>, v: &[Expr]| -> std::fmt::Result {
+            for (i, e) in v.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{e}")?;
+            }
+            Ok(())
+        };
+        match self {
+            Expr::Ellipsis => f.write_str("..."),
+            Expr::Int(i) => write!(f, "{i}"),
+            Expr::Word(w) => f.write_str(w),
+            Expr::Str(s) => write!(f, "\"{s}\""),
+            Expr::List(v) => {
+                f.write_str("[")?;
+                join(f, v)?;
+                f.write_str("]")
+            }
+            Expr::Struct(v) => {
+                f.write_str("{")?;
+                join(f, v)?;
+                f.write_str("}")
+            }
+            Expr::Binary(op, a, b) => write!(f, "{a}{op}{b}"),
+            Expr::Call(name, v) => {
+                write!(f, "{name}(")?;
+                join(f, v)?;
+                f.write_str(")")
+            }
+        }
+    }
+}
+
 /// A syscall line: `name(args) = result [ERRNO (note)]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SyscallSpec {

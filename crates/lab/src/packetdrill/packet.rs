@@ -390,7 +390,7 @@ impl Runner<'_> {
     }
 
     fn check_time(&self, t: Time, lo: i64, hi: i64, actual: i64) -> Result<(), String> {
-        let tol = self.tolerance_us;
+        let tol = self.tolerance_at(lo);
         if matches!(t, Time::Any) || (lo - tol <= actual && actual <= hi + tol) {
             return Ok(());
         }
@@ -496,7 +496,8 @@ impl Runner<'_> {
     }
 
     /// With `--tcp_ts_tick_usecs`, the live TS val (in script space, from the first
-    /// outbound pair) within the tolerance of the script's
+    /// outbound pair) within the tolerance of the script's: `--tolerance_usecs`, or
+    /// `--tolerance_percent` of the time since the script began if larger
     /// (`verify_outbound_tcp_option`).
     fn check_ts_val(&self, script: u32, live: u32) -> Result<(), String> {
         // The first outbound TS val is the baseline of the mapping.
@@ -504,10 +505,12 @@ impl Runner<'_> {
             return Ok(());
         };
         let off = i64::from((live.wrapping_sub(script) as i32).unsigned_abs());
-        if off * tick > self.tolerance_us {
+        // The share of the whole script's time so far, not of the last step's.
+        let dynamic = (self.event_us as f64 * self.tolerance_percent / 100.0) as i64;
+        let tol = self.tolerance_us.max(dynamic);
+        if off * tick > tol {
             return Err(format!(
-                "error handling packet: bad outbound TCP timestamp value, tolerance {} (expected TS val {script}, actual {live})",
-                self.tolerance_us
+                "error handling packet: bad outbound TCP timestamp value, tolerance {tol} us (expected TS val {script}, actual {live})"
             ));
         }
         Ok(())

@@ -84,6 +84,12 @@ pub struct Runner<'a> {
     pub(super) path: &'a Path,
     pub(super) sys: Sysctls,
     pub(super) tolerance_us: i64,
+    /// `--tolerance_percent`: a timing check also allows this share of the time
+    /// since the previous event (packetdrill's default 12.5, `config.c`: "the worst
+    /// case inaccuracy" of Linux's timer wheel).
+    pub(super) tolerance_percent: f64,
+    /// The previous event's script time (µs).
+    pub(super) last_event_us: Option<i64>,
     pub(super) now: Instant,
     /// When the current event happens (µs), for reports.
     pub(super) event_us: i64,
@@ -130,6 +136,8 @@ impl<'a> Runner<'a> {
             path,
             sys,
             tolerance_us: 4000,
+            tolerance_percent: 12.5,
+            last_event_us: None,
             now: Instant::ZERO,
             event_us: 0,
             line: 0,
@@ -177,7 +185,14 @@ impl<'a> Runner<'a> {
                 // The engine's TS clock ticks once a millisecond, as Linux's.
                 "tcp_ts_tick_usecs" if v == "1000" => self.ts_tick_us = Some(1000),
                 "ip_version" if v == "ipv4" || v == "ipv4-mapped-ipv6" || v == "ipv6" => {}
-                "mss" | "mtu" | "tolerance_percent" if v == "0" => {}
+                "tolerance_percent" => {
+                    self.tolerance_percent = v
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|p| (0.0..=100.0).contains(p))
+                        .ok_or_else(|| self.skip(format!("bad --tolerance_percent: {v}")))?
+                }
+                "mss" | "mtu" if v == "0" => {}
                 _ if v.is_empty() => return Err(self.skip(format!("option --{name} not modelled"))),
                 _ => return Err(self.skip(format!("option --{name}={v} not modelled"))),
             }
@@ -217,6 +232,22 @@ impl<'a> Runner<'a> {
     fn event(&mut self, ev: &Event) -> Step {
         let (lo, hi) = self.when(ev.time);
         self.event_us = lo;
+        let r = self.event_at(ev, lo, hi);
+        self.last_event_us = Some(lo);
+        r
+    }
+
+    /// The timing tolerance of an event at `lo` (µs): `--tolerance_usecs`, or the
+    /// share `--tolerance_percent` of the time since the previous event if larger
+    /// (packetdrill `verify_time`).
+    pub(super) fn tolerance_at(&self, lo: i64) -> i64 {
+        let dynamic = self.last_event_us.map_or(0, |prev| {
+            ((lo - prev) as f64 * self.tolerance_percent / 100.0) as i64
+        });
+        self.tolerance_us.max(dynamic)
+    }
+
+    fn event_at(&mut self, ev: &Event, lo: i64, hi: i64) -> Step {
         if let Action::Packet(p) = &ev.action
             && p.outbound
         {

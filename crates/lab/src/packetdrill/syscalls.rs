@@ -41,7 +41,7 @@ impl Runner<'_> {
             Expr::Word(w) => symbol(w).ok_or_else(|| self.skip(format!("symbol {w} not modelled"))),
             Expr::Binary('|', a, b) => Ok(self.int(a)? | self.int(b)?),
             Expr::List(v) if v.len() == 1 => self.int(&v[0]),
-            _ => Err(self.skip(format!("argument {e:?} not modelled"))),
+            _ => Err(self.skip(format!("argument `{e}` not modelled"))),
         }
     }
 
@@ -102,7 +102,9 @@ impl Runner<'_> {
                     return Err(self.skip("only SOCK_STREAM sockets are modelled"));
                 }
                 let fd = self.new_fd(c);
-                let cfg = self.sys.cfg.clone();
+                let mut cfg = self.sys.cfg.clone();
+                // A Linux socket runs Nagle's algorithm until TCP_NODELAY is set.
+                cfg.nagle = true;
                 let s = Sock {
                     state: SockState::Fresh,
                     nonblock: false,
@@ -212,7 +214,7 @@ impl Runner<'_> {
     fn setsockopt(&mut self, c: &SyscallSpec) -> Step<Ret> {
         let name = match self.arg(c, 2)? {
             Expr::Word(w) => w.clone(),
-            e => return Err(self.skip(format!("setsockopt option {e:?} not modelled"))),
+            e => return Err(self.skip(format!("setsockopt option `{e}` not modelled"))),
         };
         let val = self.arg(c, 3)?.clone();
         let connected = {
@@ -226,17 +228,16 @@ impl Runner<'_> {
         let (_, s) = self.sock(c)?;
         match name.as_str() {
             "SO_REUSEADDR" | "SO_REUSEPORT" | "SO_KEEPALIVE" | "SO_SNDBUF" => {}
-            "TCP_NODELAY" if v != 0 => {}
+            "TCP_NODELAY" if !connected => s.cfg.nagle = v == 0,
             "SO_RCVBUF" if !connected => s.cfg.recv_buffer = (2 * v).clamp(536, 1 << 30) as u32,
             "TCP_MAXSEG" if !connected => s.cfg.mss = v.clamp(88, 65495) as u16,
             "TCP_CONGESTION" if !connected => match &val {
                 Expr::Str(n) if n == "reno" => s.cfg.cc = CcAlgorithm::Reno,
                 Expr::Str(n) if n == "cubic" => s.cfg.cc = CcAlgorithm::Cubic,
-                _ => return Err(self.skip(format!("TCP_CONGESTION {val:?} not modelled"))),
+                _ => return Err(self.skip(format!("TCP_CONGESTION {val} not modelled"))),
             },
-            "TCP_NODELAY" => {
-                return Err(self.skip("Nagle's algorithm (TCP_NODELAY 0) not modelled"));
-            }
+            // Setting it sends what Nagle held (`tcp_push_pending_frames`).
+            "TCP_NODELAY" => self.conn.as_mut().expect("connected").set_nodelay(v != 0),
             // Milliseconds (RFC 5482's USER TIMEOUT; 0 restores tcp_retries2).
             "TCP_USER_TIMEOUT" if connected && v >= 0 => {
                 let t = Duration::from_millis(v as u64);
@@ -246,7 +247,7 @@ impl Runner<'_> {
                     .set_user_timeout(Some(t));
                 self.user_timeout_ms = v;
             }
-            n => return Err(self.skip(format!("setsockopt {n}={val:?} not modelled"))),
+            n => return Err(self.skip(format!("setsockopt {n} {val} not modelled"))),
         }
         Ok(Ok(0))
     }
@@ -254,7 +255,7 @@ impl Runner<'_> {
     fn getsockopt(&mut self, c: &SyscallSpec) -> Step<Ret> {
         let name = match self.arg(c, 2)? {
             Expr::Word(w) => w.clone(),
-            e => return Err(self.skip(format!("getsockopt option {e:?} not modelled"))),
+            e => return Err(self.skip(format!("getsockopt option `{e}` not modelled"))),
         };
         let want = self.arg(c, 3)?.clone();
         let got = match name.as_str() {

@@ -4,14 +4,19 @@
 //! arithmetic, `and`/`or`/`not`); any other Python, or a field the engine lacks,
 //! makes the script SKIPPED.
 
-use gentle_tcp::{Connection, State};
+use gentle_tcp::{Connection, Instant, State};
 
 use super::run::{Runner, Step};
 
 /// `struct tcp_info` fields the engine can fill (`include/uapi/linux/tcp.h`).
-fn field(c: &Connection, name: &str) -> Option<i128> {
+fn field(c: &Connection, now: Instant, name: &str) -> Option<i128> {
     let us = |d: std::time::Duration| d.as_micros() as i128;
     Some(match name {
+        "tcpi_last_data_recv" => c.since_data_received(now).as_millis() as i128,
+        "tcpi_busy_time" => us(c.busy_time(now)),
+        "tcpi_rwnd_limited" => us(c.rwnd_limited_time(now)),
+        // The engine's send buffer never fills.
+        "tcpi_sndbuf_limited" => 0,
         "tcpi_snd_cwnd" => c.cwnd() as i128,
         // TCP_INFINITE_SSTHRESH before the first reduction.
         "tcpi_snd_ssthresh" => (c.ssthresh() as i128).min(0x7fff_ffff),
@@ -256,12 +261,14 @@ impl Runner<'_> {
             };
             let cond = split_message(cond);
             let conn = self.conn.as_ref();
+            let now = self.now;
             let mut missing = None;
             let var = |n: &str| -> Result<i128, String> {
                 if let Some(v) = constant(n) {
                     return Ok(v);
                 }
-                conn.and_then(|c| field(c, n)).ok_or_else(|| n.to_string())
+                conn.and_then(|c| field(c, now, n))
+                    .ok_or_else(|| n.to_string())
             };
             let t = tokens(cond).map_err(|e| self.skip(format!("Python {e} not modelled")))?;
             let mut ev = Eval { t, i: 0, var: &var };

@@ -123,6 +123,8 @@ pub(crate) struct SendState {
     /// Largest window the peer has offered (RFC 9293 §3.8.6.2.1 `Max(SND.WND)`).
     pub max_wnd: u64,
     pub last_data_sent: Instant,
+    /// End of the last segment shorter than the MSS sent (Linux `snd_sml`).
+    pub sml: u64,
 }
 
 /// What the handshake negotiated (RFC 9293 §3.7.1, RFC 7323, RFC 2018).
@@ -210,6 +212,7 @@ impl Connection {
                 wl2: 0,
                 max_wnd: 0,
                 last_data_sent: now,
+                sml: 0,
             },
             opts: Negotiated {
                 sack: false,
@@ -436,6 +439,7 @@ impl Connection {
         if self.snd.app_closed || matches!(self.state, State::Closed) {
             return false;
         }
+        self.chrono_on_write(self.snd.buf.end() > self.snd.nxt);
         self.snd.buf.push(data);
         self.tso_new_round();
         true
@@ -448,6 +452,12 @@ impl Connection {
     /// (`tcp_clamp_rto_to_user_timeout`). `None` restores `max_retries`.
     pub fn set_user_timeout(&mut self, timeout: Option<Duration>) {
         self.ctl.user_timeout = timeout.filter(|t| !t.is_zero());
+    }
+
+    /// Sets `TCP_NODELAY`: on, short segments go at once; off, Nagle's algorithm
+    /// holds them (the switch `nagle`).
+    pub fn set_nodelay(&mut self, on: bool) {
+        self.cfg.nagle = !on;
     }
 
     /// Closes the sending direction: a FIN follows the queued data.
@@ -493,6 +503,9 @@ impl Connection {
         if self.state != to {
             let from = self.state;
             self.state = to;
+            if to == State::Established && matches!(from, State::SynSent | State::SynReceived) {
+                self.ack_policy_on_established(now);
+            }
             self.trace(now, Event::State { from, to });
         }
     }

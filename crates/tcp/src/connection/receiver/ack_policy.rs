@@ -226,6 +226,19 @@ impl Connection {
         self.timers.put(TimerKind::DelayedAck, None);
     }
 
+    /// The connection is established: Linux stamps `lrcvtime` then
+    /// (`tcp_create_openreq_child`, `tcp_rcv_synsent_state_process`), so
+    /// `tcpi_last_data_recv` counts from the handshake until data arrives.
+    pub(crate) fn ack_policy_on_established(&mut self, now: Instant) {
+        self.rx.acks.lrcvtime = now;
+    }
+
+    /// Time since data last arrived in order, or since the handshake (Linux
+    /// `tcpi_last_data_recv`).
+    pub fn since_data_received(&self, now: Instant) -> Duration {
+        now.saturating_since(self.rx.acks.lrcvtime)
+    }
+
     /// A data segment went out (Linux `tcp_event_data_sent`): a reply within `ato`
     /// of the last arrival marks the connection interactive.
     pub(crate) fn ack_on_data_sent(&mut self, now: Instant) {

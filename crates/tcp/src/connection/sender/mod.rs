@@ -16,11 +16,13 @@
 //! - [`fast_start`]: TCP fast start after idle periods and from cached path state.
 //! - [`session_member`]: a connection's side of a TCP session ([`crate::session`]).
 //! - [`tso`]: Linux's TSO packets, for the PSH flag they carry.
+//! - [`chrono`]: how long the sender was busy, and limited by the peer's window.
 //!
 //! The [`Sender`]'s fields are private to this module and its submodules: the rest
 //! of the connection reads the sender through the getters below.
 
 mod ack;
+mod chrono;
 mod cwnd_validation;
 mod early_retransmit;
 mod fast_start;
@@ -88,6 +90,8 @@ pub(crate) struct Sender {
     /// The TSO packet under way, and the retransmitted one.
     tso: tso::TsoPacket,
     tso_resend: tso::TsoResend,
+    /// Busy and receive-window-limited time (`tcp_info`).
+    chronos: chrono::Chronos,
 }
 
 impl Sender {
@@ -109,6 +113,7 @@ impl Sender {
             member: Member::default(),
             tso: tso::TsoPacket::default(),
             tso_resend: tso::TsoResend::default(),
+            chronos: chrono::Chronos::default(),
         }
     }
 

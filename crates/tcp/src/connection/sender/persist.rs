@@ -43,6 +43,18 @@ impl Connection {
         len >= self.opts.smss as u64 || len >= unsent || (len > 0 && len >= self.snd.max_wnd / 2)
     }
 
+    /// Nagle's algorithm holds `len` bytes of new data (`nagle`; Linux
+    /// `tcp_nagle_check`, RFC 896 with Minshall's variant: while a short segment
+    /// sent earlier is unacknowledged). A segment with the FIN goes.
+    pub(crate) fn nagle_holds(&self, len: u64, fin: bool) -> bool {
+        self.cfg.nagle
+            && !fin
+            && len < self.opts.smss as u64
+            && self.tx.sb.packets_out() > 0
+            && self.snd.sml > self.snd.una
+            && self.snd.sml <= self.snd.nxt
+    }
+
     /// Room in the peer's window beyond `snd_nxt`.
     pub(crate) fn window_room(&self) -> u64 {
         (self.snd.una + self.snd.wnd).saturating_sub(self.snd.nxt)

@@ -28,6 +28,7 @@ impl Connection {
             // A forced retransmission belongs to the ACK that asked for it.
             self.tx.ca.clear_force();
             self.update_persist(now);
+            self.chrono_after_send(now);
             return None;
         };
         if self.ext.corrective().is_on() && !seg.flags.syn() && self.corrective_sent(&seg) {
@@ -354,6 +355,10 @@ impl Connection {
         if !fin_due && !self.sws_allows(len, unsent) {
             return None; // the window is closed or too small: see `persist`
         }
+        let fin_with = self.snd.app_closed && len == unsent;
+        if self.nagle_holds(len, fin_with) {
+            return None;
+        }
         let len = len as usize;
         if !self.tx.member.is_on() {
             self.restart_after_idle(now);
@@ -433,6 +438,9 @@ impl Connection {
         });
         self.snd.nxt = end;
         self.snd.last_data_sent = now;
+        if len > 0 && len < u64::from(self.opts.smss) {
+            self.snd.sml = end; // Linux `tcp_minshall_update`
+        }
         if !self.tx.member.is_on() && !self.timers.is_set(TimerKind::Retransmission) {
             self.timers.arm(
                 TimerKind::Retransmission,
