@@ -278,7 +278,33 @@ pub fn lex(src: &str) -> Result<Vec<Token>, SyntaxError> {
     };
     let mut out = Vec::new();
     while let Some(t) = l.next()? {
+        let opt = matches!(t.tok, Tok::Opt(_));
         out.push(t);
+        // An option's value runs to the next blank, as the shell would pass it
+        // (`--local_ip=192.0.2.1`); a quoted one is a string.
+        if opt
+            && l.peek(0) == Some('=')
+            && l.peek(1).is_some_and(|c| !c.is_whitespace() && c != '"')
+        {
+            let (line, col) = (l.line, l.col);
+            l.bump();
+            out.push(Token {
+                tok: Tok::Punct('='),
+                line,
+                col,
+            });
+            let (line, col) = (l.line, l.col);
+            let mut v = String::new();
+            while let Some(c) = l.peek(0).filter(|c| !c.is_whitespace()) {
+                v.push(c);
+                l.bump();
+            }
+            out.push(Token {
+                tok: Tok::Word(v),
+                line,
+                col,
+            });
+        }
     }
     Ok(out)
 }

@@ -135,6 +135,9 @@ impl Parser<'_> {
         while let Some(Tok::Opt(name)) = self.peek() {
             let name = name.clone();
             let line = self.pos().0;
+            if !PACKETDRILL_OPTIONS.contains(&name.as_str()) {
+                return self.err(format!("unknown option `--{name}`"));
+            }
             self.i += 1;
             // `option: option_flag '=' option_value | option_flag`.
             let v = if self.peek() == Some(&Tok::Punct('=')) {
@@ -143,6 +146,10 @@ impl Parser<'_> {
             } else {
                 String::new()
             };
+            if let Some(what) = bad_option_value(&name, &v) {
+                self.i -= 1;
+                return self.err(format!("bad --{name}: `{v}` ({what})"));
+            }
             s.options.push((name, v, line));
         }
         while self.peek().is_some() {
@@ -596,6 +603,64 @@ impl Parser<'_> {
     }
 }
 
+/// The options packetdrill's command line takes (`config.c`, `options[]`): a
+/// script's `--name` lines are the same options.
+const PACKETDRILL_OPTIONS: &[&str] = &[
+    "ip_version",
+    "bind_port",
+    "code_command",
+    "code_format",
+    "code_sockopt",
+    "connect_port",
+    "remote_ip",
+    "local_ip",
+    "gateway_ip",
+    "netmask_ip",
+    "speed",
+    "mss",
+    "mtu",
+    "init_scripts",
+    "tolerance_usecs",
+    "tolerance_percent",
+    "wire_client",
+    "wire_server",
+    "wire_server_ip",
+    "wire_server_at",
+    "wire_server_port",
+    "wire_client_dev",
+    "wire_server_dev",
+    "so_filename",
+    "so_flags",
+    "tcp_ts_ecr_scaled",
+    "tcp_ts_tick_usecs",
+    "strict_segments",
+    "non_fatal",
+    "dry_run",
+    "is_anyip",
+    "send_omit_free",
+    "psp_udp_dport",
+    "debug",
+    "define",
+    "verbose",
+];
+
+/// Why packetdrill would refuse `--name=value` (`config.c`'s checks), if it would.
+fn bad_option_value(name: &str, v: &str) -> Option<&'static str> {
+    match name {
+        "tolerance_usecs" | "tcp_ts_tick_usecs" | "bind_port" | "connect_port" | "mss" | "mtu"
+        | "speed" | "wire_server_port" | "psp_udp_dport" => {
+            v.parse::<u32>().is_err().then_some("a whole number")
+        }
+        "tolerance_percent" => v
+            .parse::<f64>()
+            .ok()
+            .filter(|p| (0.0..=100.0).contains(p))
+            .is_none()
+            .then_some("a number from 0 to 100"),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -606,6 +671,7 @@ mod tests {
         // `WORD=STRING` and IPv6 addresses.
         let s = parse(
             "--strict_segments\n--ip_version=ipv6\n--local_ip=fd::1\n--define=CC=\"reno\"\n\
+             --remote_ip=192.0.2.1 --gateway_ip=2001:db8::1\n\
              0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n",
         )
         .unwrap();
@@ -620,10 +686,28 @@ mod tests {
                 ("strict_segments", ""),
                 ("ip_version", "ipv6"),
                 ("local_ip", "fd::1"),
-                ("define", "CC=\"reno\"")
+                ("define", "CC=\"reno\""),
+                ("remote_ip", "192.0.2.1"),
+                ("gateway_ip", "2001:db8::1"),
             ]
         );
         assert_eq!(s.events.len(), 1);
+    }
+
+    #[test]
+    fn unknown_options_and_bad_values_are_refused_at_their_place() {
+        // packetdrill's getopt refuses an option it does not know, and config.c a
+        // bad tolerance: a script with either is a bad script, not a skipped one.
+        let e = parse("--foo_bar=1\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n").unwrap_err();
+        assert_eq!((e.line, e.col), (1, 1));
+        assert!(e.msg.contains("unknown option `--foo_bar`"), "{}", e.msg);
+        let e = parse("--tolerance_percent=120\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n")
+            .unwrap_err();
+        assert_eq!((e.line, e.col), (1, 21));
+        assert!(e.msg.contains("0 to 100"), "{}", e.msg);
+        let e = parse("--tcp_ts_tick_usecs=abc\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n")
+            .unwrap_err();
+        assert!(e.msg.contains("whole number"), "{}", e.msg);
     }
 
     #[test]

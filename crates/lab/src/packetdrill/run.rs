@@ -184,6 +184,8 @@ impl<'a> Runner<'a> {
                 }
                 // The engine's TS clock ticks once a millisecond, as Linux's.
                 "tcp_ts_tick_usecs" if v == "1000" => self.ts_tick_us = Some(1000),
+                // packetdrill's default: TS vals unchecked.
+                "tcp_ts_tick_usecs" if v == "0" => self.ts_tick_us = None,
                 "ip_version" if v == "ipv4" || v == "ipv4-mapped-ipv6" || v == "ipv6" => {}
                 "tolerance_percent" => {
                     self.tolerance_percent = v
