@@ -322,3 +322,26 @@ fn ts_vals_are_checked_with_a_tick_and_a_reset_keeps_timestamps() {
 ";
     assert_eq!(linux6(reset), Outcome::Pass);
 }
+
+#[test]
+fn a_blocking_read_returns_when_data_arrives_and_is_timed() {
+    // `…END`: the read blocks from 0.1 s until the data arrives 100 ms later, while
+    // the script goes on; it returns then, at its expected end.
+    let script = |end: &str| {
+        format!(
+            "{SERVER}   +0{end} read(4, ..., 1000) = 1000\n  +.1 < P. 1:1001(1000) ack 1 win 512\n   +0 > . 1:1(0) ack 1001\n"
+        )
+    };
+    assert_eq!(linux6(&script("...0.100")), Outcome::Pass);
+    let Outcome::Fail(f) = linux6(&script("...0.300")) else {
+        panic!("{:?}", linux6(&script("...0.300")))
+    };
+    assert!(
+        f.msg
+            .contains("expected system call return at 0.400000 sec"),
+        "{}",
+        f.msg
+    );
+    // Without an end time a blocking read with nothing to read is not modelled.
+    assert!(matches!(linux6(&script("")), Outcome::Skip(..)));
+}

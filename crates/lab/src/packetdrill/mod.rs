@@ -9,6 +9,7 @@
 //! does not model.
 
 pub mod ast;
+mod blocking;
 pub mod lexer;
 mod packet;
 pub mod parser;

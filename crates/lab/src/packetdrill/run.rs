@@ -90,6 +90,8 @@ pub struct Runner<'a> {
     pub(super) tolerance_percent: f64,
     /// The previous event's script time (µs).
     pub(super) last_event_us: Option<i64>,
+    /// A blocking call waiting for what it needs.
+    pub(super) blocked: Option<super::blocking::Blocked>,
     pub(super) now: Instant,
     /// When the current event happens (µs), for reports.
     pub(super) event_us: i64,
@@ -138,6 +140,7 @@ impl<'a> Runner<'a> {
             tolerance_us: 4000,
             tolerance_percent: 12.5,
             last_event_us: None,
+            blocked: None,
             now: Instant::ZERO,
             event_us: 0,
             line: 0,
@@ -213,6 +216,7 @@ impl<'a> Runner<'a> {
         for ev in &s.events {
             self.line = ev.line;
             self.event(ev)?;
+            self.resume_blocked()?;
         }
         // As packetdrill (`run_script`), what the engine sends after the last `>`
         // line is not checked.
@@ -263,6 +267,7 @@ impl<'a> Runner<'a> {
         self.advance(Instant::from_nanos(lo.max(0) as u64 * 1000));
         match &ev.action {
             Action::Packet(p) => self.inbound(p),
+            Action::Syscall(c) if self.hold_if_blocking(ev, c, lo) => Ok(()),
             Action::Syscall(c) => self.syscall(c),
             Action::Command(c) => {
                 let path = self.path;

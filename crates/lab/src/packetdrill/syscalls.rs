@@ -35,7 +35,7 @@ fn symbol(w: &str) -> Option<i64> {
 }
 
 impl Runner<'_> {
-    fn int(&self, e: &Expr) -> Step<i64> {
+    pub(super) fn int(&self, e: &Expr) -> Step<i64> {
         match e {
             Expr::Int(i) => Ok(*i),
             Expr::Word(w) => symbol(w).ok_or_else(|| self.skip(format!("symbol {w} not modelled"))),
@@ -45,7 +45,7 @@ impl Runner<'_> {
         }
     }
 
-    fn arg<'e>(&self, c: &'e SyscallSpec, i: usize) -> Step<&'e Expr> {
+    pub(super) fn arg<'e>(&self, c: &'e SyscallSpec, i: usize) -> Step<&'e Expr> {
         c.args
             .get(i)
             .ok_or_else(|| self.skip(format!("{}() with {} arguments", c.name, c.args.len())))

@@ -95,10 +95,12 @@ impl Connection {
         if !matches!(self.state, State::Established | State::CloseWait) {
             return;
         }
-        let cwnd_room = self.in_flight_for_cwnd() < self.tx.cong.cwnd();
-        let window_blocks = self.window_room() < unsent.min(u64::from(self.opts.smss));
+        // The window first: cheaper than cwnd's test, and rarely the limit.
+        let limited = unsent > 0
+            && self.window_room() < unsent.min(u64::from(self.opts.smss))
+            && self.in_flight_for_cwnd() < self.tx.cong.cwnd();
         let c = &mut self.tx.chronos;
-        if unsent > 0 && cwnd_room && window_blocks {
+        if limited {
             c.start(now, Kind::RwndLimited);
         } else if c.kind == Kind::RwndLimited {
             // Linux `tcp_chrono_stop`: back to busy, data being queued.
