@@ -345,3 +345,15 @@ fn a_blocking_read_returns_when_data_arrives_and_is_timed() {
     // Without an end time a blocking read with nothing to read is not modelled.
     assert!(matches!(linux6(&script("")), Outcome::Skip(..)));
 }
+
+#[test]
+fn python_blocks_keep_their_variables() {
+    // `%{ NAME = value }%` sets a variable later blocks read (the suites' CUBIC
+    // scripts set TCP_INFINITE_SSTHRESH so).
+    let script = |want: &str| {
+        format!("{SERVER}   +0 %{{ HALF = 5 }}%\n   +0 %{{ assert tcpi_snd_cwnd == {want} }}%\n")
+    };
+    assert_eq!(linux6(&script("HALF * 2")), Outcome::Pass);
+    assert!(matches!(linux6(&script("HALF")), Outcome::Fail(_)));
+    assert!(matches!(linux6(&script("OTHER")), Outcome::Skip(..)));
+}

@@ -92,6 +92,8 @@ pub struct Runner<'a> {
     pub(super) last_event_us: Option<i64>,
     /// A blocking call waiting for what it needs.
     pub(super) blocked: Option<super::blocking::Blocked>,
+    /// Variables `%{ }%` blocks assigned.
+    pub(super) py_vars: HashMap<String, i128>,
     pub(super) now: Instant,
     /// When the current event happens (µs), for reports.
     pub(super) event_us: i64,
@@ -141,6 +143,7 @@ impl<'a> Runner<'a> {
             tolerance_percent: 12.5,
             last_event_us: None,
             blocked: None,
+            py_vars: HashMap::new(),
             now: Instant::ZERO,
             event_us: 0,
             line: 0,

@@ -217,6 +217,20 @@ impl Sysctls {
             }
             // The engine keeps no route metrics between scripts.
             "ip" if words.get(1).map(String::as_str) == Some("tcp_metrics") => Ok(()),
+            // CUBIC's HyStart detects by ACK train (1) and by delay (2); the engine's
+            // `hystart` does both, the module's default.
+            "echo"
+                if line.split_once('>').is_some_and(|(_, to)| {
+                    to.trim() == "/sys/module/tcp_cubic/parameters/hystart_detect"
+                }) =>
+            {
+                match words.get(1).map(String::as_str) {
+                    Some("3") => Ok(()),
+                    _ => Err(format!(
+                        "command `{line}`: HyStart with one detection alone not modelled"
+                    )),
+                }
+            }
             // A FIFO leaves packets as TCP sent them, as the engine does.
             "tc" if line.contains("pfifo") && !line.contains("fq") => Ok(()),
             _ => Err(format!("command `{line}` not modelled")),
@@ -270,6 +284,16 @@ mod tests {
         let e = s.command("sysctl -q net.ipv4.tcp_congestion_control=bbr", p);
         assert!(e.unwrap_err().contains("tcp_congestion_control=bbr"));
         assert!(s.command("ethtool -K tun0 tso off", p).is_err());
+        s.command(
+            "echo 3 > /sys/module/tcp_cubic/parameters/hystart_detect",
+            p,
+        )
+        .unwrap();
+        let e = s.command(
+            "echo 2 > /sys/module/tcp_cubic/parameters/hystart_detect",
+            p,
+        );
+        assert!(e.unwrap_err().contains("one detection alone"));
         // A line continued with a backslash is one command.
         s.cfg.slow_start_after_idle = false;
         s.command(

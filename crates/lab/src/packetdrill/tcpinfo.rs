@@ -244,7 +244,43 @@ fn split_message(s: &str) -> &str {
     s
 }
 
+/// `NAME = expression` (not `==`): a Python assignment.
+fn py_assignment(stmt: &str) -> Option<(&str, &str)> {
+    let (name, rhs) = stmt.split_once('=')?;
+    let name = name.trim();
+    let ident = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (ident && !rhs.starts_with('=')).then_some((name, rhs.trim()))
+}
+
 impl Runner<'_> {
+    /// A name in a `%{ }%` block: a constant, a variable the block set, or a
+    /// `tcpi_` field of the connection now.
+    fn py_var(&self, n: &str) -> Result<i128, String> {
+        if let Some(v) = constant(n).or_else(|| self.py_vars.get(n).copied()) {
+            return Ok(v);
+        }
+        self.conn
+            .as_ref()
+            .and_then(|c| field(c, self.now, n))
+            .ok_or_else(|| n.to_string())
+    }
+
+    /// The value of a Python expression, or the script SKIPPED.
+    fn py_value(&self, text: &str) -> Step<i128> {
+        let t = tokens(text).map_err(|e| self.skip(format!("Python {e} not modelled")))?;
+        let var = |n: &str| self.py_var(n);
+        let mut ev = Eval { t, i: 0, var: &var };
+        match ev.or() {
+            Ok(v) if ev.i == ev.t.len() => Ok(v),
+            Ok(_) => Err(self.skip(format!("Python `{text}` not modelled"))),
+            Err(n) => Err(self.skip(format!("`{n}` in `{text}` not modelled"))),
+        }
+    }
+
     /// Runs a `%{ … }%` block's assertions against the connection's state.
     pub(super) fn code(&mut self, code: &str) -> Step {
         let joined = code.replace("\\\n", " ");
@@ -256,20 +292,17 @@ impl Runner<'_> {
             if stmt.starts_with('#') {
                 continue;
             }
+            if let Some((name, rhs)) = py_assignment(stmt) {
+                let v = self.py_value(rhs)?;
+                self.py_vars.insert(name.to_string(), v);
+                continue;
+            }
             let Some(cond) = stmt.strip_prefix("assert ") else {
                 return Err(self.skip(format!("Python `{stmt}` not modelled")));
             };
             let cond = split_message(cond);
-            let conn = self.conn.as_ref();
-            let now = self.now;
             let mut missing = None;
-            let var = |n: &str| -> Result<i128, String> {
-                if let Some(v) = constant(n) {
-                    return Ok(v);
-                }
-                conn.and_then(|c| field(c, now, n))
-                    .ok_or_else(|| n.to_string())
-            };
+            let var = |n: &str| self.py_var(n);
             let t = tokens(cond).map_err(|e| self.skip(format!("Python {e} not modelled")))?;
             let mut ev = Eval { t, i: 0, var: &var };
             let v = match ev.or() {
