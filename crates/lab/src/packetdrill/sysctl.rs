@@ -231,8 +231,11 @@ impl Sysctls {
                     )),
                 }
             }
-            // A FIFO leaves packets as TCP sent them, as the engine does.
-            "tc" if line.contains("pfifo") && !line.contains("fq") => Ok(()),
+            // A FIFO leaves packets as TCP sent them, as the engine does; one of
+            // no room (`limit 0`) drops them all, which the engine does not model.
+            "tc" if line.contains("pfifo") && !line.contains("fq") && !line.contains("limit 0") => {
+                Ok(())
+            }
             _ => Err(format!("command `{line}` not modelled")),
         }
     }
@@ -284,6 +287,12 @@ mod tests {
         let e = s.command("sysctl -q net.ipv4.tcp_congestion_control=bbr", p);
         assert!(e.unwrap_err().contains("tcp_congestion_control=bbr"));
         assert!(s.command("ethtool -K tun0 tso off", p).is_err());
+        s.command("tc qdisc replace dev tun0 root pfifo", p)
+            .unwrap();
+        assert!(
+            s.command("tc qdisc add dev tun0 root pfifo limit 0", p)
+                .is_err()
+        );
         s.command(
             "echo 3 > /sys/module/tcp_cubic/parameters/hystart_detect",
             p,

@@ -27,6 +27,7 @@ fn field(c: &Connection, now: Instant, name: &str) -> Option<i128> {
         "tcpi_retrans" => c.retrans_out() as i128,
         "tcpi_total_retrans" => c.counters().retrans_segs as i128,
         "tcpi_reordering" => c.reordering() as i128,
+        "tcpi_reord_seen" => c.reord_seen() as i128,
         "tcpi_rto" => us(c.rto()),
         "tcpi_rtt" => us(c.srtt()?),
         "tcpi_snd_mss" => c.smss() as i128,

@@ -196,6 +196,10 @@ impl Connection {
     pub fn reordering(&self) -> u32 {
         self.tx.loss.reordering()
     }
+    /// Reordering events observed so far (Linux `tcpi_reord_seen`).
+    pub fn reord_seen(&self) -> u32 {
+        self.tx.loss.rack().reord_seen()
+    }
     /// RACK's reordering window now (RFC 8985 §6.2 step 4), when RACK runs.
     pub fn rack_reo_wnd(&self) -> Option<Duration> {
         self.rack_on().then(|| self.reo_wnd())

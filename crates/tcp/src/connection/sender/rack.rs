@@ -41,8 +41,8 @@ pub(crate) struct Rack {
     rtt: Duration,
     /// RACK advanced since the last loss detection.
     advanced: bool,
-    /// Reordering has been observed on the connection.
-    reord_seen: bool,
+    /// Reordering events observed on the connection (Linux `tp->reord_seen`).
+    reord_seen: u32,
     reo_wnd_steps: u32,
     reo_wnd_persist: u32,
     /// A DSACK arrived and the steps have not yet been raised for it.
@@ -60,7 +60,7 @@ impl Default for Rack {
             end_seq: 0,
             rtt: Duration::ZERO,
             advanced: false,
-            reord_seen: false,
+            reord_seen: 0,
             reo_wnd_steps: 1,
             reo_wnd_persist: 0,
             dsack_seen: false,
@@ -71,9 +71,14 @@ impl Default for Rack {
 }
 
 impl Rack {
+    /// Reordering events observed (Linux `tcpi_reord_seen`).
+    pub fn reord_seen(&self) -> u32 {
+        self.reord_seen
+    }
+
     /// Reordering was observed (Linux `tp->reord_seen++`).
     pub fn on_reordering(&mut self) {
-        self.reord_seen = true;
+        self.reord_seen = self.reord_seen.saturating_add(1);
     }
 
     /// `tcp_rack_advance` for a segment this ACK delivered. `min_rtt` is the
@@ -157,7 +162,7 @@ impl Connection {
 
     /// `tcp_rack_reo_wnd`.
     pub(crate) fn reo_wnd(&self) -> Duration {
-        if !self.tx.loss.rack().reord_seen
+        if self.tx.loss.rack().reord_seen == 0
             && (self.tx.ca.state() >= CaState::Recovery
                 || self.tx.sb.sacked_out() >= self.tx.loss.reordering())
         {
