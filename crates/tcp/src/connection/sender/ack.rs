@@ -124,7 +124,13 @@ impl Connection {
             // grow nothing now.
             let state = self.tx.ca.state();
             let segs = if self.cfg.abc { delivered } else { 1 };
-            self.grow_cwnd(now, una_advanced, state, segs, prior_in_flight);
+            // Linux 4.x `tcp_may_raise_cwnd`: once reordering has raised the
+            // threshold above `tcp_reordering`, newly SACKed data is progress too
+            // ("always grow cwnd whenever data is delivered regardless of its
+            // ordering").
+            let progress = una_advanced
+                || (newly_sacked > 0 && self.tx.loss.reordering() > self.cfg.dupthresh);
+            self.grow_cwnd(now, progress, state, segs, prior_in_flight);
         }
 
         self.rearm_after_ack(
