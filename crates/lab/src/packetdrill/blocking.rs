@@ -9,16 +9,7 @@
 use gentle_tcp::State;
 
 use super::ast::{Event, SyscallSpec, Time};
-use super::run::{Runner, Step, secs, us};
-
-/// A blocking call waiting: the call, its line, when it started and should end (µs).
-#[derive(Clone, Debug)]
-pub(super) struct Blocked {
-    call: SyscallSpec,
-    line: usize,
-    start: i64,
-    end: i64,
-}
+use super::run::{Blocked, Runner, Step, secs, us};
 
 impl Runner<'_> {
     /// Whether `ev` is a blocking call that must wait now; if so it is held.

@@ -14,7 +14,7 @@ use gentle_tcp::{Connection, Instant, Segment};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::SeedableRng;
 
-use super::ast::{Action, Event, Script, Time};
+use super::ast::{Action, Event, Script, SyscallSpec, Time};
 use super::sysctl::Sysctls;
 
 /// The script peer's initial sequence number (the live value of script seq 0).
@@ -79,6 +79,16 @@ pub(super) struct Sock {
     pub cfg: gentle_tcp::Config,
 }
 
+/// A blocking call waiting (`blocking`): the call, its line, when it started and
+/// should end (µs).
+#[derive(Clone, Debug)]
+pub(super) struct Blocked {
+    pub call: SyscallSpec,
+    pub line: usize,
+    pub start: i64,
+    pub end: i64,
+}
+
 /// The interpreter's state: the endpoint, its sockets and the virtual clock.
 pub struct Runner<'a> {
     pub(super) path: &'a Path,
@@ -91,7 +101,7 @@ pub struct Runner<'a> {
     /// The previous event's script time (µs).
     pub(super) last_event_us: Option<i64>,
     /// A blocking call waiting for what it needs.
-    pub(super) blocked: Option<super::blocking::Blocked>,
+    pub(super) blocked: Option<Blocked>,
     /// Variables `%{ }%` blocks assigned.
     pub(super) py_vars: HashMap<String, i128>,
     pub(super) now: Instant,
