@@ -79,8 +79,7 @@ impl Runner<'_> {
         let line = std::mem::replace(&mut self.line, b.line);
         self.syscall(&b.call)?;
         let at = us(self.now);
-        let pct = ((b.end - b.start) as f64 * self.tolerance_percent / 100.0) as i64;
-        let tol = self.tolerance_us.max(pct);
+        let tol = self.tolerance_over(b.end - b.start);
         if (at - b.end).abs() > tol {
             return Err(self.fail(format!(
                 "timing error: expected system call return at {} sec but happened at {} sec; tolerance {} sec",

@@ -11,6 +11,7 @@
 pub mod ast;
 mod blocking;
 pub mod lexer;
+mod options;
 mod packet;
 pub mod parser;
 pub mod run;

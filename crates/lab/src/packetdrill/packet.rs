@@ -506,8 +506,7 @@ impl Runner<'_> {
         };
         let off = i64::from((live.wrapping_sub(script) as i32).unsigned_abs());
         // The share of the whole script's time so far, not of the last step's.
-        let dynamic = (self.event_us as f64 * self.tolerance_percent / 100.0) as i64;
-        let tol = self.tolerance_us.max(dynamic);
+        let tol = self.tolerance_over(self.event_us);
         if off * tick > tol {
             return Err(format!(
                 "error handling packet: bad outbound TCP timestamp value, tolerance {tol} us (expected TS val {script}, actual {live})"

@@ -122,8 +122,6 @@ pub struct Runner<'a> {
     /// `--tcp_ts_tick_usecs`: outbound TS vals are checked, one tick being this
     /// many µs (packetdrill leaves them unchecked without it).
     pub(super) ts_tick_us: Option<i64>,
-    /// `TCP_USER_TIMEOUT` set on the connection, ms.
-    pub(super) user_timeout_ms: i64,
     /// Bytes the application read from the engine but not yet from the script.
     pub(super) unread: Vec<u8>,
     pub(super) rd_shut: bool,
@@ -167,7 +165,6 @@ impl<'a> Runner<'a> {
             ts_map: HashMap::new(),
             ts_first: None,
             ts_tick_us: None,
-            user_timeout_ms: 0,
             unread: Vec::new(),
             rd_shut: false,
             rng: ChaCha8Rng::seed_from_u64(1),
@@ -203,12 +200,11 @@ impl<'a> Runner<'a> {
                 // packetdrill's default: TS vals unchecked.
                 "tcp_ts_tick_usecs" if v == "0" => self.ts_tick_us = None,
                 "ip_version" if v == "ipv4" || v == "ipv4-mapped-ipv6" || v == "ipv6" => {}
+                // The parser has checked it is a number from 0 to 100.
                 "tolerance_percent" => {
                     self.tolerance_percent = v
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|p| (0.0..=100.0).contains(p))
-                        .ok_or_else(|| self.skip(format!("bad --tolerance_percent: {v}")))?
+                        .parse()
+                        .map_err(|_| self.skip(format!("bad --tolerance_percent: {v}")))?
                 }
                 "mss" | "mtu" if v == "0" => {}
                 _ if v.is_empty() => return Err(self.skip(format!("option --{name} not modelled"))),
@@ -260,9 +256,13 @@ impl<'a> Runner<'a> {
     /// share `--tolerance_percent` of the time since the previous event if larger
     /// (packetdrill `verify_time`).
     pub(super) fn tolerance_at(&self, lo: i64) -> i64 {
-        let dynamic = self.last_event_us.map_or(0, |prev| {
-            ((lo - prev) as f64 * self.tolerance_percent / 100.0) as i64
-        });
+        self.tolerance_over(self.last_event_us.map_or(0, |prev| lo - prev))
+    }
+
+    /// `--tolerance_usecs`, or the share `--tolerance_percent` of `span` (µs) if
+    /// larger.
+    pub(super) fn tolerance_over(&self, span: i64) -> i64 {
+        let dynamic = (span as f64 * self.tolerance_percent / 100.0) as i64;
         self.tolerance_us.max(dynamic)
     }
 

@@ -245,7 +245,6 @@ impl Runner<'_> {
                     .as_mut()
                     .expect("connected")
                     .set_user_timeout(Some(t));
-                self.user_timeout_ms = v;
             }
             n => return Err(self.skip(format!("setsockopt {n} {val} not modelled"))),
         }
@@ -265,7 +264,11 @@ impl Runner<'_> {
                 None => self.sock(c)?.1.cfg.mss as i64,
             },
             "TCP_INFO" => return Ok(Ok(0)),
-            "TCP_USER_TIMEOUT" => self.user_timeout_ms,
+            "TCP_USER_TIMEOUT" => self
+                .conn
+                .as_ref()
+                .and_then(Connection::user_timeout)
+                .map_or(0, |t| t.as_millis() as i64),
             n => return Err(self.skip(format!("getsockopt {n} not modelled"))),
         };
         if let Expr::List(v) = &want

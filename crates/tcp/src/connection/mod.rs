@@ -454,6 +454,11 @@ impl Connection {
         self.ctl.user_timeout = timeout.filter(|t| !t.is_zero());
     }
 
+    /// `TCP_USER_TIMEOUT`, if set.
+    pub fn user_timeout(&self) -> Option<Duration> {
+        self.ctl.user_timeout
+    }
+
     /// Sets `TCP_NODELAY`: on, short segments go at once; off, Nagle's algorithm
     /// holds them (the switch `nagle`).
     pub fn set_nodelay(&mut self, on: bool) {

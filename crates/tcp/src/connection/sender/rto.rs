@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use super::{CloseReason, Connection};
 use crate::time::Instant;
+use crate::trace::{Event, State, TimerKind};
 
 /// The timer after a user timeout has passed: Linux's one jiffy, at `HZ` 1000.
 const USER_TIMEOUT_TICK: Duration = Duration::from_millis(1);
-use crate::trace::{Event, State, TimerKind};
 
 impl Connection {
     pub(crate) fn on_rto(&mut self, now: Instant) {
@@ -35,7 +35,7 @@ impl Connection {
                 if self.tx.sb.is_empty() {
                     return; // nothing outstanding: spurious
                 }
-                if self.user_timed_out(now) {
+                if self.user_timeout_left(now) == Some(Duration::ZERO) {
                     // Linux `tcp_write_err`: the connection ends without a reset.
                     self.counters.aborts += 1;
                     self.enter_closed(now, CloseReason::TimedOut);
@@ -60,22 +60,19 @@ impl Connection {
         }
     }
 
-    /// `TCP_USER_TIMEOUT` has passed since the first retransmission of the data
-    /// outstanding (Linux `retransmits_timed_out` with a user timeout, from
-    /// `retrans_stamp`; never before a first retransmission).
-    fn user_timed_out(&self, now: Instant) -> bool {
-        match (self.ctl.user_timeout, self.ctl.retrans_stamp) {
-            (Some(limit), Some(start)) => now.saturating_since(start) >= limit,
-            _ => false,
-        }
+    /// What is left of `TCP_USER_TIMEOUT` since the first retransmission of the
+    /// data outstanding (Linux `retransmits_timed_out` with a user timeout, from
+    /// `retrans_stamp`); none without a user timeout or before a retransmission.
+    fn user_timeout_left(&self, now: Instant) -> Option<Duration> {
+        let (limit, start) = (self.ctl.user_timeout?, self.ctl.retrans_stamp?);
+        Some(limit.saturating_sub(now.saturating_since(start)))
     }
 
     pub(crate) fn arm_rto(&mut self, now: Instant) {
         let mut rto = self.tx.rtt.rto_backed_off();
         // Linux `tcp_clamp_rto_to_user_timeout`: never past the user timeout (at
         // once, one jiffy, if it has passed).
-        if let (Some(limit), Some(start)) = (self.ctl.user_timeout, self.ctl.retrans_stamp) {
-            let left = limit.saturating_sub(now.saturating_since(start));
+        if let Some(left) = self.user_timeout_left(now) {
             rto = rto.min(left.max(USER_TIMEOUT_TICK));
         }
         self.timers.arm(TimerKind::Retransmission, now, now + rto);
