@@ -45,6 +45,11 @@ pub const CATALOGUE: &[Experiment] = &[
         toml: include_str!("../../../examples/prr-latency.toml"),
     },
     Experiment {
+        name: "prr-video",
+        summary: "Linux 2.6, RFC 3517 and PRR on video downloads over the DC2 (India) population calibrated to prr-imc11 §2.1, Tables 2–3 and Table 10's baseline: Table 10 beside",
+        toml: include_str!("../../../examples/prr-video.toml"),
+    },
+    Experiment {
         name: "er-reordering",
         summary: "Early Retransmit naive, with mitigation 1, with both, on the calibrated DC1 population (prr-imc11 §6.1, Table 11 beside)",
         toml: include_str!("../../../examples/er-reordering.toml"),

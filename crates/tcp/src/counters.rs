@@ -81,6 +81,25 @@ counters! {
     syn_retrans => "TCPSynRetrans",
     /// Fast-recovery episodes entered.
     recovery_episodes => "RecoveryEpisodes",
+    /// Fast recoveries that ended (the recovery point acknowledged) with cwnd below
+    /// ssthresh, so that slow start follows (`prr-imc11.txt` Table 10, "Slow-start
+    /// after FR"; Linux 2.6's `tcp_complete_cwr` leaves min(cwnd, ssthresh)).
+    recovery_exit_slow_start => "RecoveryExitSlowStart",
+    /// Microseconds spent in fast recovery or timeout recovery, Recovery or Loss
+    /// (`prr-imc11.txt` §5.4, "network recovery time").
+    recovery_time_us => "RecoveryTimeUs",
+    /// RTT samples taken (one per ACK that gave one, RFC 6298 §3 and RFC 7323 §4).
+    rtt_samples => "RTTSamples",
+    /// Their sum, µs: `RTTSampleUs / RTTSamples` is the mean RTT the senders saw
+    /// (`prr-imc11.txt` Table 10's "average RTT").
+    rtt_sample_us => "RTTSampleUs",
+    /// Microseconds data was queued or unacknowledged, up to the last time the
+    /// sender fell idle (`tcpi_busy_time`; `prr-imc11.txt` §5.4, "network transmit
+    /// time").
+    busy_time_us => "BusyTimeUs",
+    /// Payload bytes sent in Recovery, new data and retransmissions
+    /// (`prr-imc11.txt` Table 10, "% Bytes Sent in FR").
+    bytes_sent_recovery => "BytesSentRecovery",
     /// Recovery entered on duplicate ACKs / SACKs without FACK.
     sack_recovery => "TCPSackRecovery",
     /// Recovery entered on duplicate ACKs without SACK.

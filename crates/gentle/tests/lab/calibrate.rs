@@ -398,6 +398,36 @@ fn the_reactive_web_population_fits_what_the_readme_says_it_fits() {
 }
 
 #[test]
+fn the_dc2_population_fits_what_the_readme_says_it_fits() {
+    // The README: on the calibration's own seed and size the population matches
+    // the retransmission rate, the fast, slow-start and back-off shares, the
+    // timeouts in Disorder and Recovery and Table 10's transmit time within 10%,
+    // and misses the rest (timeouts in Open, fast retransmits per recovery, DSACKs,
+    // lost retransmits, the RTT).
+    let fits = fit_of(
+        "examples/populations/india-2011-dc2.toml",
+        "examples/calibration/india-2011-dc2-targets.toml",
+    );
+    let claimed = [
+        "RetransSegs / OutSegs",
+        "TCPFastRetrans / RetransSegs",
+        "(TimeoutsDisorder + TimeoutsRecovery) / RetransSegs",
+        "TimeoutsLoss / RetransSegs",
+        "TCPSlowStartRetrans / RetransSegs",
+        "latency.mean",
+    ];
+    assert_eq!(fits.len(), 11);
+    for (stat, v, t) in &fits {
+        let within = (v - t).abs() <= 0.10 * t;
+        assert_eq!(
+            within,
+            claimed.contains(&stat.as_str()),
+            "{stat}: {v} against {t}"
+        );
+    }
+}
+
+#[test]
 fn a_scenario_built_on_a_base_adds_its_variants_and_overrides_its_keys() {
     let dir = common::scratch("base");
     std::fs::create_dir(dir.join("pop")).unwrap();

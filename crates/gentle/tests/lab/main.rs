@@ -24,6 +24,7 @@ mod policing;
 mod proactive;
 mod prr_figures;
 mod prr_latency;
+mod prr_video;
 mod queues;
 mod reactive_table1;
 mod reactive_web;

@@ -25,6 +25,10 @@ pub const BUILT_IN: &[(&str, &str)] = &[
         include_str!("../../../../examples/populations/google-2011-dc1.toml"),
     ),
     (
+        "examples/populations/india-2011-dc2.toml",
+        include_str!("../../../../examples/populations/india-2011-dc2.toml"),
+    ),
+    (
         "examples/populations/google-2013.toml",
         include_str!("../../../../examples/populations/google-2013.toml"),
     ),

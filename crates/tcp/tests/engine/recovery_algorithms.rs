@@ -139,3 +139,42 @@ fn prr_slow_start_part_after_heavy_loss() {
     // pipe = 20 − 2 − 13 + 2 = 7: again 2.
     assert_eq!(s.pending(), 2);
 }
+
+/// The counters of `prr-imc11.txt` §5.4 and Table 10 on Figure 2's recovery:
+/// time in recovery, bytes sent in it, and whether slow start follows its end.
+fn figure2_counters(recovery: RecoveryAlgorithm) -> gentle_tcp::Counters {
+    let mut s = figure2(recovery);
+    retransmissions_per_ack(&mut s);
+    finish(&mut s);
+    *s.dut.counters()
+}
+
+#[test]
+fn recovery_time_bytes_and_slow_start_after_it_are_counted() {
+    for alg in [
+        RecoveryAlgorithm::Prr,
+        RecoveryAlgorithm::Rfc3517,
+        RecoveryAlgorithm::RateHalving,
+    ] {
+        let c = figure2_counters(alg);
+        assert_eq!(c.recovery_episodes, 1, "{alg:?}");
+        // Recovery began on the first SACK (201 ms) and ended when the ACK of
+        // everything arrived (310 ms).
+        assert_eq!(c.recovery_time_us, 109_000, "{alg:?}");
+        // The four retransmissions went in Recovery, and nothing else was sent.
+        assert_eq!(c.bytes_sent_recovery, 4 * u64::from(MSS), "{alg:?}");
+        assert_eq!(c.bytes_sent, 24 * u64::from(MSS), "{alg:?}");
+        // Busy from the write and its burst (100 ms) to the ACK of everything
+        // (310 ms).
+        assert_eq!(c.busy_time_us, 210_000, "{alg:?}");
+        // Linux 2.6 leaves cwnd near pipe, below ssthresh: slow start follows.
+        // PRR and RFC 3517 end at ssthresh.
+        // RTT samples: the handshake's (100 ms) and the cumulative ACKs', which
+        // the script sends 93–103 ms after the data they acknowledge.
+        assert_eq!(c.rtt_samples, 5, "{alg:?}");
+        let mean_rtt_us = c.rtt_sample_us / c.rtt_samples;
+        assert!((93_000..=103_000).contains(&mean_rtt_us), "{alg:?}: {c:?}");
+        let slow_start = u64::from(alg == RecoveryAlgorithm::RateHalving);
+        assert_eq!(c.recovery_exit_slow_start, slow_start, "{alg:?}");
+    }
+}

@@ -206,6 +206,7 @@ impl Connection {
         if let Some(s) = sample {
             self.tx.rtt.on_sample(s, self.snd.una, self.snd.nxt);
             self.tx.rtt.clear_backoff();
+            self.note_rtt_sample(s);
             let (una, nxt) = (self.snd.una, self.snd.nxt);
             let (train, delay) = self.tx.cong.pkts_acked(now, s, una, nxt);
             self.counters.hystart_train += train;
@@ -419,6 +420,9 @@ impl Connection {
                 }
                 if !self.try_undo_recovery(now) {
                     self.end_reduction();
+                }
+                if self.tx.cong.cwnd() < self.tx.cong.ssthresh() {
+                    self.counters.recovery_exit_slow_start += 1;
                 }
                 self.set_ca(now, CaState::Open);
             }

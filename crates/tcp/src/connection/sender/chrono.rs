@@ -89,6 +89,8 @@ impl Connection {
         if unsent == 0 && self.tx.sb.is_empty() {
             if c.kind != Kind::Unspec {
                 c.set(now, Kind::Unspec);
+                // The connection's busy time so far, as `tcpi_busy_time` reads it.
+                self.counters.busy_time_us = (c.busy + c.rwnd_limited).as_micros() as u64;
             }
             return;
         }

@@ -129,6 +129,12 @@ impl Sender {
 }
 
 impl Connection {
+    /// An RTT sample, counted (their mean is a run's mean RTT).
+    fn note_rtt_sample(&mut self, sample: Duration) {
+        self.counters.rtt_samples += 1;
+        self.counters.rtt_sample_us += sample.as_micros() as u64;
+    }
+
     /// Linux's congestion-avoidance state.
     pub fn ca_state(&self) -> CaState {
         self.tx.ca.state()
@@ -233,7 +239,10 @@ impl Connection {
             None
         };
         match sample {
-            Some(s) => self.tx.rtt.on_sample(s, 1, 1),
+            Some(s) => {
+                self.tx.rtt.on_sample(s, 1, 1);
+                self.note_rtt_sample(s);
+            }
             // RFC 6298 §5.7: SYN retransmitted and no sample: data RTO starts at 3 s.
             None => self.tx.rtt.set_fallback_rto(Duration::from_secs(3)),
         }

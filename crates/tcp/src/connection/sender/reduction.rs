@@ -45,6 +45,8 @@ pub(crate) struct CaMachine {
     /// Retransmit, RACK's time-based marking, FACK's head timeout): its first
     /// retransmission is traced as `early`.
     early_entry: bool,
+    /// When the sender last entered Recovery or Loss from a state below them.
+    recovering_since: Instant,
 }
 
 impl CaMachine {
@@ -57,6 +59,7 @@ impl CaMachine {
             force_retransmit: false,
             loss_first_retrans: false,
             early_entry: false,
+            recovering_since: Instant::ZERO,
         }
     }
 
@@ -108,6 +111,15 @@ impl Connection {
         if self.tx.ca.state != to {
             let from = self.tx.ca.state;
             self.tx.ca.state = to;
+            let recovering = |s| matches!(s, CaState::Recovery | CaState::Loss);
+            match (recovering(from), recovering(to)) {
+                (false, true) => self.tx.ca.recovering_since = now,
+                (true, false) => {
+                    let spent = now.saturating_since(self.tx.ca.recovering_since);
+                    self.counters.recovery_time_us += spent.as_micros() as u64;
+                }
+                _ => {}
+            }
             let (cwnd, ssthresh, pipe) = (
                 self.tx.cong.cwnd(),
                 self.tx.cong.ssthresh(),

@@ -49,6 +49,9 @@ impl Connection {
             }
             self.counters.segs_out += 1;
             self.counters.bytes_sent += seg.payload.len() as u64;
+            if self.tx.ca.state() == CaState::Recovery {
+                self.counters.bytes_sent_recovery += seg.payload.len() as u64;
+            }
         } else if !seg.flags.syn() && !seg.flags.rst() {
             self.counters.acks_sent += 1;
         }
