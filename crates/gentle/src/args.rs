@@ -469,6 +469,11 @@ pub struct AnalyzeArgs {
     /// Write every packet with its tags to FILE (CSV).
     #[arg(long, value_name = "FILE")]
     pub tags: Option<PathBuf>,
+    /// Write the capture's statistics (retransmission rate and mix, fast
+    /// retransmits per recovery, response times) as a targets file for `gentle
+    /// calibrate --targets` (one capture).
+    #[arg(long, value_name = "FILE")]
+    pub targets: Option<PathBuf>,
     /// Write the report, JSON, records CSV and figures into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -594,6 +599,7 @@ impl From<AnalyzeArgs> for gentle_lab::analyze::Args {
             },
             json: a.json,
             tags: a.tags,
+            targets: a.targets,
             out: a.out,
             force: a.force,
             flows: a.flows,

@@ -11,6 +11,7 @@ pub mod many;
 pub mod signatures;
 pub mod tables;
 mod tags_file;
+mod targets;
 mod text;
 
 use std::fmt::Write as _;
@@ -462,6 +463,8 @@ pub struct Args {
     pub opts: Options,
     pub json: bool,
     pub tags: Option<PathBuf>,
+    /// Write the capture's statistics as a targets file of `gentle calibrate`.
+    pub targets: Option<PathBuf>,
     pub out: Option<PathBuf>,
     pub force: bool,
     pub flows: usize,
@@ -490,6 +493,17 @@ impl Args {
 /// Runs `gentle analyze`: returns the exit status.
 pub fn command(a: Args) -> u8 {
     if a.many() {
+        if a.targets.is_some() {
+            eprintln!(
+                "error: --targets: takes the statistics of one capture file; got {}",
+                if a.captures.len() > 1 {
+                    format!("{} captures", a.captures.len())
+                } else {
+                    "a directory or --parquet".to_string()
+                }
+            );
+            return 2;
+        }
         return many::command(&a);
     }
     match command_inner(&a) {
@@ -511,6 +525,10 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
     crate::checks::threads("--threads ", a.threads).map_err(|e| bad(format!("error: {e}")))?;
     if let Some(t) = &a.tags {
         crate::checks::output_file("--tags", t, a.force).map_err(|e| bad(format!("error: {e}")))?;
+    }
+    if let Some(t) = &a.targets {
+        crate::checks::output_file("--targets", t, a.force)
+            .map_err(|e| bad(format!("error: {e}")))?;
     }
     let mut staged = match &a.out {
         Some(d) => {
@@ -561,6 +579,15 @@ fn command_inner(a: &Args) -> Result<(), Failure> {
     let doc = json_doc(&name, &a.opts, &analysis);
     if let Some(st) = staged.as_mut() {
         write_results(st, &name, &text, &doc, &analysis)?;
+    }
+    if let Some(t) = &a.targets {
+        let server_side = a.opts.point != gentle_analyze::flow::CapturePoint::Client;
+        let toml = targets::targets_toml(&name, &analysis, server_side);
+        crate::staging::write_whole(t, toml.as_bytes()).map_err(|e| Failure {
+            code: 1,
+            message: format!("error: writing {}: {e}", t.display()),
+        })?;
+        eprintln!("wrote {}", t.display());
     }
     let mut out = std::io::stdout().lock();
     if a.json {

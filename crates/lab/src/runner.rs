@@ -126,6 +126,8 @@ pub struct VariantResult {
     pub counters: Counters,
     /// The counters of the frontends' backend connections alone.
     pub backend: Counters,
+    /// The counters of the server ends alone.
+    pub server: Counters,
     pub links: ChannelStats,
     /// The counters of each link direction, added over the trials.
     pub per_link: Vec<LinkStats>,
@@ -259,6 +261,7 @@ pub(crate) fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep
     }
     v.counters.add(&t.counters);
     v.backend.add(&t.backend);
+    v.server.add(&t.server);
     v.trials_run += 1;
     v.links.add(&t.links);
     add_per_link(&mut v.per_link, &t.per_link);
@@ -456,6 +459,7 @@ fn merge(v: &mut VariantResult, p: VariantResult) {
     v.pages.extend(p.pages);
     v.counters.add(&p.counters);
     v.backend.add(&p.backend);
+    v.server.add(&p.server);
     v.links.add(&p.links);
     add_per_link(&mut v.per_link, &p.per_link);
     v.events += p.events;

@@ -79,6 +79,7 @@ pub fn analyze_plan(
         opts: gentle_analyze::Options::default(),
         json: false,
         tags: None,
+        targets: None,
         out: None,
         force,
         flows: 0,

@@ -131,8 +131,11 @@ pub struct TrialResult {
     pub pages: Vec<PageRecord>,
     /// Engine counters summed over every connection of the trial.
     pub counters: Counters,
-    /// ... and over the frontends' backend connections alone (both ends).
+    /// ... and over the frontends' backend connections alone (both ends) ...
     pub backend: Counters,
+    /// ... and over the server ends alone (what a server's MIB counts, and what
+    /// `gentle analyze` reads from a capture at the server).
+    pub server: Counters,
     /// The counters of every link direction added up ...
     pub links: ChannelStats,
     /// ... and of each, in the order of the setup's links (`a` → `b`, then `b` → `a`).

@@ -3,6 +3,7 @@
 
 mod analyze;
 mod analyze_many;
+mod analyze_targets;
 mod architecture;
 mod bench;
 mod calibrate;

@@ -3,7 +3,7 @@
 
 use crate::runner::VariantResult;
 use crate::sample::Sample;
-use crate::scenario::targets::{Atom, BACKEND, Stat, Subset};
+use crate::scenario::targets::{Atom, BACKEND, SERVER, Stat, Subset};
 
 /// The statistic's value for one variant's results; `None` when a ratio's
 /// denominator is zero or there is no latency to take a quantile of.
@@ -55,9 +55,12 @@ fn count(name: &str, v: &VariantResult) -> u64 {
         "LossyBursts1" => v.links.lossy_bursts[1],
         "LossyBursts2" => v.links.lossy_bursts[2],
         counter => {
-            let (counters, counter) = match counter.strip_prefix(BACKEND) {
-                Some(c) => (&v.backend, c),
-                None => (&v.counters, counter),
+            let (counters, counter) = if let Some(c) = counter.strip_prefix(BACKEND) {
+                (&v.backend, c)
+            } else if let Some(c) = counter.strip_prefix(SERVER) {
+                (&v.server, c)
+            } else {
+                (&v.counters, counter)
             };
             counters
                 .iter()

@@ -66,6 +66,8 @@ impl Subset {
 
 /// The prefix of a backend connection's counter (`Backend.RetransSegs`).
 pub const BACKEND: &str = "Backend.";
+/// The prefix of a counter of the server ends alone (`Server.RetransSegs`).
+pub const SERVER: &str = "Server.";
 
 /// One atom of a statistic.
 #[derive(Clone, Debug, PartialEq)]
@@ -210,8 +212,9 @@ fn atom(a: &str, counters: &[&str]) -> std::result::Result<Atom, String> {
     if counters.contains(&a) || EXTRA_ATOMS.iter().any(counted) {
         return Ok(Atom::Count(a.to_string()));
     }
-    // The counters of the frontends' backend connections (a workload's `backend`).
-    if let Some(c) = a.strip_prefix(BACKEND)
+    // The counters of the frontends' backend connections (a workload's `backend`),
+    // and of the server ends alone.
+    if let Some(c) = a.strip_prefix(BACKEND).or_else(|| a.strip_prefix(SERVER))
         && counters.contains(&c)
     {
         return Ok(Atom::Count(a.to_string()));

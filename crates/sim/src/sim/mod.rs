@@ -377,6 +377,9 @@ impl<'o> Sim<'o> {
             if self.app_conns[c.session as usize].backend.is_some() {
                 self.result.backend.add(c.conn.counters());
             }
+            if c.is_server {
+                self.result.server.add(c.conn.counters());
+            }
         }
         let end_ns = self.now.as_nanos();
         self.result.per_link = Vec::with_capacity(self.chans.len());
