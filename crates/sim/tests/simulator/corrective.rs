@@ -116,6 +116,17 @@ fn an_option_stripping_middlebox_forces_a_clean_fallback() {
     }
 }
 
+/// The counters of events, without those that sum times (RTT samples, busy and
+/// recovery time), which the offer's few microseconds on the wire move.
+fn events(c: &gentle_tcp::Counters) -> gentle_tcp::Counters {
+    gentle_tcp::Counters {
+        rtt_sample_us: 0,
+        busy_time_us: 0,
+        recovery_time_us: 0,
+        ..*c
+    }
+}
+
 #[test]
 fn a_peer_without_corrective_gets_plain_tcp() {
     // Only one side offers Corrective: nothing is negotiated and no Corrective packet
@@ -127,7 +138,12 @@ fn a_peer_without_corrective_gets_plain_tcp() {
         assert_all_intact(&half);
         assert_eq!(sum(&half, |r| r.counters.corrective_sent), 0);
         for (a, b) in plain.iter().zip(&half) {
-            assert_eq!(a.counters, b.counters, "trial {}", a.trial);
+            assert_eq!(
+                events(&a.counters),
+                events(&b.counters),
+                "trial {}",
+                a.trial
+            );
             assert_eq!(a.exchanges.len(), b.exchanges.len());
             for (x, y) in a.exchanges.iter().zip(&b.exchanges) {
                 let (x, y) = (x.client_ns.unwrap(), y.client_ns.unwrap());
