@@ -146,6 +146,8 @@ pub struct VariantResult {
     pub timed_out: u64,
     pub timed_out_trials: Vec<u64>,
     pub with_retransmission: u64,
+    /// Exchanges during which the server retransmitted.
+    pub with_server_retransmission: u64,
     pub with_loss: u64,
     /// Fast-recovery episodes of every sender, counted by value.
     pub episodes: Episodes,
@@ -224,6 +226,9 @@ pub(crate) fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep
         }
         if r.had_retransmission() {
             v.with_retransmission += 1;
+        }
+        if r.server_retrans_segs > 0 {
+            v.with_server_retransmission += 1;
         }
         if r.had_loss() {
             v.with_loss += 1;
@@ -477,6 +482,7 @@ fn merge(v: &mut VariantResult, p: VariantResult) {
     v.timed_out_trials
         .extend(p.timed_out_trials.into_iter().take(room));
     v.with_retransmission += p.with_retransmission;
+    v.with_server_retransmission += p.with_server_retransmission;
     v.with_loss += p.with_loss;
     v.episodes.merge(&p.episodes);
     v.observed.extend(p.observed);

@@ -31,6 +31,10 @@ pub struct ExchangeRecord {
     pub recoveries: u32,
     pub undos: u32,
     pub retrans_segs: u32,
+    /// The server end's retransmitted segments during the exchange (what a server's
+    /// statistics and a capture at the server count; `retrans_segs` is both ends').
+    #[serde(skip)]
+    pub server_retrans_segs: u32,
     /// Payload bytes sent by both ends, retransmissions and redundancy included.
     pub bytes_sent: u64,
     /// Packets of this exchange's connection dropped by the network.

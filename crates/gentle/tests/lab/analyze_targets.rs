@@ -96,6 +96,7 @@ fn a_captures_statistics_are_the_engines_and_fit_a_scenario_to_it() {
     for stat in [
         "Server.RetransSegs / Server.OutSegs",
         "Server.TCPTimeouts / Server.RetransSegs",
+        "ExchangesWithServerRetrans / Exchanges",
         "latency.p50",
         "latency.p90",
         "latency.p99",

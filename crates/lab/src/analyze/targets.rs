@@ -8,16 +8,13 @@
 //! | statistic | from the capture |
 //! |---|---|
 //! | `Server.RetransSegs / Server.OutSegs` | the server's retransmissions over its data packets |
+//! | `ExchangesWithServerRetrans / Exchanges` | exchanges during which the server retransmitted |
 //! | `Server.TCPFastRetrans / Server.RetransSegs` | fast and early retransmissions (Linux counts both as sent in Recovery) |
 //! | `Server.TCPTimeouts / Server.RetransSegs` | timeouts' first retransmissions |
 //! | `Server.TCPSlowStartRetrans / Server.RetransSegs` | the rest of a timeout's window |
 //! | `Server.LossProbesRetrans / Server.RetransSegs` | tail loss probes |
 //! | `Server.TCPFastRetrans / Server.RecoveryEpisodes` | fast and early retransmissions per recovery begun by one |
 //! | `latency.p50`, `p90`, `p99`, `mean` | the response times (request in to the ACK of its last byte, ms: the `server` metric), server-side captures only |
-//!
-//! The share of exchanges with a retransmission is not written: the simulation
-//! counts an exchange's retransmissions at both ends (a client's request resent
-//! when the response that carried its ACK was lost), the capture the server's.
 //!
 //! A statistic whose value is 0 or undefined (nothing to divide by) is left out, as
 //! a target must be above 0; the file says which were left out and why.
@@ -65,6 +62,12 @@ fn stats(a: &Analysis, server_side: bool) -> Vec<Stat> {
             all,
             t.data_packets,
             "server data packets were retransmissions",
+        ),
+        ratio(
+            "ExchangesWithServerRetrans / Exchanges",
+            t.lossy_exchanges,
+            t.exchanges,
+            "exchanges saw the server retransmit",
         ),
         ratio(
             "Server.TCPFastRetrans / Server.RetransSegs",

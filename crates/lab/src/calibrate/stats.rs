@@ -47,6 +47,7 @@ fn count(name: &str, v: &VariantResult) -> u64 {
     match name {
         "Exchanges" => v.exchanges,
         "ExchangesWithRetrans" => v.with_retransmission,
+        "ExchangesWithServerRetrans" => v.with_server_retransmission,
         "ExchangesWithLoss" => v.with_loss,
         "LinkOffered" => v.links.offered,
         "LinkLossDrops" => v.links.dropped_loss,

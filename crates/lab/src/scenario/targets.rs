@@ -27,6 +27,7 @@ use super::{parse_toml, tables};
 pub const EXTRA_ATOMS: &[&str] = &[
     "Exchanges",
     "ExchangesWithRetrans",
+    "ExchangesWithServerRetrans",
     "ExchangesWithLoss",
     "LinkOffered",
     "LinkLossDrops",

@@ -103,6 +103,8 @@ pub(crate) struct Active {
     pub client_end: Option<Instant>,
     pub snap: Counters,
     pub snap_drops: u32,
+    /// The server end's retransmissions when it began.
+    pub snap_server_retrans: u64,
 }
 
 /// One client–server application connection and the exchanges it carries (not a
@@ -334,6 +336,7 @@ impl Sim<'_> {
             } => (request.sample(&mut w.rng), Some(object.sample(&mut w.rng))),
         };
         let snap = self.session_counters(sid);
+        let snap_server_retrans = self.server_retrans(sid);
         let now = self.now;
         let s = &mut self.app_conns[sid as usize];
         let first_fresh = s.exchanges_done == 0 && s.count_handshake;
@@ -354,6 +357,7 @@ impl Sim<'_> {
             client_end: None,
             snap,
             snap_drops: s.drops,
+            snap_server_retrans,
         });
         if request > 0 {
             let c = s.cconn;
@@ -427,6 +431,13 @@ impl Sim<'_> {
         });
         s.resp_written += len;
         self.service(sc);
+    }
+
+    /// The server end's retransmitted segments so far (0 before it exists).
+    pub(super) fn server_retrans(&self, sid: u32) -> u64 {
+        self.app_conns[sid as usize]
+            .sconn
+            .map_or(0, |sc| self.conns[sc as usize].conn.counters().retrans_segs)
     }
 
     fn session_counters(&self, sid: u32) -> Counters {
@@ -536,6 +547,7 @@ impl Sim<'_> {
 
     fn finish_exchange(&mut self, sid: u32, complete: bool) {
         let now_counters = self.session_counters(sid);
+        let server_retrans = self.server_retrans(sid);
         let trial = self.result.trial;
         let s = &mut self.app_conns[sid as usize];
         let Some(a) = s.cur.take() else { return };
@@ -566,6 +578,7 @@ impl Sim<'_> {
                 _ => None,
             },
             unfinished: None,
+            server_retrans_segs: server_retrans.saturating_sub(a.snap_server_retrans) as u32,
             ..counter_deltas(&d, &a.snap)
         };
         let wl = s.wl;
@@ -729,6 +742,7 @@ impl Sim<'_> {
         };
         // The counters of the exchange so far, as for a finished one.
         let d = self.session_counters(sid);
+        let server_retrans = self.server_retrans(sid);
         let trial = self.result.trial;
         let s = &mut self.app_conns[sid as usize];
         let Some(a) = s.cur.take() else { return };
@@ -744,6 +758,7 @@ impl Sim<'_> {
             complete: false,
             packets_dropped: s.drops - a.snap_drops,
             unfinished: Some(reason),
+            server_retrans_segs: server_retrans.saturating_sub(a.snap_server_retrans) as u32,
             ..counter_deltas(&d, &a.snap)
         });
     }

@@ -88,6 +88,7 @@ impl Sim<'_> {
         let snap = *self.conns[self.app_conns[b as usize].cconn as usize]
             .conn
             .counters();
+        let snap_server_retrans = self.server_retrans(b);
         let s = &mut self.app_conns[b as usize];
         let (off, resp_start) = (s.req_written, s.resp_written);
         s.cur = Some(Active {
@@ -103,6 +104,7 @@ impl Sim<'_> {
             client_end: None,
             snap,
             snap_drops: s.drops,
+            snap_server_retrans,
         });
         s.backend = Some(Relaying {
             serving: Some(sid),
