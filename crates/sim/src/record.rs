@@ -85,6 +85,25 @@ impl ExchangeRecord {
     pub fn had_loss(&self) -> bool {
         self.packets_dropped > 0
     }
+    /// A record with the retransmission and timeout counters of an exchange:
+    /// `now − snap` of the connection's counters (both ends) over it, and of the
+    /// server end's retransmitted segments.
+    pub fn deltas(now: &Counters, snap: &Counters, server_now: u64, server_snap: u64) -> Self {
+        let sub = |x: u64, y: u64| (x - y.min(x)) as u32;
+        ExchangeRecord {
+            fast_retrans: sub(now.fast_retrans, snap.fast_retrans),
+            slow_start_retrans: sub(now.slow_start_retrans, snap.slow_start_retrans),
+            syn_retrans: sub(now.syn_retrans, snap.syn_retrans),
+            timeouts: sub(now.timeouts, snap.timeouts),
+            recoveries: sub(now.recovery_episodes, snap.recovery_episodes),
+            undos: sub(now.undos(), snap.undos()),
+            retrans_segs: sub(now.retrans_segs, snap.retrans_segs),
+            server_retrans_segs: sub(server_now, server_snap),
+            bytes_sent: now.bytes_sent.saturating_sub(snap.bytes_sent),
+            ..Default::default()
+        }
+    }
+
     pub fn had_retransmission(&self) -> bool {
         self.retrans_segs > 0 || self.syn_retrans > 0
     }

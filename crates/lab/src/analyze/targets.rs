@@ -94,14 +94,11 @@ fn stats(a: &Analysis, server_side: bool) -> Vec<Stat> {
             "retransmissions were loss probes",
         ),
     ];
-    let mut per = ratio(
-        "Server.TCPFastRetrans / Server.RecoveryEpisodes",
-        fast,
-        recoveries,
-        "",
-    );
-    per.source = format!("{fast} fast or early retransmissions in {recoveries} recoveries");
-    out.push(per);
+    out.push(Stat {
+        stat: "Server.TCPFastRetrans / Server.RecoveryEpisodes",
+        value: (recoveries > 0).then(|| fast as f64 / recoveries as f64),
+        source: format!("{fast} fast or early retransmissions in {recoveries} recoveries"),
+    });
     if server_side {
         out.extend(latency(a));
     }
@@ -151,11 +148,12 @@ pub fn targets_toml(name: &str, a: &Analysis, server_side: bool) -> String {
     for s in stats(a, server_side) {
         match s.value {
             Some(v) if v > 0.0 && v.is_finite() => {
+                // A TOML string, quoted and escaped (a capture's name may hold quotes).
+                let source = toml_edit::Value::from(format!("{name}: {}", s.source));
                 let _ = write!(
                     kept,
-                    "\n[[target]]\nstat = \"{}\"\nvalue = {v}\nsource = \"{name}: {}\"\n",
+                    "\n[[target]]\nstat = \"{}\"\nvalue = {v}\nsource = {source}\n",
                     s.stat,
-                    s.source.replace('"', "'"),
                 );
             }
             Some(_) => left.push(format!("#   {} (0: {})", s.stat, s.source)),
@@ -165,11 +163,12 @@ pub fn targets_toml(name: &str, a: &Analysis, server_side: bool) -> String {
     let mut head = format!(
         "# The statistics of {name}, from `gentle analyze --targets`: targets for\n\
          #   gentle calibrate SCENARIO --targets THIS_FILE --out FITTED.toml\n\
-         # Fit a scenario whose traffic is the capture's (its responses, its clients);\n\
-         # the response times are the `server` metric (request in to the ACK of the\n\
-         # response's last byte).\n"
+         # Fit a scenario whose traffic is the capture's (its responses, its clients);\n"
     );
-    if !server_side {
+    if server_side {
+        head += "# the response times are the `server` metric (request in to the ACK of \
+                 the response's last byte).\n";
+    } else {
         head += "# The capture is the client's: its response times are not the server \
                  metric, so they are left out.\n";
     }

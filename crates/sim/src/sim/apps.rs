@@ -578,8 +578,7 @@ impl Sim<'_> {
                 _ => None,
             },
             unfinished: None,
-            server_retrans_segs: server_retrans.saturating_sub(a.snap_server_retrans) as u32,
-            ..counter_deltas(&d, &a.snap)
+            ..ExchangeRecord::deltas(&d, &a.snap, server_retrans, a.snap_server_retrans)
         };
         let wl = s.wl;
         if rec.index >= self.workloads[wl as usize].spec.warmup {
@@ -758,25 +757,7 @@ impl Sim<'_> {
             complete: false,
             packets_dropped: s.drops - a.snap_drops,
             unfinished: Some(reason),
-            server_retrans_segs: server_retrans.saturating_sub(a.snap_server_retrans) as u32,
-            ..counter_deltas(&d, &a.snap)
+            ..ExchangeRecord::deltas(&d, &a.snap, server_retrans, a.snap_server_retrans)
         });
-    }
-}
-
-/// The retransmission and timeout counters of a record: `now − snap` of the
-/// connection counters over the exchange.
-fn counter_deltas(now: &Counters, snap: &Counters) -> ExchangeRecord {
-    let sub = |x: u64, y: u64| (x - y.min(x)) as u32;
-    ExchangeRecord {
-        fast_retrans: sub(now.fast_retrans, snap.fast_retrans),
-        slow_start_retrans: sub(now.slow_start_retrans, snap.slow_start_retrans),
-        syn_retrans: sub(now.syn_retrans, snap.syn_retrans),
-        timeouts: sub(now.timeouts, snap.timeouts),
-        recoveries: sub(now.recovery_episodes, snap.recovery_episodes),
-        undos: sub(now.undos(), snap.undos()),
-        retrans_segs: sub(now.retrans_segs, snap.retrans_segs),
-        bytes_sent: now.bytes_sent.saturating_sub(snap.bytes_sent),
-        ..Default::default()
     }
 }
