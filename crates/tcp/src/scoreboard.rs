@@ -80,6 +80,10 @@ pub struct Scoreboard {
     /// Where the last walk of [`Self::mark_head_lost`] stopped (Linux's
     /// `lost_skb_hint` and `lost_cnt_hint`).
     lost_hint: LostHint,
+    /// At most the lowest `retrans_high` of the retransmissions in flight (Linux's
+    /// `lost_retrans_low`): while the highest SACK is not above it, no
+    /// retransmission can be found lost.
+    retrans_low: u64,
     /// SACK blocks applied lately (Linux's `recv_sack_cache`), so that a block seen
     /// again is applied only where it grew.
     sack_cache: SackCache,
@@ -305,13 +309,24 @@ impl Scoreboard {
     /// is lost if data sent after it has been SACKed.
     /// The walk ends once it has passed every retransmission in flight, as Linux's
     /// does (`cnt == tp->retrans_out`).
+    /// Like Linux's, it is skipped while the highest SACK is not above
+    /// `lost_retrans_low`, and on a full walk learns that bound again.
     pub fn mark_lost_retransmits(&mut self) -> u32 {
         let high = self.highest_sack_end;
+        let in_flight = self.retrans_out;
+        if in_flight == 0 || high <= self.retrans_low {
+            return 0;
+        }
         let mut n = 0;
         let mut seen = 0;
-        let in_flight = self.retrans_out;
+        let mut low = u64::MAX;
+        let mut whole = true;
         for s in self.q.iter_mut() {
-            if s.start >= high || seen == in_flight {
+            if seen == in_flight {
+                break;
+            }
+            if s.start >= high {
+                whole = false;
                 break;
             }
             seen += s.retrans as u32;
@@ -324,6 +339,12 @@ impl Scoreboard {
                 }
                 n += 1;
             }
+            if s.retrans {
+                low = low.min(s.retrans_high);
+            }
+        }
+        if whole {
+            self.retrans_low = low;
         }
         n
     }
@@ -525,6 +546,11 @@ impl Scoreboard {
         if !s.retrans {
             s.retrans = true;
             self.retrans_out += 1;
+            self.retrans_low = if self.retrans_out == 1 {
+                snd_nxt
+            } else {
+                self.retrans_low.min(snd_nxt)
+            };
         }
         s.ever_retrans = true;
         s.tx_time = now;
@@ -659,6 +685,7 @@ mod tests {
     impl Pair {
         fn both<R: PartialEq + std::fmt::Debug>(&mut self, f: impl Fn(&mut Scoreboard) -> R) {
             self.plain.lost_hint = LostHint::default();
+            self.plain.retrans_low = 0;
             self.plain.sack_cache = SackCache::default();
             let (a, b) = (f(&mut self.hinted), f(&mut self.plain));
             assert_eq!(a, b);

@@ -13,6 +13,7 @@ pub mod observe;
 mod open;
 mod queues;
 mod relay;
+mod spare;
 mod tcp_sessions;
 
 use std::cmp::Reverse;
@@ -35,6 +36,7 @@ use crate::rng;
 use crate::workload::WorkloadSpec;
 use apps::{AppConn, WorkloadRt};
 use metrics::{EpisodeWatch, TailWatch};
+use spare::Spare;
 
 /// Everything needed to build one trial's simulation.
 #[derive(Clone, Debug)]
@@ -151,9 +153,9 @@ fn demux_key(node: u16, lport: u16, peer: u16, pport: u16) -> u64 {
 
 /// A trial's nodes — the setup's, then the link ends it does not name, in order of
 /// first appearance — and its channels: two per link (a to b, then b to a), each
-/// with its own random stream.
-fn channels(setup: &Setup, trial_seed: u64) -> (Vec<String>, Vec<Channel>) {
-    let mut names = setup.nodes.clone();
+/// with its own random stream; into `names` and `chans`, which are empty.
+fn channels(setup: &Setup, trial_seed: u64, names: &mut Vec<String>, chans: &mut Vec<Channel>) {
+    names.extend(setup.nodes.iter().cloned());
     let idx = |n: &str, names: &mut Vec<String>| -> u16 {
         match names.iter().position(|x| x == n) {
             Some(i) => i as u16,
@@ -163,16 +165,14 @@ fn channels(setup: &Setup, trial_seed: u64) -> (Vec<String>, Vec<Channel>) {
             }
         }
     };
-    let mut chans = Vec::new();
     for (i, l) in setup.links.iter().enumerate() {
-        let a = idx(&l.a, &mut names);
-        let b = idx(&l.b, &mut names);
+        let a = idx(&l.a, names);
+        let b = idx(&l.b, names);
         let r1 = rng::stream(trial_seed, rng::ids::LINK + 2 * i as u64);
         let r2 = rng::stream(trial_seed, rng::ids::LINK + 2 * i as u64 + 1);
         chans.push(Channel::new(l.a_to_b.clone(), a, b, r1));
         chans.push(Channel::new(l.b_to_a.clone(), b, a, r2));
     }
-    (names, chans)
 }
 
 /// `route[node][dst]`: the channel of the first hop of a shortest path, or
@@ -201,41 +201,46 @@ fn shortest_routes(chans: &[Channel], n: usize) -> Vec<Vec<u32>> {
 impl<'o> Sim<'o> {
     /// Builds the simulation of trial `trial` whose seed is `trial_seed`.
     pub fn new(setup: &Setup, trial: u64, trial_seed: u64) -> Result<Sim<'o>, SetupError> {
-        let (names, chans) = channels(setup, trial_seed);
+        let mut spare = Spare::take();
+        channels(setup, trial_seed, &mut spare.node_names, &mut spare.chans);
+        let names = &spare.node_names;
         for w in &setup.workloads {
             for host in [&w.client, &w.server] {
                 if !names.contains(host) {
-                    return Err(SetupError(format!(
+                    let e = SetupError(format!(
                         "workload `{}`: node `{}` is not on any link",
                         w.name, host
-                    )));
+                    ));
+                    spare.keep();
+                    return Err(e);
                 }
             }
         }
         let n = names.len();
-        let route = shortest_routes(&chans, n);
-        let host_rngs = (0..n)
-            .map(|i| rng::stream(trial_seed, rng::ids::HOST + i as u64))
-            .collect();
+        let route = shortest_routes(&spare.chans, n);
+        spare
+            .host_rngs
+            .extend((0..n).map(|i| rng::stream(trial_seed, rng::ids::HOST + i as u64)));
+        spare.next_port.resize(n, 32768);
         let mut sim = Sim {
             now: Instant::ZERO,
             seq: 0,
-            heap: BinaryHeap::with_capacity(256),
-            slab: Slab::default(),
-            chans,
-            node_names: names,
+            heap: spare.heap,
+            slab: spare.slab,
+            chans: spare.chans,
+            node_names: spare.node_names,
             route,
-            conns: Vec::new(),
-            demux: FxHashMap::default(),
-            listeners: Vec::new(),
-            app_conns: Vec::new(),
-            app_conn_by_client: FxHashMap::default(),
-            workloads: Vec::new(),
-            host_rngs,
-            path_cache: FxHashMap::default(),
-            host_sessions: Vec::new(),
-            host_session_of: FxHashMap::default(),
-            next_port: vec![32768; n],
+            conns: spare.conns,
+            demux: spare.demux,
+            listeners: spare.listeners,
+            app_conns: spare.app_conns,
+            app_conn_by_client: spare.app_conn_by_client,
+            workloads: spare.workloads,
+            host_rngs: spare.host_rngs,
+            path_cache: spare.path_cache,
+            host_sessions: spare.host_sessions,
+            host_session_of: spare.host_session_of,
+            next_port: spare.next_port,
             config: setup.config.clone(),
             time_limit: setup.time_limit.as_nanos() as u64,
             result: TrialResult {
@@ -396,7 +401,30 @@ impl<'o> Sim<'o> {
             });
         }
         self.result.end_ns = end_ns;
-        self.result
+        let result = std::mem::take(&mut self.result);
+        self.spare().keep();
+        result
+    }
+
+    /// The simulation's containers, for the next trial on this thread.
+    fn spare(self) -> Spare {
+        Spare {
+            heap: self.heap,
+            slab: self.slab,
+            node_names: self.node_names,
+            chans: self.chans,
+            conns: self.conns,
+            demux: self.demux,
+            listeners: self.listeners,
+            app_conns: self.app_conns,
+            app_conn_by_client: self.app_conn_by_client,
+            workloads: self.workloads,
+            host_rngs: self.host_rngs,
+            path_cache: self.path_cache,
+            host_sessions: self.host_sessions,
+            host_session_of: self.host_session_of,
+            next_port: self.next_port,
+        }
     }
 
     /// Names of the nodes, by index.

@@ -540,8 +540,23 @@ impl Connection {
     }
 }
 
-/// Unwraps a 32-bit sequence offset to the 64-bit value nearest to `near`.
+/// Unwraps a 32-bit sequence offset to the 64-bit value nearest to `near`: `near`
+/// moved by the signed 32-bit difference of the low halves (RFC 1982 serial number
+/// arithmetic), a tie going to the smaller value. Offsets are never negative nor
+/// above 2^63; near those bounds the nearest value within them is searched for.
+#[inline]
 pub(crate) fn unwrap_near(low: u32, near: u64) -> u64 {
+    let diff = low.wrapping_sub(near as u32) as i32 as i64;
+    match near.checked_add_signed(diff) {
+        Some(v) if v <= u64::MAX >> 1 => v,
+        _ => unwrap_near_bounded(low, near),
+    }
+}
+
+/// [`unwrap_near`] among the candidates at most 2^63: the low half put into the
+/// 2^32 block of `near` and into the blocks either side.
+#[cold]
+fn unwrap_near_bounded(low: u32, near: u64) -> u64 {
     let base = near & !0xffff_ffff;
     let cands = [base.wrapping_sub(1 << 32), base, base + (1 << 32)];
     let mut best = base | low as u64;
@@ -564,4 +579,30 @@ fn window_shift(buf: u32) -> u8 {
         s += 1;
     }
     s
+}
+
+#[cfg(test)]
+mod unwrap_tests {
+    use super::{unwrap_near, unwrap_near_bounded};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The constant-time unwrap picks what the search over every candidate
+        /// picks, near 0, near a 2^32 boundary, at ties and anywhere.
+        #[test]
+        fn unwrap_is_the_nearest_candidate(
+            low in any::<u32>(),
+            block in prop_oneof![Just(0u64), 0u64..8, Just((1u64 << 31) - 1), any::<u32>().prop_map(u64::from)],
+            near_low in prop_oneof![any::<u32>(), Just(0u32), Just(u32::MAX), Just(1 << 31)],
+        ) {
+            let near = (block << 32) | near_low as u64;
+            prop_assert_eq!(unwrap_near(low, near), unwrap_near_bounded(low, near));
+        }
+    }
+
+    #[test]
+    fn a_tie_goes_to_the_smaller_value() {
+        assert_eq!(unwrap_near(0, 5 << 32 | 1 << 31), 5 << 32);
+        assert_eq!(unwrap_near(u32::MAX, 3), u32::MAX as u64);
+    }
 }

@@ -1,0 +1,81 @@
+//! Memory a finished trial leaves to the next on the same thread.
+//!
+//! A sweep runs many small trials one after another on each worker thread; built
+//! afresh, every trial would allocate its event heap, packet slab, connection and
+//! session tables and hash maps again, and free them at its end. Instead a trial's
+//! containers are emptied when it finishes and kept by its thread, and the next
+//! [`Sim`](super::Sim) built there starts from them. Only capacity carries over:
+//! every container is empty when a trial starts, and none of them is iterated in
+//! an order that depends on its capacity (the hash maps are only looked up), so
+//! results do not depend on what ran before on the thread.
+
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rand_chacha::ChaCha8Rng;
+use rustc_hash::FxHashMap;
+
+use super::apps::{AppConn, WorkloadRt};
+use super::tcp_sessions::HostSession;
+use super::{ConnSlot, Entry};
+use crate::link::Channel;
+use crate::packet::Slab;
+
+/// The reusable containers of one simulation, all empty.
+#[derive(Default)]
+pub(super) struct Spare {
+    pub heap: BinaryHeap<Reverse<Entry>>,
+    pub slab: Slab,
+    pub node_names: Vec<String>,
+    pub chans: Vec<Channel>,
+    pub conns: Vec<ConnSlot>,
+    pub demux: FxHashMap<u64, u32>,
+    pub listeners: Vec<(u16, u16)>,
+    pub app_conns: Vec<AppConn>,
+    pub app_conn_by_client: FxHashMap<u64, u32>,
+    pub workloads: Vec<WorkloadRt>,
+    pub host_rngs: Vec<ChaCha8Rng>,
+    pub path_cache: FxHashMap<(u16, u16), gentle_tcp::PathMetrics>,
+    pub host_sessions: Vec<HostSession>,
+    pub host_session_of: FxHashMap<(u16, u16), u32>,
+    pub next_port: Vec<u16>,
+}
+
+/// Initial capacity of a new event heap (a short trial's events in flight).
+const HEAP_CAPACITY: usize = 256;
+
+thread_local! {
+    static KEPT: RefCell<Option<Spare>> = const { RefCell::new(None) };
+}
+
+impl Spare {
+    /// What the last trial on this thread left, or new containers.
+    pub fn take() -> Spare {
+        KEPT.with(|k| k.borrow_mut().take())
+            .unwrap_or_else(|| Spare {
+                heap: BinaryHeap::with_capacity(HEAP_CAPACITY),
+                ..Spare::default()
+            })
+    }
+
+    /// Empties every container and keeps them for this thread's next trial.
+    pub fn keep(mut self) {
+        self.heap.clear();
+        self.slab.clear();
+        self.node_names.clear();
+        self.chans.clear();
+        self.conns.clear();
+        self.demux.clear();
+        self.listeners.clear();
+        self.app_conns.clear();
+        self.app_conn_by_client.clear();
+        self.workloads.clear();
+        self.host_rngs.clear();
+        self.path_cache.clear();
+        self.host_sessions.clear();
+        self.host_session_of.clear();
+        self.next_port.clear();
+        KEPT.with(|k| *k.borrow_mut() = Some(self));
+    }
+}
