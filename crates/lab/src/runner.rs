@@ -293,7 +293,7 @@ pub(crate) fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep
 pub fn run_trial(scn: &Scenario, variant: &Variant, seed: u64, trial: u64) -> TrialResult {
     let ts = rng::trial_seed(seed, trial);
     let setup = scn.setup(variant, ts);
-    Sim::new(&setup, trial, ts)
+    Sim::from_setup(setup, trial, ts)
         .expect("scenario validated")
         .run()
 }
@@ -313,7 +313,7 @@ pub fn run_trial_observed(
         capture: (observe.capture == Some(trial)).then(|| Capture::new(scn.capture_node())),
         flow: (observe.tsg == Some(trial)).then(|| FlowRecorder::new(&scn.name, &variant.name)),
     };
-    let r = Sim::new(&setup, trial, ts)
+    let r = Sim::from_setup(setup, trial, ts)
         .expect("scenario validated")
         .with_observer(&mut obs)
         .run();

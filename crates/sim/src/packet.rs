@@ -70,6 +70,11 @@ impl Slab {
         self.free.push(i);
         p
     }
+    /// Drops the packet in slot `i`.
+    pub fn free(&mut self, i: u32) {
+        self.slots[i as usize] = None;
+        self.free.push(i);
+    }
     pub fn get(&self, i: u32) -> &Packet {
         self.slots[i as usize].as_ref().expect("live packet slot")
     }

@@ -154,8 +154,14 @@ fn demux_key(node: u16, lport: u16, peer: u16, pport: u16) -> u64 {
 /// A trial's nodes — the setup's, then the link ends it does not name, in order of
 /// first appearance — and its channels: two per link (a to b, then b to a), each
 /// with its own random stream; into `names` and `chans`, which are empty.
-fn channels(setup: &Setup, trial_seed: u64, names: &mut Vec<String>, chans: &mut Vec<Channel>) {
-    names.extend(setup.nodes.iter().cloned());
+fn channels(
+    nodes: Vec<String>,
+    links: Vec<LinkSpec>,
+    trial_seed: u64,
+    names: &mut Vec<String>,
+    chans: &mut Vec<Channel>,
+) {
+    names.extend(nodes);
     let idx = |n: &str, names: &mut Vec<String>| -> u16 {
         match names.iter().position(|x| x == n) {
             Some(i) => i as u16,
@@ -165,13 +171,13 @@ fn channels(setup: &Setup, trial_seed: u64, names: &mut Vec<String>, chans: &mut
             }
         }
     };
-    for (i, l) in setup.links.iter().enumerate() {
+    for (i, l) in links.into_iter().enumerate() {
         let a = idx(&l.a, names);
         let b = idx(&l.b, names);
         let r1 = rng::stream(trial_seed, rng::ids::LINK + 2 * i as u64);
         let r2 = rng::stream(trial_seed, rng::ids::LINK + 2 * i as u64 + 1);
-        chans.push(Channel::new(l.a_to_b.clone(), a, b, r1));
-        chans.push(Channel::new(l.b_to_a.clone(), b, a, r2));
+        chans.push(Channel::new(l.a_to_b, a, b, r1));
+        chans.push(Channel::new(l.b_to_a, b, a, r2));
     }
 }
 
@@ -201,10 +207,28 @@ fn shortest_routes(chans: &[Channel], n: usize) -> Vec<Vec<u32>> {
 impl<'o> Sim<'o> {
     /// Builds the simulation of trial `trial` whose seed is `trial_seed`.
     pub fn new(setup: &Setup, trial: u64, trial_seed: u64) -> Result<Sim<'o>, SetupError> {
+        Self::from_setup(setup.clone(), trial, trial_seed)
+    }
+
+    /// [`Sim::new`], taking the setup's links and workloads instead of copying them.
+    pub fn from_setup(setup: Setup, trial: u64, trial_seed: u64) -> Result<Sim<'o>, SetupError> {
+        let Setup {
+            nodes,
+            links,
+            workloads,
+            config,
+            time_limit,
+        } = setup;
         let mut spare = Spare::take();
-        channels(setup, trial_seed, &mut spare.node_names, &mut spare.chans);
+        channels(
+            nodes,
+            links,
+            trial_seed,
+            &mut spare.node_names,
+            &mut spare.chans,
+        );
         let names = &spare.node_names;
-        for w in &setup.workloads {
+        for w in &workloads {
             for host in [&w.client, &w.server] {
                 if !names.contains(host) {
                     let e = SetupError(format!(
@@ -241,8 +265,8 @@ impl<'o> Sim<'o> {
             host_sessions: spare.host_sessions,
             host_session_of: spare.host_session_of,
             next_port: spare.next_port,
-            config: setup.config.clone(),
-            time_limit: setup.time_limit.as_nanos() as u64,
+            config,
+            time_limit: time_limit.as_nanos() as u64,
             result: TrialResult {
                 trial,
                 ..Default::default()
@@ -253,7 +277,7 @@ impl<'o> Sim<'o> {
             observer: None,
             engine_events: false,
         };
-        for (i, w) in setup.workloads.iter().enumerate() {
+        for (i, w) in workloads.into_iter().enumerate() {
             sim.add_workload(i, w, trial_seed)?;
         }
         Ok(sim)
@@ -265,7 +289,7 @@ impl<'o> Sim<'o> {
     fn add_workload(
         &mut self,
         i: usize,
-        w: &WorkloadSpec,
+        w: WorkloadSpec,
         trial_seed: u64,
     ) -> Result<(), SetupError> {
         let node = |name: &str| self.node_names.iter().position(|x| x == name);
@@ -273,7 +297,9 @@ impl<'o> Sim<'o> {
         let server = node(&w.server).expect("checked") as u16;
         self.check_path(&w.name, (client, &w.client), (server, &w.server))?;
         let rng = rng::stream(trial_seed, rng::ids::WORKLOAD + i as u64);
-        let mut rt = WorkloadRt::new(w.clone(), client, server, rng);
+        let (measure, port) = (w.measure, w.port);
+        let mut rt = WorkloadRt::new(w, client, server, rng);
+        let w = &rt.spec;
         if let Some(b) = &w.backend {
             let Some(bn) = node(&b.node) else {
                 return Err(SetupError(format!(
@@ -283,14 +309,14 @@ impl<'o> Sim<'o> {
             };
             let bn = bn as u16;
             self.check_path(&w.name, (server, &w.server), (bn, &b.node))?;
-            rt.backend_node = bn;
             self.listeners.push((bn, b.port));
+            rt.backend_node = bn;
         }
         let start = rt.start;
-        if w.measure {
+        if measure {
             self.measured_left += 1;
         }
-        self.listeners.push((server, w.port));
+        self.listeners.push((server, port));
         self.workloads.push(rt);
         self.push(
             start.as_nanos() as u64,
@@ -444,13 +470,23 @@ impl<'o> Sim<'o> {
     }
 
     fn forward(&mut self, node: u16, pkt: Packet) {
+        if self.route[node as usize][pkt.dst as usize] == u32::MAX {
+            return;
+        }
+        let slot = self.slab.insert(pkt);
+        self.forward_slot(node, slot);
+    }
+
+    /// [`forward`](Self::forward) for a packet already in the slab (a router's).
+    fn forward_slot(&mut self, node: u16, slot: u32) {
+        let pkt = self.slab.get(slot);
         let chan = self.route[node as usize][pkt.dst as usize];
         if chan == u32::MAX {
+            self.slab.free(slot);
             return;
         }
         let mut bytes = pkt.wire_len();
         let meta = pkt.meta;
-        let slot = self.slab.insert(pkt);
         // A middlebox rewrites the packet in place (in the slab, so the common path
         // moves the packet only once); a stripped option shortens it.
         if self.chans[chan as usize].rewrites() {
@@ -589,25 +625,31 @@ impl<'o> Sim<'o> {
         self.on_arrive(to, slot);
     }
 
+    /// A packet reaches `node`: it is forwarded, or read where it stands in the slab
+    /// by the connection it is for.
     fn on_arrive(&mut self, node: u16, slot: u32) {
-        let pkt = self.slab.take(slot);
+        let pkt = self.slab.get(slot);
         if pkt.dst != node {
-            self.forward(node, pkt);
+            self.forward_slot(node, slot);
             return;
         }
-        self.emit(PacketEvent::Recv, node, &pkt);
+        self.emit_slot(PacketEvent::Recv, node, slot);
+        let pkt = self.slab.get(slot);
         let seg = &pkt.seg;
         let key = demux_key(node, seg.dst_port, pkt.src, seg.src_port);
         if let Some(&c) = self.demux.get(&key)
             && !self.conns[c as usize].conn.is_closed()
         {
             self.conns[c as usize].conn.handle_segment(self.now, seg);
+            self.slab.free(slot);
             if self.conns[c as usize].scb.is_some() {
                 self.session_input(c);
             }
             self.service(c);
             return;
         }
+        let pkt = self.slab.take(slot);
+        let seg = &pkt.seg;
         if seg.flags.syn() && !seg.flags.ack() && self.listeners.contains(&(node, seg.dst_port)) {
             self.accept(node, &pkt);
             return;
