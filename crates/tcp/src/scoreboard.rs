@@ -10,6 +10,7 @@
 //! Sequence numbers here are 64-bit offsets from the initial send sequence number,
 //! so no comparison wraps.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::time::Instant;
@@ -84,6 +85,10 @@ pub struct Scoreboard {
     /// `lost_retrans_low`): while the highest SACK is not above it, no
     /// retransmission can be found lost.
     retrans_low: u64,
+    /// No segment before this index is to be retransmitted (lost, not SACKed, no
+    /// retransmission in flight): where [`Self::next_lost`] starts, and moves on
+    /// to what it finds (Linux's `retransmit_skb_hint`).
+    lost_scan: Cell<usize>,
     /// SACK blocks applied lately (Linux's `recv_sack_cache`), so that a block seen
     /// again is applied only where it grew.
     sack_cache: SackCache,
@@ -200,6 +205,7 @@ impl Scoreboard {
             }
             let s = self.q.pop_front().expect("front exists");
             self.lost_hint.on_removed(s.sacked);
+            self.lost_scan.set(self.lost_scan.get().saturating_sub(1));
             r.segs += 1;
             r.bytes += s.end - s.start;
             r.fin_acked |= s.fin;
@@ -321,7 +327,8 @@ impl Scoreboard {
         let mut seen = 0;
         let mut low = u64::MAX;
         let mut whole = true;
-        for s in self.q.iter_mut() {
+        let mut first_lost = None;
+        for (i, s) in self.q.iter_mut().enumerate() {
             if seen == in_flight {
                 break;
             }
@@ -337,6 +344,7 @@ impl Scoreboard {
                     s.lost = true;
                     self.lost_out += 1;
                 }
+                first_lost.get_or_insert(i);
                 n += 1;
             }
             if s.retrans {
@@ -345,6 +353,9 @@ impl Scoreboard {
         }
         if whole {
             self.retrans_low = low;
+        }
+        if let Some(i) = first_lost {
+            self.lost_to_resend_at(i);
         }
         n
     }
@@ -361,12 +372,13 @@ impl Scoreboard {
             s.retrans = false;
             self.retrans_out -= 1;
         }
-        if s.lost {
-            return (false, lost_retrans);
+        let newly = !s.lost;
+        if newly {
+            s.lost = true;
+            self.lost_out += 1;
         }
-        s.lost = true;
-        self.lost_out += 1;
-        (true, lost_retrans)
+        self.lost_to_resend_at(i);
+        (newly, lost_retrans)
     }
 
     fn mark_lost_at(&mut self, i: usize) -> bool {
@@ -376,7 +388,13 @@ impl Scoreboard {
         }
         s.lost = true;
         self.lost_out += 1;
+        self.lost_to_resend_at(i);
         true
+    }
+
+    /// Segment `i` may now be one to retransmit: [`Self::next_lost`] looks from it.
+    fn lost_to_resend_at(&mut self, i: usize) {
+        self.lost_scan.set(self.lost_scan.get().min(i));
     }
 
     /// Linux `tcp_mark_head_lost`: walks from the head, counting either every segment
@@ -454,6 +472,7 @@ impl Scoreboard {
         }
         self.retrans_out = retrans_out;
         self.lost_out = self.q.iter().filter(|s| s.lost).count() as u32;
+        self.lost_to_resend_at(0);
         n
     }
 
@@ -475,9 +494,14 @@ impl Scoreboard {
         if self.lost_out == 0 {
             return None;
         }
-        self.q
-            .iter()
+        let from = self.lost_scan.get().min(self.q.len());
+        let found = self
+            .q
+            .range(from..)
             .position(|s| s.lost && !s.retrans && !s.sacked)
+            .map(|k| from + k);
+        self.lost_scan.set(found.unwrap_or(self.q.len()));
+        found
     }
 
     /// Linux `tcp_head_timedout`: the first outstanding segment was (last) sent more
@@ -501,6 +525,7 @@ impl Scoreboard {
             }
         }
         self.lost_out += n;
+        self.lost_to_resend_at(0);
         n
     }
 
@@ -519,6 +544,7 @@ impl Scoreboard {
             }
         }
         self.lost_out += n;
+        self.lost_to_resend_at(0);
         n
     }
 
@@ -647,6 +673,7 @@ mod tests {
     //! are forgotten before each call (so every walk starts from the head).
     use super::*;
     use proptest::prelude::*;
+    use std::time::Duration;
 
     #[derive(Clone, Debug)]
     enum Op {
@@ -658,6 +685,9 @@ mod tests {
         LostRetransmits,
         ClearLost,
         AllLost(bool),
+        TimedOut,
+        RangeLost(u8, u8),
+        NextLost,
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -670,6 +700,9 @@ mod tests {
             Just(Op::LostRetransmits),
             Just(Op::ClearLost),
             any::<bool>().prop_map(Op::AllLost),
+            Just(Op::TimedOut),
+            (0u8..20, 0u8..6).prop_map(|(a, b)| Op::RangeLost(a, b)),
+            Just(Op::NextLost),
         ]
     }
 
@@ -686,6 +719,7 @@ mod tests {
         fn both<R: PartialEq + std::fmt::Debug>(&mut self, f: impl Fn(&mut Scoreboard) -> R) {
             self.plain.lost_hint = LostHint::default();
             self.plain.retrans_low = 0;
+            self.plain.lost_scan.set(0);
             self.plain.sack_cache = SackCache::default();
             let (a, b) = (f(&mut self.hinted), f(&mut self.plain));
             assert_eq!(a, b);
@@ -750,6 +784,15 @@ mod tests {
                 Op::LostRetransmits => self.both(|sb| sb.mark_lost_retransmits()),
                 Op::ClearLost => self.both(|sb| sb.clear_lost()),
                 Op::AllLost(f) => self.both(|sb| sb.mark_all_lost(f)),
+                Op::TimedOut => {
+                    self.both(|sb| sb.mark_timed_out(Instant::from_nanos(1), Duration::ZERO))
+                }
+                Op::RangeLost(a, len) => {
+                    let lo = self.una + seg(a as u64);
+                    let hi = lo + seg(len as u64);
+                    self.both(|sb| sb.mark_range_lost(lo, hi));
+                }
+                Op::NextLost => self.both(|sb| sb.next_lost()),
             }
             let flags = |sb: &Scoreboard| {
                 let q: Vec<_> = sb.q.iter().map(|s| (s.sacked, s.lost, s.retrans)).collect();

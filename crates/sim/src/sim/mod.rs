@@ -90,11 +90,39 @@ enum Ev {
     },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// An event in the queue. Events are ordered by time, then by when they were
+/// pushed (`seq`, unique): the event itself never decides an order.
+#[derive(Clone, Copy, Debug)]
 struct Entry {
     time: u64,
     seq: u64,
     ev: Ev,
+}
+
+impl Entry {
+    /// The order key: time in the high half, `seq` in the low.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        (self.time as u128) << 64 | self.seq as u128
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    #[inline(always)]
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
 }
 
 pub(crate) struct ConnSlot {
