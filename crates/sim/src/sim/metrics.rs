@@ -50,6 +50,11 @@ impl TailWatch {
             && !m.corrective
     }
 
+    /// Forgets every flow (a new trial).
+    pub fn clear(&mut self) {
+        self.flows.clear();
+    }
+
     /// A new response starts on `flow`.
     pub fn reset(&mut self, flow: u32) {
         if let Some(t) = self.flows.get_mut(flow as usize) {
@@ -107,6 +112,14 @@ pub(crate) struct EpisodeWatch {
     open: Vec<Option<Episode>>,
     /// Episodes that ended, in the order they ended.
     pub done: Vec<Episode>,
+}
+
+impl EpisodeWatch {
+    /// Forgets every episode (a new trial).
+    pub fn clear(&mut self) {
+        self.open.clear();
+        self.done.clear();
+    }
 }
 
 impl Observer for EpisodeWatch {

@@ -36,7 +36,7 @@ use crate::rng;
 use crate::workload::WorkloadSpec;
 use apps::{AppConn, WorkloadRt};
 use metrics::{EpisodeWatch, TailWatch};
-use spare::Spare;
+use spare::{Scratch, Spare};
 
 /// Everything needed to build one trial's simulation.
 #[derive(Clone, Debug)]
@@ -144,8 +144,9 @@ pub struct Sim<'o> {
     heap: BinaryHeap<Reverse<Entry>>,
     slab: Slab,
     node_names: Vec<String>,
-    /// `route[node][dst]` = channel index, or `u32::MAX` if unreachable.
-    route: Vec<Vec<u32>>,
+    /// `route[node * nodes + dst]` = channel index, or `u32::MAX` if unreachable.
+    route: Vec<u32>,
+    route_scratch: Scratch,
     chans: Vec<Channel>,
     pub(crate) conns: Vec<ConnSlot>,
     demux: FxHashMap<u64, u32>,
@@ -209,27 +210,31 @@ fn channels(
     }
 }
 
-/// `route[node][dst]`: the channel of the first hop of a shortest path, or
-/// `u32::MAX` if `dst` is unreachable. Shortest paths by BFS from every destination
-/// over reversed channels.
-fn shortest_routes(chans: &[Channel], n: usize) -> Vec<Vec<u32>> {
-    let mut route = vec![vec![u32::MAX; n]; n];
+/// Into `route`, `route[node * n + dst]`: the channel of the first hop of a
+/// shortest path, or `u32::MAX` if `dst` is unreachable. Shortest paths by BFS
+/// from every destination over reversed channels (`dist` and `frontier` are
+/// scratch space).
+fn shortest_routes(chans: &[Channel], n: usize, route: &mut Vec<u32>, scratch: &mut Scratch) {
+    route.clear();
+    route.resize(n * n, u32::MAX);
+    let Scratch { dist, frontier } = scratch;
     for dst in 0..n {
-        let mut dist = vec![u32::MAX; n];
+        dist.clear();
+        dist.resize(n, u32::MAX);
         dist[dst] = 0;
-        let mut frontier = std::collections::VecDeque::from([dst]);
+        frontier.clear();
+        frontier.push_back(dst);
         while let Some(v) = frontier.pop_front() {
             for (ci, c) in chans.iter().enumerate() {
                 let (u, w) = (c.from as usize, c.to as usize);
                 if w == v && dist[u] == u32::MAX {
                     dist[u] = dist[v] + 1;
-                    route[u][dst] = ci as u32;
+                    route[u * n + dst] = ci as u32;
                     frontier.push_back(u);
                 }
             }
         }
     }
-    route
 }
 
 impl<'o> Sim<'o> {
@@ -269,7 +274,7 @@ impl<'o> Sim<'o> {
             }
         }
         let n = names.len();
-        let route = shortest_routes(&spare.chans, n);
+        shortest_routes(&spare.chans, n, &mut spare.route, &mut spare.scratch);
         spare
             .host_rngs
             .extend((0..n).map(|i| rng::stream(trial_seed, rng::ids::HOST + i as u64)));
@@ -281,7 +286,8 @@ impl<'o> Sim<'o> {
             slab: spare.slab,
             chans: spare.chans,
             node_names: spare.node_names,
-            route,
+            route: spare.route,
+            route_scratch: spare.scratch,
             conns: spare.conns,
             demux: spare.demux,
             listeners: spare.listeners,
@@ -300,8 +306,8 @@ impl<'o> Sim<'o> {
                 ..Default::default()
             },
             measured_left: 0,
-            tails: TailWatch::default(),
-            episodes: EpisodeWatch::default(),
+            tails: spare.tails,
+            episodes: spare.episodes,
             observer: None,
             engine_events: false,
         };
@@ -360,13 +366,19 @@ impl<'o> Sim<'o> {
     /// workload `workload`.
     fn check_path(&self, workload: &str, a: (u16, &str), b: (u16, &str)) -> Result<(), SetupError> {
         let (ai, bi) = (a.0 as usize, b.0 as usize);
-        if self.route[ai][bi] == u32::MAX || self.route[bi][ai] == u32::MAX {
+        if self.hop(ai, bi) == u32::MAX || self.hop(bi, ai) == u32::MAX {
             return Err(SetupError(format!(
                 "workload `{workload}`: no path between `{}` and `{}`",
                 a.1, b.1
             )));
         }
         Ok(())
+    }
+
+    /// The channel of the first hop from `node` to `dst` (`u32::MAX`: none).
+    #[inline]
+    fn hop(&self, node: usize, dst: usize) -> u32 {
+        self.route[node * self.node_names.len() + dst]
     }
 
     /// Shows the trial to `observer` as it runs.
@@ -466,6 +478,8 @@ impl<'o> Sim<'o> {
             heap: self.heap,
             slab: self.slab,
             node_names: self.node_names,
+            route: self.route,
+            scratch: self.route_scratch,
             chans: self.chans,
             conns: self.conns,
             demux: self.demux,
@@ -478,6 +492,8 @@ impl<'o> Sim<'o> {
             host_sessions: self.host_sessions,
             host_session_of: self.host_session_of,
             next_port: self.next_port,
+            tails: self.tails,
+            episodes: self.episodes,
         }
     }
 
@@ -488,27 +504,23 @@ impl<'o> Sim<'o> {
 
     // ------------------------------------------------------------- network
 
+    /// Puts `pkt` into the slab, where it stays until it is read or dropped, and
+    /// on its way from `node`.
     fn send(&mut self, node: u16, pkt: Packet) {
         self.result.packets += 1;
         if pkt.meta.payload > 0 {
             self.result.data_packets += 1;
         }
-        self.emit(PacketEvent::Send, node, &pkt);
-        self.forward(node, pkt);
-    }
-
-    fn forward(&mut self, node: u16, pkt: Packet) {
-        if self.route[node as usize][pkt.dst as usize] == u32::MAX {
-            return;
-        }
         let slot = self.slab.insert(pkt);
+        self.emit_slot(PacketEvent::Send, node, slot);
         self.forward_slot(node, slot);
     }
 
-    /// [`forward`](Self::forward) for a packet already in the slab (a router's).
+    /// Sends the packet in `slot` from `node` towards its destination: onto the
+    /// channel of the first hop, or nowhere if there is none.
     fn forward_slot(&mut self, node: u16, slot: u32) {
         let pkt = self.slab.get(slot);
-        let chan = self.route[node as usize][pkt.dst as usize];
+        let chan = self.hop(node as usize, pkt.dst as usize);
         if chan == u32::MAX {
             self.slab.free(slot);
             return;

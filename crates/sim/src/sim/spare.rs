@@ -11,12 +11,13 @@
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
 
 use super::apps::{AppConn, WorkloadRt};
+use super::metrics::{EpisodeWatch, TailWatch};
 use super::tcp_sessions::HostSession;
 use super::{ConnSlot, Entry};
 use crate::link::Channel;
@@ -28,6 +29,8 @@ pub(super) struct Spare {
     pub heap: BinaryHeap<Reverse<Entry>>,
     pub slab: Slab,
     pub node_names: Vec<String>,
+    pub route: Vec<u32>,
+    pub scratch: Scratch,
     pub chans: Vec<Channel>,
     pub conns: Vec<ConnSlot>,
     pub demux: FxHashMap<u64, u32>,
@@ -40,6 +43,15 @@ pub(super) struct Spare {
     pub host_sessions: Vec<HostSession>,
     pub host_session_of: FxHashMap<(u16, u16), u32>,
     pub next_port: Vec<u16>,
+    pub tails: TailWatch,
+    pub episodes: EpisodeWatch,
+}
+
+/// Scratch space of the routes' search.
+#[derive(Default)]
+pub(super) struct Scratch {
+    pub dist: Vec<u32>,
+    pub frontier: VecDeque<usize>,
 }
 
 /// Initial capacity of a new event heap (a short trial's events in flight).
@@ -76,6 +88,8 @@ impl Spare {
         self.host_sessions.clear();
         self.host_session_of.clear();
         self.next_port.clear();
+        self.tails.clear();
+        self.episodes.clear();
         KEPT.with(|k| *k.borrow_mut() = Some(self));
     }
 }

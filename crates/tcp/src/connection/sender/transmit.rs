@@ -13,28 +13,46 @@ use crate::wire::{Flags, Options, Segment, Timestamps};
 impl Connection {
     /// Returns the next segment to put on the wire, or `None` if nothing is due now.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
-        if self.ext.proactive().is_on()
-            && let Some(copy) = self.proactive_copy(false)
-        {
-            return Some(copy);
-        }
-        let Some(seg) = self.next_segment(now) else {
-            // A send shorter than `tso` frames: its copies leave now.
-            if self.ext.proactive().is_on()
-                && let Some(copy) = self.proactive_copy(true)
-            {
-                return Some(copy);
+        if self.ext.proactive().is_on() {
+            let copy = self.proactive_copy(false);
+            if copy.is_some() {
+                return copy;
             }
-            // A forced retransmission belongs to the ACK that asked for it.
-            self.tx.ca.clear_force();
-            self.update_persist(now);
-            self.chrono_after_send(now);
-            return None;
-        };
-        if self.ext.corrective().is_on() && !seg.flags.syn() && self.corrective_sent(&seg) {
-            return Some(seg); // a Corrective packet: not data, and its ACK is not read
         }
-        self.receiver_on_sent(&seg);
+        // The segment is returned where it was built (one `Option<Segment>` from
+        // here on, looked at by reference), not moved out and back in.
+        let seg = self.next_segment(now);
+        match &seg {
+            None => return self.nothing_to_send(now),
+            Some(s) => {
+                if self.ext.corrective().is_on() && !s.flags.syn() && self.corrective_sent(s) {
+                    return seg; // a Corrective packet: not data, and its ACK is not read
+                }
+                self.on_segment_sent(now, s);
+            }
+        }
+        seg
+    }
+
+    /// [`poll_transmit`](Self::poll_transmit) found nothing due: what ends a burst.
+    fn nothing_to_send(&mut self, now: Instant) -> Option<Segment> {
+        // A send shorter than `tso` frames: its copies leave now.
+        if self.ext.proactive().is_on() {
+            let copy = self.proactive_copy(true);
+            if copy.is_some() {
+                return copy;
+            }
+        }
+        // A forced retransmission belongs to the ACK that asked for it.
+        self.tx.ca.clear_force();
+        self.update_persist(now);
+        self.chrono_after_send(now);
+        None
+    }
+
+    /// The books kept on every segment sent (but a Corrective packet).
+    fn on_segment_sent(&mut self, now: Instant, seg: &Segment) {
+        self.receiver_on_sent(seg);
         if !seg.payload.is_empty() {
             self.ack_on_data_sent(now);
         }
@@ -56,9 +74,8 @@ impl Connection {
             self.counters.acks_sent += 1;
         }
         if self.ext.proactive().is_on() {
-            self.proactive_on_sent(&seg);
+            self.proactive_on_sent(seg);
         }
-        Some(seg)
     }
 
     fn next_segment(&mut self, now: Instant) -> Option<Segment> {
