@@ -167,7 +167,7 @@ pub enum Cmd {
         /// Print JSON.
         #[arg(long)]
         json: bool,
-        /// Also run the million-trial scaling point.
+        /// Also run the scaling points of a million and ten million trials
         #[arg(long)]
         full: bool,
         /// Only count instructions (under callgrind, which must be installed): per

@@ -57,6 +57,9 @@ pub struct Scaling {
     pub cpu_seconds: f64,
     pub trials_per_second: f64,
     pub ns_per_trial: f64,
+    /// The process's peak resident memory once they have run (MiB): the same at
+    /// every scaling point when memory does not grow with the number of trials.
+    pub peak_rss_mib: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -249,7 +252,15 @@ fn one_core(scn: &Scenario, trials: u64) -> Scaling {
         cpu_seconds: thread_cpu() - c0,
         trials_per_second: trials as f64 / s,
         ns_per_trial: s * 1e9 / trials as f64,
+        peak_rss_mib: peak_rss_mib(),
     }
+}
+
+/// The process's peak resident set size so far, MiB (`getrusage`'s `ru_maxrss`,
+/// KiB on Linux); NaN if it cannot be read.
+fn peak_rss_mib() -> f64 {
+    use nix::sys::resource::{UsageWho, getrusage};
+    getrusage(UsageWho::RUSAGE_SELF).map_or(f64::NAN, |u| u.max_rss() as f64 / 1024.0)
 }
 
 /// The bench's two scenarios: the bulk transfer and the short trials (first variant).
@@ -286,7 +297,7 @@ pub fn run(full: bool) -> BenchResult {
     let short = only(short_both.clone(), "linux-2.6");
     let mut counts = vec![1_000, 10_000, 100_000];
     if full {
-        counts.push(1_000_000);
+        counts.extend([1_000_000, 10_000_000]);
     }
     let scaling: Vec<Scaling> = counts.iter().map(|&n| one_core(&short, n)).collect();
     let n_all = *counts.last().expect("non-empty");
@@ -350,12 +361,13 @@ pub fn text(r: &BenchResult) -> String {
     s += "short trials, 40 B / 5000 B, 200 ms RTT, with handshake (one core):\n";
     for x in &r.scaling {
         s += &format!(
-            "  {:>9} trials: {:>8.3} s  {:>10.0} trials/s  {:>8.0} ns/trial  {:>10.0} trials per CPU s\n",
+            "  {:>9} trials: {:>8.3} s  {:>10.0} trials/s  {:>8.0} ns/trial  {:>10.0} trials per CPU s  peak RSS {:.1} MiB\n",
             x.trials,
             x.seconds,
             x.trials_per_second,
             x.ns_per_trial,
-            x.trials as f64 / x.cpu_seconds
+            x.trials as f64 / x.cpu_seconds,
+            x.peak_rss_mib
         );
     }
     s += &format!(
@@ -438,6 +450,23 @@ mod tests {
         let r = one_core(&only(short, "corrective"), 3);
         assert_eq!(r.trials, 3);
     }
+
+    /// A scaling point reports the trials it ran, their rate and the process's
+    /// peak memory, which is read (a number of MiB, not NaN) and does not grow
+    /// from a few trials to a hundred times as many.
+    #[test]
+    fn a_scaling_point_reports_its_rate_and_peak_memory() {
+        let (_, short) = scenarios();
+        let few = one_core(&short, 10);
+        let many = one_core(&short, 1000);
+        assert_eq!((few.trials, many.trials), (10, 1000));
+        assert!(many.trials_per_second > 0.0 && many.ns_per_trial > 0.0);
+        assert!(few.peak_rss_mib > 1.0, "{}", few.peak_rss_mib);
+        assert!(
+            many.peak_rss_mib < few.peak_rss_mib + 8.0,
+            "{few:?} {many:?}"
+        );
+    }
 }
 
 /// What `gentle bench` was asked for.
@@ -445,7 +474,7 @@ mod tests {
 pub struct BenchArgs {
     /// `--json`: print JSON.
     pub json: bool,
-    /// `--full`: also the million-trial scaling point.
+    /// `--full`: also the scaling points of 10^6 and 10^7 trials.
     pub full: bool,
     /// `--instructions`: only the instruction counts (under callgrind).
     pub instructions: bool,
