@@ -548,7 +548,7 @@ impl Sim<'_> {
     fn finish_exchange(&mut self, sid: u32, complete: bool) {
         let now_counters = self.session_counters(sid);
         let server_retrans = self.server_retrans(sid);
-        let trial = self.result.trial;
+        let trial = self.tally.trial;
         let s = &mut self.app_conns[sid as usize];
         let Some(a) = s.cur.take() else { return };
         s.exchanges_done += 1;
@@ -582,7 +582,7 @@ impl Sim<'_> {
         };
         let wl = s.wl;
         if rec.index >= self.workloads[wl as usize].spec.warmup {
-            self.result.exchanges.push(rec);
+            self.tally.exchanges.push(rec);
         }
         let w = &mut self.workloads[wl as usize];
         w.finished += 1;
@@ -640,7 +640,7 @@ impl Sim<'_> {
                 if all_done {
                     let w = &self.workloads[wl as usize];
                     let start = w.page_start.unwrap_or(Instant::ZERO);
-                    self.result.pages.push(PageRecord {
+                    self.tally.pages.push(PageRecord {
                         trial,
                         workload: wl,
                         objects: w.total,
@@ -673,7 +673,7 @@ impl Sim<'_> {
         for s in &self.app_conns {
             corrupt += s.corrupt;
         }
-        self.result.corrupt_bytes = corrupt;
+        self.tally.corrupt_bytes = corrupt;
         for sid in 0..self.app_conns.len() as u32 {
             let s = &self.app_conns[sid as usize];
             let measured = self.workloads[s.wl as usize].spec.measure;
@@ -700,8 +700,8 @@ impl Sim<'_> {
                 Unfinished::TimeLimit
             };
             for index in wr.created.max(wr.spec.warmup)..wr.total {
-                self.result.exchanges.push(ExchangeRecord {
-                    trial: self.result.trial,
+                self.tally.exchanges.push(ExchangeRecord {
+                    trial: self.tally.trial,
                     workload: w as u16,
                     index,
                     complete: false,
@@ -716,8 +716,8 @@ impl Sim<'_> {
                 && matches!(wr.spec.kind, WorkloadKind::Page { .. })
                 && wr.finished < wr.total
             {
-                self.result.pages.push(PageRecord {
-                    trial: self.result.trial,
+                self.tally.pages.push(PageRecord {
+                    trial: self.tally.trial,
                     workload: w as u16,
                     objects: wr.total,
                     bytes: wr.page_bytes,
@@ -742,13 +742,13 @@ impl Sim<'_> {
         // The counters of the exchange so far, as for a finished one.
         let d = self.session_counters(sid);
         let server_retrans = self.server_retrans(sid);
-        let trial = self.result.trial;
+        let trial = self.tally.trial;
         let s = &mut self.app_conns[sid as usize];
         let Some(a) = s.cur.take() else { return };
         if a.index < self.workloads[s.wl as usize].spec.warmup {
             return;
         }
-        self.result.exchanges.push(ExchangeRecord {
+        self.tally.exchanges.push(ExchangeRecord {
             trial,
             workload: s.wl,
             index: a.index,

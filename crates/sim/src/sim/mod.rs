@@ -21,7 +21,7 @@ use std::collections::BinaryHeap;
 use std::time::Duration;
 
 use gentle_tcp::corrective::CorrectiveOption;
-use gentle_tcp::{Config, Connection, Flags, Instant, Segment};
+use gentle_tcp::{Config, Connection, Counters, Flags, Instant, Segment};
 use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
 
@@ -29,7 +29,7 @@ pub use capture::ipv4_frame as capture_frame;
 pub use capture::{Capture, PacketInfo, TraceLine, TraceRecorder, TraceWhat};
 pub use observe::{DropReason, Observer, PacketEvent, PacketView};
 
-use crate::link::{Admit, Channel, LinkSpec};
+use crate::link::{Admit, Channel, ChannelStats, LinkSpec};
 use crate::packet::{Packet, PacketMeta, Slab};
 use crate::record::{LinkStats, TrialResult};
 use crate::rng;
@@ -137,6 +137,20 @@ pub(crate) struct ConnSlot {
     pub scb: Option<u32>,
 }
 
+/// What a trial adds up as it runs; the rest of its [`TrialResult`] is summed from
+/// its connections and channels when it ends.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    pub trial: u64,
+    pub exchanges: Vec<crate::record::ExchangeRecord>,
+    pub pages: Vec<crate::record::PageRecord>,
+    pub events: u64,
+    pub data_packets: u64,
+    pub packets: u64,
+    pub corrupt_bytes: u64,
+    pub timed_out: bool,
+}
+
 /// One trial's simulation, shown to an [`Observer`] if one is attached.
 pub struct Sim<'o> {
     now: Instant,
@@ -165,7 +179,7 @@ pub struct Sim<'o> {
     next_port: Vec<u16>,
     config: Config,
     time_limit: u64,
-    pub(crate) result: TrialResult,
+    pub(crate) tally: Tally,
     measured_left: u32,
     /// Tail times of the current responses (an observer of the packets).
     pub(crate) tails: TailWatch,
@@ -301,9 +315,9 @@ impl<'o> Sim<'o> {
             next_port: spare.next_port,
             config,
             time_limit: time_limit.as_nanos() as u64,
-            result: TrialResult {
+            tally: Tally {
                 trial,
-                ..Default::default()
+                ..Tally::default()
             },
             measured_left: 0,
             tails: spare.tails,
@@ -419,12 +433,12 @@ impl<'o> Sim<'o> {
                 break;
             }
             if e.time > self.time_limit {
-                self.result.timed_out = self.measured_left > 0;
+                self.tally.timed_out = self.measured_left > 0;
                 self.now = Instant::from_nanos(self.time_limit);
                 break;
             }
             self.now = Instant::from_nanos(e.time);
-            self.result.events += 1;
+            self.tally.events += 1;
             match e.ev {
                 Ev::Arrive { node, pkt } => self.on_arrive(node, pkt),
                 Ev::ChanArrive { chan } => self.on_chan_arrive(chan as usize),
@@ -439,37 +453,58 @@ impl<'o> Sim<'o> {
 
     fn finish(mut self) -> TrialResult {
         self.flush_incomplete();
-        self.result.episodes = std::mem::take(&mut self.episodes.done);
+        let (mut counters, mut backend, mut server) = (
+            Counters::default(),
+            Counters::default(),
+            Counters::default(),
+        );
         for h in &self.host_sessions {
-            self.result.counters.add(h.scb.counters());
+            counters.add(h.scb.counters());
         }
         for c in &self.conns {
-            self.result.counters.add(c.conn.counters());
+            counters.add(c.conn.counters());
             if self.app_conns[c.session as usize].backend.is_some() {
-                self.result.backend.add(c.conn.counters());
+                backend.add(c.conn.counters());
             }
             if c.is_server {
-                self.result.server.add(c.conn.counters());
+                server.add(c.conn.counters());
             }
         }
         let end_ns = self.now.as_nanos();
-        self.result.per_link = Vec::with_capacity(self.chans.len());
+        let mut links = ChannelStats::default();
+        let mut per_link = Vec::with_capacity(self.chans.len());
         for (i, ch) in self.chans.iter_mut().enumerate() {
             ch.stats.observed_ns = end_ns;
             let b = ch.loss_bursts();
             ch.stats.lossy_bursts = [b.lossy, b.lost_one, b.lost_two];
-            self.result.links.add(&ch.stats);
-            self.result.per_link.push(LinkStats {
+            links.add(&ch.stats);
+            per_link.push(LinkStats {
                 link: (i / 2) as u32,
                 from: self.node_names[ch.from as usize].clone(),
                 to: self.node_names[ch.to as usize].clone(),
                 stats: ch.stats,
             });
         }
-        self.result.end_ns = end_ns;
-        let result = std::mem::take(&mut self.result);
+        let t = std::mem::take(&mut self.tally);
+        let episodes = std::mem::take(&mut self.episodes.done);
         self.spare().keep();
-        result
+        TrialResult {
+            trial: t.trial,
+            exchanges: t.exchanges,
+            pages: t.pages,
+            counters,
+            backend,
+            server,
+            links,
+            per_link,
+            events: t.events,
+            data_packets: t.data_packets,
+            packets: t.packets,
+            corrupt_bytes: t.corrupt_bytes,
+            end_ns,
+            timed_out: t.timed_out,
+            episodes,
+        }
     }
 
     /// The simulation's containers, for the next trial on this thread.
@@ -507,9 +542,9 @@ impl<'o> Sim<'o> {
     /// Puts `pkt` into the slab, where it stays until it is read or dropped, and
     /// on its way from `node`.
     fn send(&mut self, node: u16, pkt: Packet) {
-        self.result.packets += 1;
+        self.tally.packets += 1;
         if pkt.meta.payload > 0 {
-            self.result.data_packets += 1;
+            self.tally.data_packets += 1;
         }
         let slot = self.slab.insert(pkt);
         self.emit_slot(PacketEvent::Send, node, slot);
