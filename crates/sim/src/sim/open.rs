@@ -35,12 +35,12 @@ impl Sim<'_> {
         };
         let cfg = self.server_config(session);
         let rng = &mut self.host_rngs[node as usize];
-        let Some(mut conn) = Connection::accept(cfg, self.now, &pkt.seg, rng) else {
+        let Some(conn) = Connection::accept(cfg, self.now, &pkt.seg, rng) else {
             return;
         };
-        self.use_path_cache(&mut conn, node, pkt.src);
         let key = demux_key(node, pkt.seg.dst_port, pkt.src, pkt.seg.src_port);
         let c = self.add_server_conn(conn, node, session, key);
+        self.use_path_cache(c, pkt.src);
         self.service(c);
     }
 
@@ -53,10 +53,10 @@ impl Sim<'_> {
         let (client, server, cconn) = (s.client, s.server, s.cconn);
         let cfg = self.server_config(sid);
         let rng = &mut self.host_rngs[server as usize];
-        let mut conn =
+        let conn =
             Connection::accelerated_open(&mut self.conns[cconn as usize].conn, cfg, self.now, rng);
-        self.use_path_cache(&mut conn, server, client);
-        self.add_server_conn(conn, server, sid, demux_key(server, port, client, lport));
+        let c = self.add_server_conn(conn, server, sid, demux_key(server, port, client, lport));
+        self.use_path_cache(c, client);
     }
 
     /// The server end of `session` on `node`, found by demultiplexing `key`.
@@ -76,13 +76,15 @@ impl Sim<'_> {
         c
     }
 
-    /// A new connection on `node` to `peer` starts from the path state an earlier
-    /// one left, when it runs fast start or temporal sharing.
-    fn use_path_cache(&self, conn: &mut Connection, node: u16, peer: u16) {
-        if uses_path_cache(conn.config())
-            && let Some(m) = self.path_cache.get(&(node, peer))
+    /// A new connection `c` (in its slot, where it stays) to `peer` starts from
+    /// the path state an earlier one on its host left, when it runs fast start or
+    /// temporal sharing.
+    fn use_path_cache(&mut self, c: u32, peer: u16) {
+        let slot = &mut self.conns[c as usize];
+        if uses_path_cache(slot.conn.config())
+            && let Some(m) = self.path_cache.get(&(slot.node, peer))
         {
-            conn.use_path_metrics(*m);
+            slot.conn.use_path_metrics(*m);
         }
     }
 
@@ -126,11 +128,9 @@ impl Sim<'_> {
         let lport = self.next_port[node as usize];
         self.next_port[node as usize] = if lport == 60999 { 32768 } else { lport + 1 };
         let rng = &mut self.host_rngs[node as usize];
-        let mut conn = Connection::connect(cfg, self.now, lport, port, rng);
-        self.use_path_cache(&mut conn, node, server);
         let c = self.conns.len() as u32;
         self.conns.push(ConnSlot {
-            conn,
+            conn: Connection::connect(cfg, self.now, lport, port, rng),
             node,
             session,
             is_server: false,
@@ -138,6 +138,7 @@ impl Sim<'_> {
             cached: false,
             scb: None,
         });
+        self.use_path_cache(c, server);
         self.demux.insert(demux_key(node, lport, server, port), c);
         self.app_conn_by_client
             .insert(demux_key(node, lport, 0, 0), session);
