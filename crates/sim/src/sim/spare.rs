@@ -9,7 +9,7 @@
 //! an order that depends on its capacity (the hash maps are only looked up), so
 //! results do not depend on what ran before on the thread.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -58,17 +58,21 @@ pub(super) struct Scratch {
 const HEAP_CAPACITY: usize = 256;
 
 thread_local! {
-    static KEPT: RefCell<Option<Spare>> = const { RefCell::new(None) };
+    /// Boxed, so that the thread-local itself is one pointer: a library loaded
+    /// into another program (the Python extension) has little static TLS room.
+    static KEPT: Cell<Option<Box<Spare>>> = const { Cell::new(None) };
 }
 
 impl Spare {
     /// What the last trial on this thread left, or new containers.
     pub fn take() -> Spare {
-        KEPT.with(|k| k.borrow_mut().take())
-            .unwrap_or_else(|| Spare {
+        KEPT.take().map_or_else(
+            || Spare {
                 heap: BinaryHeap::with_capacity(HEAP_CAPACITY),
                 ..Spare::default()
-            })
+            },
+            |kept| *kept,
+        )
     }
 
     /// Empties every container and keeps them for this thread's next trial.
@@ -90,6 +94,6 @@ impl Spare {
         self.next_port.clear();
         self.tails.clear();
         self.episodes.clear();
-        KEPT.with(|k| *k.borrow_mut() = Some(self));
+        KEPT.set(Some(Box::new(self)));
     }
 }
