@@ -315,6 +315,7 @@ impl Scoreboard {
     /// is lost if data sent after it has been SACKed.
     /// The walk ends once it has passed every retransmission in flight, as Linux's
     /// does (`cnt == tp->retrans_out`).
+    ///
     /// Like Linux's, it is skipped while the highest SACK is not above
     /// `lost_retrans_low`, and on a full walk learns that bound again.
     pub fn mark_lost_retransmits(&mut self) -> u32 {
