@@ -158,9 +158,10 @@ pub enum Cmd {
     /// Fit a scenario's free parameters (its [calibrate] table) so that one variant's
     /// statistics match the targets of a file (CMA-ES); writes the fitted scenario.
     Calibrate(CalibrateArgs),
-    /// Run packetdrill scripts against the engine in virtual time: exit 0 when all
-    /// pass (or are SKIPPED for what the engine does not model), 1 on a failure, 2
-    /// on a bad script.
+    /// Run packetdrill scripts against the engine in virtual time (and with
+    /// --kernel against the host's kernel too, side by side): exit 0 when all pass
+    /// (or are SKIPPED for what the engine does not model), 1 on a failure, 2 on a
+    /// bad script.
     Packetdrill(PacketdrillArgs),
     /// Measure the simulator's speed.
     Bench {
@@ -319,6 +320,13 @@ pub struct PacketdrillArgs {
     /// sets it as Linux does, but for the forced push of long writes).
     #[arg(long)]
     pub ignore_psh: bool,
+    /// Also run every script against the host's kernel TCP, in real time, in a
+    /// network namespace of its own over a TUN device (as packetdrill does; needs
+    /// root), and print both verdicts side by side. The namespace starts from the
+    /// kernel's defaults with the profile's congestion control; the scripts'
+    /// sysctls then apply to it alone.
+    #[arg(long)]
+    pub kernel: bool,
 }
 
 impl RunArgs {
@@ -391,6 +399,7 @@ impl From<PacketdrillArgs> for gentle_lab::packetdrill::Args {
             switches: a.switches,
             json: a.json,
             ignore_psh: a.ignore_psh,
+            kernel: a.kernel,
         }
     }
 }

@@ -181,6 +181,99 @@ pub fn tcp_info(sock: &impl AsFd) -> io::Result<TcpInfo> {
     })
 }
 
+/// Every field of the socket's `TCP_INFO` by its name in packetdrill's `%{ }%`
+/// blocks (`tcpi_` and the field's name in `struct tcp_info`).
+pub fn tcp_info_fields(sock: &impl AsFd) -> io::Result<Vec<(&'static str, i128)>> {
+    let mut raw = RawTcpInfo::default();
+    let mut len = std::mem::size_of::<RawTcpInfo>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `raw`, which is that big.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_fd().as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut raw as *mut RawTcpInfo).cast(),
+            &mut len,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    macro_rules! fields {
+        ($($f:ident),*) => {
+            vec![$((concat!("tcpi_", stringify!($f)), i128::from(raw.$f))),*]
+        };
+    }
+    let mut v = fields!(
+        state,
+        ca_state,
+        retransmits,
+        probes,
+        backoff,
+        options,
+        rto,
+        ato,
+        snd_mss,
+        rcv_mss,
+        unacked,
+        sacked,
+        lost,
+        retrans,
+        fackets,
+        last_data_sent,
+        last_ack_sent,
+        last_data_recv,
+        last_ack_recv,
+        pmtu,
+        rcv_ssthresh,
+        rtt,
+        rttvar,
+        snd_ssthresh,
+        snd_cwnd,
+        advmss,
+        reordering,
+        rcv_rtt,
+        rcv_space,
+        total_retrans,
+        pacing_rate,
+        max_pacing_rate,
+        bytes_acked,
+        bytes_received,
+        segs_out,
+        segs_in,
+        notsent_bytes,
+        min_rtt,
+        data_segs_in,
+        data_segs_out,
+        delivery_rate,
+        busy_time,
+        rwnd_limited,
+        sndbuf_limited,
+        delivered,
+        delivered_ce,
+        bytes_sent,
+        bytes_retrans,
+        dsack_dups,
+        reord_seen,
+        rcv_ooopack,
+        snd_wnd,
+        rcv_wnd,
+        rehash,
+        total_rto,
+        total_rto_recoveries,
+        total_rto_time
+    );
+    // The bit fields of `tcpi_wscale` and `tcpi_flags`.
+    v.push(("tcpi_snd_wscale", i128::from(raw.wscale & 0xf)));
+    v.push(("tcpi_rcv_wscale", i128::from(raw.wscale >> 4)));
+    v.push(("tcpi_delivery_rate_app_limited", i128::from(raw.flags & 1)));
+    v.push((
+        "tcpi_fastopen_client_fail",
+        i128::from((raw.flags >> 1) & 3),
+    ));
+    Ok(v)
+}
+
 /// Pins the socket's congestion control (root may choose any the kernel has, even
 /// one the namespace may not make its default: cubic here).
 pub fn set_congestion(sock: &impl AsFd, cc: &str) -> io::Result<()> {

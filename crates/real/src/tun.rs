@@ -22,6 +22,13 @@ const IFNAMSIZ: usize = 16;
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
 const IFF_TUN: libc::c_short = 0x0001;
 const IFF_NO_PI: libc::c_short = 0x1000;
+const IFF_VNET_HDR: libc::c_short = 0x4000;
+const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+// TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN
+const TUN_OFFLOADS: libc::c_ulong = 0x1 | 0x2 | 0x4 | 0x8;
+
+/// Bytes of `struct virtio_net_hdr` before every packet of an offloading TUN.
+pub const VNET_HDR_LEN: usize = 10;
 
 /// A TUN device: its descriptor reads the packets the namespace sends through it
 /// and writes packets into the namespace.
@@ -112,6 +119,19 @@ impl Tun {
     /// Creates TUN `name` in the current thread's namespace, configures it and
     /// brings it up. Its descriptor is non-blocking.
     pub fn create(name: &str, addr: TunAddr) -> io::Result<Tun> {
+        Tun::open(name, addr, false)
+    }
+
+    /// As [`Tun::create`], but the device offloads as a typical Ethernet device
+    /// does (checksums, TSO), as packetdrill's `tun0` does (`netdev.c`): the
+    /// kernel hands it whole TSO packets, and every packet read or written starts
+    /// with a [`VNET_HDR_LEN`]-byte `virtio_net_hdr` (all zero on writes: the
+    /// packet is complete, checksums included).
+    pub fn create_offloading(name: &str, addr: TunAddr) -> io::Result<Tun> {
+        Tun::open(name, addr, true)
+    }
+
+    fn open(name: &str, addr: TunAddr, offload: bool) -> io::Result<Tun> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -119,13 +139,21 @@ impl Tun {
             .open("/dev/net/tun")
             .map_err(|e| io::Error::new(e.kind(), format!("cannot open /dev/net/tun: {e}")))?;
         let mut r = ifreq(name)?;
-        r.ifr_ifru.ifru_flags = IFF_TUN | IFF_NO_PI;
+        r.ifr_ifru.ifru_flags = IFF_TUN | IFF_NO_PI | if offload { IFF_VNET_HDR } else { 0 };
         // SAFETY: TUNSETIFF reads (and writes back) an ifreq we own.
         check(
             unsafe { libc::ioctl(file.as_raw_fd(), TUNSETIFF, &mut r) },
             "TUNSETIFF",
             name,
         )?;
+        if offload {
+            // SAFETY: TUNSETOFFLOAD takes its flags by value.
+            check(
+                unsafe { libc::ioctl(file.as_raw_fd(), TUNSETOFFLOAD, TUN_OFFLOADS) },
+                "TUNSETOFFLOAD",
+                name,
+            )?;
+        }
         let tun = Tun {
             file,
             name: name.to_string(),

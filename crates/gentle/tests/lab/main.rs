@@ -20,6 +20,7 @@ mod kernel_vs_sim;
 mod link_traces;
 mod linux_eras;
 mod packetdrill;
+mod packetdrill_kernel;
 mod pictures;
 mod policing;
 mod proactive;

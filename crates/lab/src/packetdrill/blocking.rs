@@ -20,11 +20,7 @@ impl Runner<'_> {
         if !self.would_block(c) {
             return false;
         }
-        // `run.c`: a relative call's end is moved by the same base as its start.
-        let end = match ev.time {
-            Time::Relative(d) => lo - d + end,
-            _ => end,
-        };
+        let end = Self::end_of_call(ev, lo, end);
         self.blocked = Some(Blocked {
             call: c.clone(),
             line: ev.line,
@@ -78,17 +74,32 @@ impl Runner<'_> {
         }
         let line = std::mem::replace(&mut self.line, b.line);
         self.syscall(&b.call)?;
-        let at = us(self.now);
-        let tol = self.tolerance_over(b.end - b.start);
-        if (at - b.end).abs() > tol {
+        self.check_return_time(b.start, b.end, us(self.now))?;
+        self.line = line;
+        Ok(())
+    }
+
+    /// A blocking call started at `start` should have returned at `end` and did
+    /// at `at` (µs): within the tolerance of its own span.
+    pub(super) fn check_return_time(&self, start: i64, end: i64, at: i64) -> Step {
+        let tol = self.tolerance_over(end - start);
+        if (at - end).abs() > tol {
             return Err(self.fail(format!(
                 "timing error: expected system call return at {} sec but happened at {} sec; tolerance {} sec",
-                secs(b.end),
+                secs(end),
                 secs(at),
                 secs(tol)
             )));
         }
-        self.line = line;
         Ok(())
+    }
+
+    /// A blocking call's end time (µs): `run.c` moves a relative call's end by
+    /// the same base as its start.
+    pub(super) fn end_of_call(ev: &Event, lo: i64, end: i64) -> i64 {
+        match ev.time {
+            Time::Relative(d) => lo - d + end,
+            _ => end,
+        }
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod ast;
 mod blocking;
+pub mod kernel;
 pub mod lexer;
 mod options;
 mod packet;
@@ -42,6 +43,8 @@ pub struct Args {
     /// Do not compare the PSH flag of outbound packets (packetdrill does; `linux-6`
     /// sets it as Linux does, but for the forced push of long writes).
     pub ignore_psh: bool,
+    /// Also run every script against the host's kernel, side by side.
+    pub kernel: bool,
 }
 
 /// How one script ended.
@@ -141,8 +144,77 @@ fn to_json(path: &Path, o: &Outcome) -> serde_json::Value {
     }
 }
 
-/// The command: runs every script, prints the outcomes, returns the exit code
-/// (0 all passed or skipped, 1 a failure, 2 a bad script or argument).
+/// The verdict's word in the text output.
+fn verdict(o: &Outcome) -> &'static str {
+    match o {
+        Outcome::Pass => "PASS",
+        Outcome::Fail(_) => "FAIL",
+        Outcome::Skip(..) => "SKIPPED",
+        Outcome::Bad(..) => "BAD",
+    }
+}
+
+/// Pass, fail, skip and bad counts.
+fn counts<'o>(os: impl Iterator<Item = &'o Outcome> + Clone) -> [usize; 4] {
+    let n = |f: fn(&Outcome) -> bool| os.clone().filter(|o| f(o)).count();
+    [
+        n(|o| *o == Outcome::Pass),
+        n(|o| matches!(o, Outcome::Fail(_))),
+        n(|o| matches!(o, Outcome::Skip(..))),
+        n(|o| matches!(o, Outcome::Bad(..))),
+    ]
+}
+
+fn counts_text([pass, fail, skip, bad]: [usize; 4]) -> String {
+    format!("{pass} passed, {fail} failed, {skip} skipped, {bad} bad")
+}
+
+/// A script's outcome on the engine, and on the kernel with `--kernel`.
+type Row = (PathBuf, Outcome, Option<Outcome>);
+
+/// Prints a script's row as soon as it has run (kernel runs take real time).
+fn print_row((p, engine, kernel): &Row) {
+    let Some(kernel) = kernel else {
+        println!("{}", text(p, engine));
+        return;
+    };
+    println!(
+        "{:<8} {:<8} {}",
+        verdict(engine),
+        verdict(kernel),
+        p.display()
+    );
+    for (who, o) in [("engine", engine), ("kernel", kernel)] {
+        if *o != Outcome::Pass {
+            let t = text(p, o);
+            let detail = t.split_once(' ').map_or(&*t, |(_, d)| d.trim_start());
+            println!("  {who}: {}", detail.replace('\n', "\n  "));
+        }
+    }
+}
+
+/// Whether every script can be read and parsed; each that cannot is reported
+/// (a `--kernel` run checks them all before it changes anything or takes time).
+fn all_parse(scripts: &[PathBuf]) -> bool {
+    let mut ok = true;
+    for p in scripts {
+        let bad = match std::fs::read_to_string(p) {
+            Ok(src) => parser::parse(&src)
+                .err()
+                .map(|e| Outcome::Bad(e.line, e.col, e.msg)),
+            Err(e) => Some(Outcome::Bad(0, 0, format!("cannot read: {e}"))),
+        };
+        if let Some(b) = bad {
+            eprintln!("{}", text(p, &b));
+            ok = false;
+        }
+    }
+    ok
+}
+
+/// The command: runs every script (on the engine, and with `--kernel` on the
+/// host's kernel too), prints the outcomes, returns the exit code (0 all passed
+/// or skipped, 1 a failure, 2 a bad script or argument).
 pub fn command(a: &Args) -> u8 {
     let Some(profile) = Profile::from_name(&a.profile) else {
         eprintln!(
@@ -159,37 +231,96 @@ pub fn command(a: &Args) -> u8 {
             return 2;
         }
     }
-    let outcomes: Vec<(PathBuf, Outcome)> = a
-        .scripts
-        .iter()
-        .map(|p| (p.clone(), run_script(p, &cfg, a.ignore_psh)))
-        .collect();
-    let count = |f: fn(&Outcome) -> bool| outcomes.iter().filter(|(_, o)| f(o)).count();
-    let (pass, fail) = (
-        count(|o| *o == Outcome::Pass),
-        count(|o| matches!(o, Outcome::Fail(_))),
-    );
-    let (skip, bad) = (
-        count(|o| matches!(o, Outcome::Skip(..))),
-        count(|o| matches!(o, Outcome::Bad(..))),
-    );
-    if a.json {
-        let v: Vec<_> = outcomes.iter().map(|(p, o)| to_json(p, o)).collect();
-        let doc = json!({"profile": a.profile, "scripts": v, "passed": pass, "failed": fail,
-                         "skipped": skip, "bad": bad});
-        println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
-    } else {
-        for (p, o) in &outcomes {
-            println!("{}", text(p, o));
-        }
-        println!(
-            "{pass} passed, {fail} failed, {skip} skipped, {bad} bad ({})",
-            a.profile
+    if a.kernel
+        && let Err(e) = kernel::check_environment()
+    {
+        eprintln!(
+            "error: --kernel needs root and /dev/net/tun (a network namespace with a TUN device in it): {e}"
         );
+        return 2;
     }
-    if bad > 0 {
+    if a.kernel && !all_parse(&a.scripts) {
+        return 2;
+    }
+    let _allowed = if a.kernel {
+        crate::interrupt::install();
+        let cc = cfg.cc.name();
+        match kernel::AllowedCc::ensure(&[cc, "cubic"]) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                eprintln!("error: --kernel: net.ipv4.tcp_allowed_congestion_control: {e}");
+                return 2;
+            }
+        }
+    } else {
+        None
+    };
+    if a.kernel && !a.json {
+        println!("{:<8} {:<8} script", "engine", "kernel");
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    for p in &a.scripts {
+        if crate::interrupt::requested() {
+            eprintln!(
+                "interrupted: {} scripts not run",
+                a.scripts.len() - rows.len()
+            );
+            return crate::interrupt::EXIT_INTERRUPTED;
+        }
+        let engine = run_script(p, &cfg, a.ignore_psh);
+        let on_kernel = a.kernel && !matches!(engine, Outcome::Bad(..));
+        let kernel = on_kernel.then(|| kernel::run_script(p, &cfg, a.ignore_psh));
+        let row = (p.clone(), engine, kernel);
+        if !a.json {
+            print_row(&row);
+        }
+        rows.push(row);
+    }
+    let engine = counts(rows.iter().map(|r| &r.1));
+    let kernel = counts(rows.iter().filter_map(|r| r.2.as_ref()));
+    let same = rows
+        .iter()
+        .filter(|r| r.2.as_ref().is_some_and(|k| verdict(k) == verdict(&r.1)))
+        .count();
+    let facts = a.kernel.then(gentle_real::sysctl::facts);
+    let host = facts.as_ref().map(|f| match f.hz {
+        Some(hz) => format!("Linux {}, HZ {hz}", f.release),
+        None => format!("Linux {}", f.release),
+    });
+    if a.json {
+        let v: Vec<_> = rows
+            .iter()
+            .map(|(p, e, k)| {
+                let mut j = to_json(p, e);
+                if let Some(k) = k {
+                    j["kernel"] = to_json(p, k);
+                }
+                j
+            })
+            .collect();
+        let [pass, fail, skip, bad] = engine;
+        let mut doc = json!({"profile": a.profile, "scripts": v, "passed": pass, "failed": fail,
+                             "skipped": skip, "bad": bad});
+        if let Some(host) = &host {
+            let [pass, fail, skip, bad] = kernel;
+            doc["kernel"] = json!({"host": host, "passed": pass, "failed": fail,
+                                   "skipped": skip, "bad": bad, "same_verdict": same});
+        }
+        println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
+    } else if let Some(host) = &host {
+        println!(
+            "engine ({}): {}\nkernel ({host}): {}\nthe same verdict on {same} of {}",
+            a.profile,
+            counts_text(engine),
+            counts_text(kernel),
+            rows.len()
+        );
+    } else {
+        println!("{} ({})", counts_text(engine), a.profile);
+    }
+    if engine[3] > 0 {
         2
-    } else if fail > 0 {
+    } else if engine[1] + kernel[1] > 0 {
         1
     } else {
         0

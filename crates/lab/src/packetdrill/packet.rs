@@ -7,7 +7,7 @@ use gentle_tcp::wire::{SackBlock, SackBlocks, Timestamps};
 use gentle_tcp::{Connection, Ecn, Flags, Instant, Options, Segment};
 
 use super::ast::{EcnSpec, PacketSpec, TcpOpt, Time};
-use super::run::{DUT_PORT, Failure, PEER_ISN, PEER_PORT, Runner, Step, Stop, secs, us};
+use super::run::{DUT_PORT, Failure, PEER_ISN, PEER_PORT, Runner, Sent, Step, Stop, secs, us};
 use super::sysctl::EcnMode;
 
 /// The flags a script writes (`S`, `F`, `R`, `P`, `.` for ACK, `U`, `E`, `W`).
@@ -109,13 +109,21 @@ pub fn spec_str(p: &PacketSpec, t_us: i64) -> String {
 
 impl Runner<'_> {
     /// The outbound options of `seg` in wire order, mapped into script space.
-    fn wire_options(&self, seg: &Segment) -> Vec<TcpOpt> {
+    fn wire_options(&self, seg: &Segment, raw: Option<&[u8]>) -> Vec<TcpOpt> {
+        if let Some(raw) = raw {
+            return self.options_of(raw);
+        }
         let mut buf = vec![0u8; 60 + seg.payload.len()];
         let Ok(n) = seg.emit([10, 0, 0, 1], [10, 0, 0, 2], &mut buf) else {
             return vec![TcpOpt::Unsupported("unserialisable".into())];
         };
         let hl = ((buf[12] >> 4) as usize * 4).min(n);
-        let (mut i, o) = (20, &buf[..hl]);
+        self.options_of(&buf[20..hl])
+    }
+
+    /// TCP options' wire bytes, in script space.
+    fn options_of(&self, o: &[u8]) -> Vec<TcpOpt> {
+        let mut i = 0;
         let mut v = Vec::new();
         let be32 = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
         while i < o.len() {
@@ -161,7 +169,7 @@ impl Runner<'_> {
     }
 
     /// The engine's segment as packetdrill prints a live packet, in script space.
-    pub(super) fn seg_str(&self, at: Instant, seg: &Segment) -> String {
+    pub(super) fn seg_str(&self, at: Instant, seg: &Segment, raw: Option<&[u8]>) -> String {
         let mut s = secs(us(at));
         if seg.ecn != Ecn::NotEct {
             s += &format!(" [{}]", ecn_name(seg.ecn));
@@ -178,7 +186,7 @@ impl Runner<'_> {
             s += &format!(" ack {}", seg.ack.wrapping_sub(PEER_ISN));
         }
         s += &format!(" win {}", seg.window);
-        let o = self.wire_options(seg);
+        let o = self.wire_options(seg, raw);
         if !o.is_empty() {
             s += &format!(" {}", opts_str(&o));
         }
@@ -186,7 +194,7 @@ impl Runner<'_> {
     }
 
     /// Builds the live segment of an inbound line.
-    fn inbound_segment(&self, p: &PacketSpec) -> Step<Segment> {
+    pub(super) fn inbound_segment(&self, p: &PacketSpec) -> Step<Segment> {
         let flags = flags_of(&p.flags);
         let mut o = Options::default();
         for opt in p.options.iter().flatten() {
@@ -297,27 +305,28 @@ impl Runner<'_> {
             flags,
             ..Segment::default()
         };
-        self.out.push_back((self.now, rst));
+        self.out.push_back((self.now, rst, None));
     }
 
     /// Takes the engine's next segment, joined with the segments sent right after
     /// it at the same instant while the script's packet is longer: what a kernel
     /// with TSO/GSO would have sent as one packet.
-    fn take_aggregate(&mut self, want: u32) -> Option<(Instant, Segment)> {
-        let (t, mut seg) = self.out.pop_front()?;
+    fn take_aggregate(&mut self, want: u32) -> Option<Sent> {
+        let (t, mut seg, raw) = self.out.pop_front()?;
         // The last segment may carry the FIN: Linux's `tcp_send_fin` sets it on the
         // tail skb when that is not sent yet, so data and FIN leave as one packet.
         let rest = |s: &Segment| s.flags.0 & !(Flags::PSH.0 | Flags::FIN.0);
         let same = |a: &Segment, b: &Segment| rest(a) == rest(b);
         while (seg.payload.len() as u32) < want && !seg.flags.fin() {
-            let Some((t2, next)) = self.out.front() else {
+            let Some((t2, next, _)) = self.out.front() else {
                 break;
             };
             let contiguous = next.seq == seg.seq.wrapping_add(seg.payload.len() as u32);
-            if *t2 != t || !contiguous || next.ack != seg.ack || !same(&seg, next) {
+            let same_time = *t2 == t || self.aggregate_across_time;
+            if !same_time || !contiguous || next.ack != seg.ack || !same(&seg, next) {
                 break;
             }
-            let (_, next) = self.out.pop_front().expect("front exists");
+            let (_, next, _) = self.out.pop_front().expect("front exists");
             let mut b = BytesMut::from(&seg.payload[..]);
             b.extend_from_slice(&next.payload);
             seg.payload = b.freeze();
@@ -328,7 +337,7 @@ impl Runner<'_> {
                     | (next.flags.0 & (Flags::PSH.0 | Flags::FIN.0)),
             );
         }
-        Some((t, seg))
+        Some((t, seg, raw))
     }
 
     /// Checks the next outbound packet against `p`, expected in `[lo, hi]` (µs).
@@ -336,24 +345,27 @@ impl Runner<'_> {
         let tol = self.tolerance_us;
         let limit = hi.saturating_add(tol).saturating_add(600_000_000);
         self.advance_until_sent(Instant::from_nanos(limit.max(0) as u64 * 1000));
-        let Some((at, seg)) = self.take_aggregate(p.len) else {
+        let Some((at, seg, raw)) = self.take_aggregate(p.len) else {
             return Err(Stop::Fail(Failure {
                 line: self.line,
-                msg: "expected an outbound packet, but the engine sent none".into(),
+                msg: format!(
+                    "expected an outbound packet, but the {} sent none",
+                    self.stack
+                ),
                 expected: Some(spec_str(p, lo)),
                 actual: None,
                 time_us: lo,
             }));
         };
         let r = self
-            .compare(p, &seg)
+            .compare(p, &seg, raw.as_deref())
             .and_then(|()| self.check_time(time, lo, hi, us(at)));
         if let Err(msg) = r {
             return Err(Stop::Fail(Failure {
                 line: self.line,
                 msg,
                 expected: Some(spec_str(p, lo)),
-                actual: Some(self.seg_str(at, &seg)),
+                actual: Some(self.seg_str(at, &seg, raw.as_deref())),
                 time_us: us(at),
             }));
         }
@@ -366,7 +378,7 @@ impl Runner<'_> {
     /// sent at the same instant right after the line's packet belongs to the same
     /// burst — what a kernel with TSO sends as one packet, longer than the line's.
     fn burst_goes_on(&self, at: Instant, seg: &Segment) -> Step {
-        let Some((t, next)) = self.out.front() else {
+        let Some((t, next, raw)) = self.out.front() else {
             return Ok(());
         };
         let end = seg.seq.wrapping_add(seg.payload.len() as u32);
@@ -384,7 +396,7 @@ impl Runner<'_> {
             line: self.line,
             msg: "unexpected outbound packet: the burst goes on past the line's packet".into(),
             expected: None,
-            actual: Some(self.seg_str(*t, next)),
+            actual: Some(self.seg_str(*t, next, raw.as_deref())),
             time_us: us(*t),
         }))
     }
@@ -407,7 +419,7 @@ impl Runner<'_> {
     }
 
     /// Header fields, then options (`verify_outbound_live_headers`, `…_tcp_options`).
-    fn compare(&self, p: &PacketSpec, seg: &Segment) -> Result<(), String> {
+    fn compare(&self, p: &PacketSpec, seg: &Segment, raw: Option<&[u8]>) -> Result<(), String> {
         let field = |name: &str, e: i64, a: i64| {
             if e == a {
                 Ok(())
@@ -471,7 +483,7 @@ impl Runner<'_> {
         let Some(want) = &p.options else {
             return Ok(());
         };
-        let got = self.wire_options(seg);
+        let got = self.wire_options(seg, raw);
         if want.len() != got.len()
             || want
                 .iter()

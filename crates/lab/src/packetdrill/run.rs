@@ -79,6 +79,9 @@ pub(super) struct Sock {
     pub cfg: gentle_tcp::Config,
 }
 
+/// A packet the stack sent: when, the segment, its options' wire bytes if known.
+pub(super) type Sent = (Instant, Segment, Option<Vec<u8>>);
+
 /// A blocking call waiting (`blocking`): the call, its line, when it started and
 /// should end (µs).
 #[derive(Clone, Debug)]
@@ -114,7 +117,10 @@ pub struct Runner<'a> {
     pub(super) listener: Option<i32>,
     pub(super) socks: BTreeMap<i32, Sock>,
     pub(super) next_fd: i32,
-    pub(super) out: VecDeque<(Instant, Segment)>,
+    /// What the stack sent, not yet matched: when, the segment, and its TCP
+    /// options as they were on the wire when the stack is the kernel (the engine's
+    /// are its own serialisation).
+    pub(super) out: VecDeque<Sent>,
     pub(super) dut_iss: u32,
     /// Outbound TS val in script space → live, and the first pair (`run_packet.c`).
     pub(super) ts_map: HashMap<u32, u32>,
@@ -131,6 +137,15 @@ pub struct Runner<'a> {
     /// Outbound (`>`) lines still to come: packetdrill finds a packet nobody
     /// expected only when a later `>` line sniffs it first.
     pub(super) outbound_left: usize,
+    /// What runs the script, for messages: "engine" or "kernel".
+    pub(super) stack: &'static str,
+    /// Join contiguous outbound packets into a script's longer one whenever they
+    /// were sent (packetdrill's aggregation, for a kernel's packets), not only
+    /// those sent at one instant (the engine's segments of one TSO burst).
+    pub(super) aggregate_across_time: bool,
+    /// `tcp_info` of the kernel's socket at a `%{ }%` block (`tcpi_` name, value);
+    /// `None` when the engine is the stack.
+    pub(super) kernel_info: Option<Vec<(&'static str, i128)>>,
 }
 
 pub(super) fn us(i: Instant) -> i64 {
@@ -170,6 +185,9 @@ impl<'a> Runner<'a> {
             rng: ChaCha8Rng::seed_from_u64(1),
             ignore_psh: false,
             outbound_left: 0,
+            stack: "engine",
+            aggregate_across_time: false,
+            kernel_info: None,
         }
     }
 
@@ -188,7 +206,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Applies the script's `--name=value` options.
-    fn options(&mut self, s: &Script) -> Step {
+    pub(super) fn options(&mut self, s: &Script) -> Step {
         for (name, v, line) in &s.options {
             self.line = *line;
             match name.as_str() {
@@ -228,12 +246,24 @@ impl<'a> Runner<'a> {
             self.resume_blocked()?;
         }
         // As packetdrill (`run_script`), what the engine sends after the last `>`
-        // line is not checked.
+        // line is not checked; a call still blocked is awaited a second
+        // (`syscalls_free`, `await_idle_thread`) and fails the script if it
+        // does not return.
+        if let Some(b) = &self.blocked {
+            let line = b.line;
+            self.advance(self.now + std::time::Duration::from_secs(1));
+            self.resume_blocked()?;
+            if self.blocked.is_some() {
+                return Err(self.fail(format!(
+                    "exiting while a blocking system call is in progress (the call of line {line})"
+                )));
+            }
+        }
         Ok(())
     }
 
     /// The event's nominal time and its window `[lo, hi]` (µs, tolerance not added).
-    fn when(&self, t: Time) -> (i64, i64) {
+    pub(super) fn when(&self, t: Time) -> (i64, i64) {
         let now = us(self.now);
         match t {
             Time::Absolute(a) => (a, a),
@@ -296,7 +326,7 @@ impl<'a> Runner<'a> {
         let now = self.now;
         if let Some(c) = self.conn.as_mut() {
             while let Some(seg) = c.poll_transmit(now) {
-                self.out.push_back((now, seg));
+                self.out.push_back((now, seg, None));
             }
         }
     }

@@ -66,6 +66,12 @@ impl Runner<'_> {
     pub(super) fn syscall(&mut self, c: &SyscallSpec) -> Step {
         let got = self.call(c)?;
         self.drain();
+        self.check_return(c, got)
+    }
+
+    /// Compares what a call returned (a value, or -1 and an errno's name) with
+    /// the script's line (`run_system_call.c`).
+    pub(super) fn check_return(&self, c: &SyscallSpec, got: Result<i64, &str>) -> Step {
         let want_ret = match &c.result {
             Expr::Ellipsis => None,
             e => Some(self.int(e)?),

@@ -264,6 +264,13 @@ impl Runner<'_> {
         if let Some(v) = constant(n).or_else(|| self.py_vars.get(n).copied()) {
             return Ok(v);
         }
+        if let Some(info) = &self.kernel_info {
+            return info
+                .iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| *v)
+                .ok_or_else(|| n.to_string());
+        }
         self.conn
             .as_ref()
             .and_then(|c| field(c, self.now, n))
