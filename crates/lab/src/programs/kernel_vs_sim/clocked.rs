@@ -3,8 +3,8 @@
 //! The kernel fires TCP's timers on jiffies, through its timer wheel: a probe due
 //! 416 ms on runs up to 32 ms late at `HZ` 250, by where `jiffies` stood when it was
 //! armed. `/proc/timer_list` places jiffies on the monotonic clock
-//! ([`gentle_real::jiffies`]), and the forwarder timed the response's first segment on
-//! that clock; the simulation timed the same segment on its own. So each kernel run
+//! ([`gentle_real::jiffies`]), and the forwarder timed the client's SYN on that
+//! clock; the simulation timed the same SYN on its own. So each kernel run
 //! gets a simulation of its trial whose timers run on the same jiffies
 //! (`timer_hz`, `timer_phase_us`, `timer_jiffies`: [`gentle_tcp::timer_wheel`]), and
 //! the two must agree on what was retransmitted and why, and on the server-side time
@@ -29,8 +29,11 @@ pub struct Clocked {
     pub misses: Vec<String>,
 }
 
-/// The variant `v` with its timers on the jiffies of a kernel run whose response
-/// began at monotonic time `kernel_anchor`, the simulation's at `sim_anchor`.
+/// The variant `v` with its timers on the jiffies of a kernel run whose client
+/// sent its SYN at monotonic time `kernel_anchor`, the simulation's at
+/// `sim_anchor`. (Not the response's first segment: after a lost SYN-ACK, the
+/// client's SYN timer and the server's SYN-ACK timer race, the clock decides
+/// which fires first, and so when the response starts.)
 fn on_clock(v: &Variant, hz: u32, map: JiffiesMap, sim_anchor: u64, kernel_anchor: u64) -> Variant {
     // The monotonic time of the simulation's time 0.
     let zero = kernel_anchor.saturating_sub(sim_anchor);
@@ -67,7 +70,7 @@ pub fn compare(
     let mut misses = Vec::new();
     for (t, (s, runs)) in sim.iter().zip(kernel).enumerate() {
         for (i, k) in runs.iter().enumerate() {
-            let (Some(sa), Some(ka), Some(kt)) = (s.anchor_ns, k.anchor_ns, k.server_ms) else {
+            let (Some(sa), Some(ka), Some(kt)) = (s.syn_ns, k.syn_ns, k.server_ms) else {
                 continue;
             };
             let c = simulate(scn, &on_clock(v, hz, map, sa, ka), t as u64);

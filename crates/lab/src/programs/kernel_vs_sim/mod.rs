@@ -66,6 +66,11 @@ pub struct Side {
     /// read it).
     #[serde(skip)]
     pub anchor_ns: Option<u64>,
+    /// When the connection's first packet (the client's SYN) was sent, on the
+    /// same clocks: what a clocked simulation is placed on (the response's first
+    /// segment moves with the handshake's path, which the clock decides).
+    #[serde(skip)]
+    pub syn_ns: Option<u64>,
     /// The kernel run's forwarder: the latest it delivered a packet after its due
     /// time, ms.
     #[serde(skip)]
@@ -144,6 +149,7 @@ struct SimObserver {
     port: u16,
     response_end: u64,
     first_send: Option<u64>,
+    first_syn: Option<u64>,
     retrans: Vec<(u64, u64, RetransKind)>,
     after: Option<(CaState, u32)>,
 }
@@ -156,6 +162,9 @@ impl Observer for SimObserver {
             && self.first_send.is_none()
         {
             self.first_send = Some(p.t.as_nanos());
+        }
+        if ev == PacketEvent::Send && !p.meta.from_server && self.first_syn.is_none() {
+            self.first_syn = Some(p.t.as_nanos());
         }
     }
     fn on_engine(&mut self, t: Instant, _node: u16, _conn: u32, ev: &Event, _nodes: &[String]) {
@@ -211,6 +220,7 @@ pub(super) fn simulate(scn: &Scenario, v: &Variant, trial: u64) -> Side {
         port: w.port,
         response_end: resp + 1,
         first_send: None,
+        first_syn: None,
         retrans: Vec::new(),
         after: None,
     };
@@ -239,6 +249,7 @@ pub(super) fn simulate(scn: &Scenario, v: &Variant, trial: u64) -> Side {
             .and_then(|e| e.server_ns)
             .map(|n| n as f64 / 1e6),
         anchor_ns: obs.first_send,
+        syn_ns: obs.first_syn,
         forwarder_late_ms: None,
     }
 }
@@ -272,6 +283,10 @@ fn kernel_side(t: &emulate::trial::RealTrial) -> Side {
         cwnd: info.map_or(0, |i| i.cwnd),
         server_ms: rec.and_then(|r| r.server_ns).map(|n| n as f64 / 1e6),
         anchor_ns: first.map(|e| e.t_ns + t.forwarder.base_ns),
+        syn_ns: log
+            .iter()
+            .find(|e| e.dir == 1 && e.flow == 0)
+            .map(|e| e.t_ns + t.forwarder.base_ns),
         forwarder_late_ms: Some(t.forwarder.delay_error.max_us / 1e3),
     }
 }
