@@ -64,7 +64,7 @@ fn own_scripts_pass_on_the_kernel_and_the_engine() {
         }
     }
     let n = args.len() - 3;
-    assert!(n >= 14, "only {n} scripts");
+    assert!(n >= 16, "only {n} scripts");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = gentle(&args);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
