@@ -272,7 +272,9 @@ fn kernel_side(t: &emulate::trial::RealTrial) -> Side {
             .causes
             .list
             .iter()
-            .filter(|&&(conn, seq, _, _)| conn == 0 && seq < resp_end)
+            // The response's data: a retransmitted SYN-ACK (offset 0) is the
+            // handshake's, as the simulation's trace of the response leaves it.
+            .filter(|&&(conn, seq, _, _)| conn == 0 && seq >= 1 && seq < resp_end)
             .map(|&(_, seq, ts, c)| Retx {
                 segment: segment_of(seq, MSS),
                 cause: c.name().into(),
