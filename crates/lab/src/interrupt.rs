@@ -11,12 +11,18 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Installs the handler; harmless to call more than once.
 pub fn install() {
-    let _ = ctrlc::set_handler(|| {
+    install_for("trials");
+}
+
+/// As [`install`], naming what the run finishes before it stops (`trials`,
+/// `scripts`).
+pub fn install_for(what: &'static str) {
+    let _ = ctrlc::set_handler(move || {
         if REQUESTED.swap(true, Ordering::SeqCst) {
             eprintln!("\ninterrupted again: exiting at once");
             std::process::exit(EXIT_INTERRUPTED as i32);
         }
-        eprintln!("\ninterrupted: stopping after the trials in progress");
+        eprintln!("\ninterrupted: stopping after the {what} in progress");
     });
 }
 

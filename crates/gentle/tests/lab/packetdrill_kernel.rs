@@ -170,3 +170,66 @@ fn sysctl_lines_set_the_namespace_and_a_failing_command_fails() {
     };
     assert!(f.msg.contains("command `false` failed"), "{}", f.msg);
 }
+
+#[test]
+fn a_bad_script_stops_a_kernel_run_before_anything_runs() {
+    let Some(_one) = kernel_lock() else {
+        return;
+    };
+    let good = root().join("tests/packetdrill/nagle.pkt");
+    let good = good.display().to_string();
+    let o = gentle(&[
+        "packetdrill",
+        "--kernel",
+        "--json",
+        &good,
+        "/nonexistent/x.pkt",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    // Only the bad script is reported: the good one was not run.
+    assert_eq!(v["scripts"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["scripts"][0]["status"], "bad");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no script was run"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn an_interrupted_kernel_run_reports_what_ran_and_restores_the_host() {
+    let Some(_one) = kernel_lock() else {
+        return;
+    };
+    let allowed = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+    let before = std::fs::read_to_string(allowed).unwrap();
+    let mut scripts = Vec::new();
+    for e in std::fs::read_dir(root().join("tests/packetdrill")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "pkt") {
+            scripts.push(p.display().to_string());
+        }
+    }
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_gentle"))
+        .args(["packetdrill", "--kernel", "--json"])
+        .args(&scripts)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The 16 scripts take about 9 s; a second in, some have run.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    let ran = v["scripts"].as_array().unwrap().len();
+    assert!(ran > 0 && ran < scripts.len(), "{ran} of {}", scripts.len());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("scripts not run"));
+    assert_eq!(std::fs::read_to_string(allowed).unwrap(), before);
+}

@@ -193,10 +193,10 @@ fn print_row((p, engine, kernel): &Row) {
     }
 }
 
-/// Whether every script can be read and parsed; each that cannot is reported
-/// (a `--kernel` run checks them all before it changes anything or takes time).
-fn all_parse(scripts: &[PathBuf]) -> bool {
-    let mut ok = true;
+/// The scripts that cannot be read or parsed, as rows (a `--kernel` run checks
+/// them all before it changes anything or takes time).
+fn bad_scripts(scripts: &[PathBuf]) -> Vec<Row> {
+    let mut rows = Vec::new();
     for p in scripts {
         let bad = match std::fs::read_to_string(p) {
             Ok(src) => parser::parse(&src)
@@ -205,88 +205,48 @@ fn all_parse(scripts: &[PathBuf]) -> bool {
             Err(e) => Some(Outcome::Bad(0, 0, format!("cannot read: {e}"))),
         };
         if let Some(b) = bad {
-            eprintln!("{}", text(p, &b));
-            ok = false;
+            rows.push((p.clone(), b, None));
         }
     }
-    ok
+    rows
 }
 
-/// The command: runs every script (on the engine, and with `--kernel` on the
-/// host's kernel too), prints the outcomes, returns the exit code (0 all passed
-/// or skipped, 1 a failure, 2 a bad script or argument).
-pub fn command(a: &Args) -> u8 {
-    let Some(profile) = Profile::from_name(&a.profile) else {
-        eprintln!(
-            "error: unknown profile `{}` (one of {})",
-            a.profile,
-            Profile::NAMES.join(", ")
-        );
-        return 2;
-    };
-    let mut cfg = profile.config();
-    for kv in &a.switches {
-        if let Err(e) = apply_switch(&mut cfg, kv) {
-            eprintln!("error: {e}");
-            return 2;
-        }
-    }
-    if a.kernel
-        && let Err(e) = kernel::check_environment()
-    {
+/// Before a `--kernel` run: the environment, the scripts, and the host's allowed
+/// congestion controls (restored when the guard drops). `Err` is the exit code.
+fn prepare_kernel(a: &Args, cfg: &Config) -> Result<kernel::AllowedCc, u8> {
+    if let Err(e) = kernel::check_environment() {
         eprintln!(
             "error: --kernel needs root and /dev/net/tun (a network namespace with a TUN device in it): {e}"
         );
-        return 2;
+        return Err(2);
     }
-    if a.kernel && !all_parse(&a.scripts) {
-        return 2;
-    }
-    let _allowed = if a.kernel {
-        crate::interrupt::install();
-        let cc = cfg.cc.name();
-        match kernel::AllowedCc::ensure(&[cc, "cubic"]) {
-            Ok(g) => Some(g),
-            Err(e) => {
-                eprintln!("error: --kernel: net.ipv4.tcp_allowed_congestion_control: {e}");
-                return 2;
+    let bad = bad_scripts(&a.scripts);
+    if !bad.is_empty() {
+        if !a.json {
+            for r in &bad {
+                println!("{}", text(&r.0, &r.1));
             }
         }
-    } else {
-        None
-    };
-    if a.kernel && !a.json {
-        println!("{:<8} {:<8} script", "engine", "kernel");
+        report(a, &bad, None);
+        eprintln!("error: no script was run: {} cannot be run", bad.len());
+        return Err(2);
     }
-    let mut rows: Vec<Row> = Vec::new();
-    for p in &a.scripts {
-        if crate::interrupt::requested() {
-            eprintln!(
-                "interrupted: {} scripts not run",
-                a.scripts.len() - rows.len()
-            );
-            return crate::interrupt::EXIT_INTERRUPTED;
-        }
-        let engine = run_script(p, &cfg, a.ignore_psh);
-        let on_kernel = a.kernel && !matches!(engine, Outcome::Bad(..));
-        let kernel = on_kernel.then(|| kernel::run_script(p, &cfg, a.ignore_psh));
-        let row = (p.clone(), engine, kernel);
-        if !a.json {
-            print_row(&row);
-        }
-        rows.push(row);
-    }
+    crate::interrupt::install_for("scripts");
+    kernel::AllowedCc::ensure(&[cfg.cc.name(), "cubic"]).map_err(|e| {
+        eprintln!("error: --kernel: net.ipv4.tcp_allowed_congestion_control: {e}");
+        2
+    })
+}
+
+/// Prints the summary (text) or the whole document (`--json`) of `rows`; `host`
+/// names the kernel of a `--kernel` run. Returns the exit code.
+fn report(a: &Args, rows: &[Row], host: Option<&str>) -> u8 {
     let engine = counts(rows.iter().map(|r| &r.1));
     let kernel = counts(rows.iter().filter_map(|r| r.2.as_ref()));
     let same = rows
         .iter()
         .filter(|r| r.2.as_ref().is_some_and(|k| verdict(k) == verdict(&r.1)))
         .count();
-    let facts = a.kernel.then(gentle_real::sysctl::facts);
-    let host = facts.as_ref().map(|f| match f.hz {
-        Some(hz) => format!("Linux {}, HZ {hz}", f.release),
-        None => format!("Linux {}", f.release),
-    });
     if a.json {
         let v: Vec<_> = rows
             .iter()
@@ -301,13 +261,13 @@ pub fn command(a: &Args) -> u8 {
         let [pass, fail, skip, bad] = engine;
         let mut doc = json!({"profile": a.profile, "scripts": v, "passed": pass, "failed": fail,
                              "skipped": skip, "bad": bad});
-        if let Some(host) = &host {
+        if let Some(host) = host {
             let [pass, fail, skip, bad] = kernel;
             doc["kernel"] = json!({"host": host, "passed": pass, "failed": fail,
                                    "skipped": skip, "bad": bad, "same_verdict": same});
         }
         println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
-    } else if let Some(host) = &host {
+    } else if let Some(host) = host {
         println!(
             "engine ({}): {}\nkernel ({host}): {}\nthe same verdict on {same} of {}",
             a.profile,
@@ -325,4 +285,68 @@ pub fn command(a: &Args) -> u8 {
     } else {
         0
     }
+}
+
+/// The command: runs every script (on the engine, and with `--kernel` on the
+/// host's kernel too), prints the outcomes, returns the exit code (0 all passed
+/// or skipped, 1 a failure, 2 a bad script or argument, 130 interrupted: what
+/// ran is reported).
+pub fn command(a: &Args) -> u8 {
+    let Some(profile) = Profile::from_name(&a.profile) else {
+        eprintln!(
+            "error: unknown profile `{}` (one of {})",
+            a.profile,
+            Profile::NAMES.join(", ")
+        );
+        return 2;
+    };
+    let mut cfg = profile.config();
+    for kv in &a.switches {
+        if let Err(e) = apply_switch(&mut cfg, kv) {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    }
+    let _allowed = if a.kernel {
+        match prepare_kernel(a, &cfg) {
+            Ok(g) => Some(g),
+            Err(code) => return code,
+        }
+    } else {
+        None
+    };
+    if a.kernel && !a.json {
+        println!("{:<8} {:<8} script", "engine", "kernel");
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    for p in &a.scripts {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let engine = run_script(p, &cfg, a.ignore_psh);
+        let on_kernel = a.kernel && !matches!(engine, Outcome::Bad(..));
+        let kernel = on_kernel.then(|| kernel::run_script(p, &cfg, a.ignore_psh));
+        let row = (p.clone(), engine, kernel);
+        if !a.json {
+            print_row(&row);
+        }
+        rows.push(row);
+    }
+    let host = a
+        .kernel
+        .then(gentle_real::sysctl::facts)
+        .map(|f| match f.hz {
+            Some(hz) => format!("Linux {}, HZ {hz}", f.release),
+            None => format!("Linux {}", f.release),
+        });
+    let code = report(a, &rows, host.as_deref());
+    if rows.len() < a.scripts.len() {
+        eprintln!(
+            "interrupted: {} of {} scripts not run",
+            a.scripts.len() - rows.len(),
+            a.scripts.len()
+        );
+        return crate::interrupt::EXIT_INTERRUPTED;
+    }
+    code
 }
