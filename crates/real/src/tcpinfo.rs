@@ -135,8 +135,8 @@ impl TcpInfo {
     }
 }
 
-/// Reads `TCP_INFO` of a TCP socket.
-pub fn tcp_info(sock: &impl AsFd) -> io::Result<TcpInfo> {
+/// The socket's `struct tcp_info`, as far as [`RawTcpInfo`] goes.
+fn raw_tcp_info(sock: &impl AsFd) -> io::Result<RawTcpInfo> {
     let mut raw = RawTcpInfo::default();
     let mut len = std::mem::size_of::<RawTcpInfo>() as libc::socklen_t;
     // libc: nix has no TCP_INFO option (its struct grows with the kernel; this is
@@ -154,6 +154,12 @@ pub fn tcp_info(sock: &impl AsFd) -> io::Result<TcpInfo> {
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
+    Ok(raw)
+}
+
+/// Reads `TCP_INFO` of a TCP socket.
+pub fn tcp_info(sock: &impl AsFd) -> io::Result<TcpInfo> {
+    let raw = raw_tcp_info(sock)?;
     Ok(TcpInfo {
         ca_state: raw.ca_state,
         cwnd: raw.snd_cwnd,
@@ -184,21 +190,7 @@ pub fn tcp_info(sock: &impl AsFd) -> io::Result<TcpInfo> {
 /// Every field of the socket's `TCP_INFO` by its name in packetdrill's `%{ }%`
 /// blocks (`tcpi_` and the field's name in `struct tcp_info`).
 pub fn tcp_info_fields(sock: &impl AsFd) -> io::Result<Vec<(&'static str, i128)>> {
-    let mut raw = RawTcpInfo::default();
-    let mut len = std::mem::size_of::<RawTcpInfo>() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into `raw`, which is that big.
-    let rc = unsafe {
-        libc::getsockopt(
-            sock.as_fd().as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            (&mut raw as *mut RawTcpInfo).cast(),
-            &mut len,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let raw = raw_tcp_info(sock)?;
     macro_rules! fields {
         ($($f:ident),*) => {
             vec![$((concat!("tcpi_", stringify!($f)), i128::from(raw.$f))),*]

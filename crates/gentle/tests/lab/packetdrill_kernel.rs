@@ -27,6 +27,18 @@ fn kernel_lock() -> Option<MutexGuard<'static, ()>> {
     Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
+/// The project's own scripts (`tests/packetdrill/*.pkt`).
+fn own_scripts() -> Vec<String> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(root().join("tests/packetdrill")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "pkt") {
+            v.push(p.display().to_string());
+        }
+    }
+    v
+}
+
 fn on_kernel(src: &str) -> Outcome {
     kernel::run_source(Path::new("t.pkt"), src, &Profile::Linux6.config(), false)
 }
@@ -56,13 +68,7 @@ fn own_scripts_pass_on_the_kernel_and_the_engine() {
         "--kernel".into(),
         "--json".into(),
     ];
-    let dir = root().join("tests/packetdrill");
-    for e in std::fs::read_dir(&dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "pkt") {
-            args.push(p.display().to_string());
-        }
-    }
+    args.extend(own_scripts());
     let n = args.len() - 3;
     assert!(n >= 16, "only {n} scripts");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -204,13 +210,7 @@ fn an_interrupted_kernel_run_reports_what_ran_and_restores_the_host() {
     };
     let allowed = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
     let before = std::fs::read_to_string(allowed).unwrap();
-    let mut scripts = Vec::new();
-    for e in std::fs::read_dir(root().join("tests/packetdrill")).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "pkt") {
-            scripts.push(p.display().to_string());
-        }
-    }
+    let scripts = own_scripts();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_gentle"))
         .args(["packetdrill", "--kernel", "--json"])
         .args(&scripts)

@@ -206,7 +206,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Applies the script's `--name=value` options.
-    pub(super) fn options(&mut self, s: &Script) -> Step {
+    fn options(&mut self, s: &Script) -> Step {
         for (name, v, line) in &s.options {
             self.line = *line;
             match name.as_str() {
@@ -232,14 +232,21 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    /// Runs every event; `Ok` when the script passed.
-    pub fn run(&mut self, s: &Script) -> Step {
+    /// Before the first event, whichever stack runs the script: its options, and
+    /// how many `>` lines it has.
+    pub(super) fn start(&mut self, s: &Script) -> Step {
         self.options(s)?;
         self.outbound_left = s
             .events
             .iter()
             .filter(|e| matches!(&e.action, Action::Packet(p) if p.outbound))
             .count();
+        Ok(())
+    }
+
+    /// Runs every event; `Ok` when the script passed.
+    pub fn run(&mut self, s: &Script) -> Step {
+        self.start(s)?;
         for ev in &s.events {
             self.line = ev.line;
             self.event(ev)?;

@@ -220,12 +220,7 @@ impl<'a> KernelRun<'a> {
     }
 
     fn run(&mut self, s: &Script) -> Step {
-        self.r.options(s)?;
-        self.r.outbound_left = s
-            .events
-            .iter()
-            .filter(|e| matches!(&e.action, Action::Packet(p) if p.outbound))
-            .count();
+        self.r.start(s)?;
         // packetdrill's init command: the commands before the first timed event
         // run before the script's clock starts.
         let init = s
