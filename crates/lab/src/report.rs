@@ -44,11 +44,7 @@ pub fn stats(sample: &Sample) -> Stats {
 
 /// The title of a CDF: the scenario, the metric and which exchanges it ranks.
 pub fn cdf_title(scn: &Scenario) -> String {
-    let which = match scn.filter {
-        crate::scenario::Filter::All => "",
-        crate::scenario::Filter::Retransmitted => ", responses with a retransmission",
-        crate::scenario::Filter::Lost => ", responses that lost a packet",
-    };
+    let which = scn.filter.describe();
     format!(
         "{} — CDF of the {}{which}",
         scn.name,

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use crate::ci::{self, ByTrial};
 use crate::episodes::Episodes;
 use crate::sample::Sample;
-use crate::scenario::{Filter, Metric, Scenario, Variant};
+use crate::scenario::{Metric, Scenario, Variant};
 use crate::tsg::{Flow, FlowRecorder};
 
 /// Trials per block of work.
@@ -246,11 +246,7 @@ pub(crate) fn absorb(v: &mut VariantResult, t: TrialResult, scn: &Scenario, keep
                 v.lost.push(x);
             }
         }
-        let ranked = match scn.filter {
-            Filter::All => true,
-            Filter::Retransmitted => r.had_retransmission(),
-            Filter::Lost => r.had_loss(),
-        };
+        let ranked = scn.filter.ranks(r);
         if let Some(x) = metric.filter(|_| ranked) {
             v.latencies.push(x);
             v.by_trial.push(t.trial, x);

@@ -59,7 +59,8 @@ fn a_cut_tail_and_the_filter_are_stated_and_the_legend_is_outside() {
     let svg = std::fs::read_to_string(d.join("o/cdf.svg")).unwrap();
     let t = texts(&svg);
     assert!(
-        t.iter().any(|x| x.contains("responses that lost a packet")),
+        t.iter()
+            .any(|x| x.contains("lossy multi-segment responses")),
         "{t:?}"
     );
     assert!(t.iter().any(|x| x.starts_with("tail cut at")), "{t:?}");

@@ -49,8 +49,38 @@ pub enum Filter {
     All,
     /// At least one retransmission (`prr-imc11.txt` Table 9).
     Retransmitted,
-    /// At least one packet of the connection lost during the exchange (Table 11).
+    /// At least one packet of the connection lost during the exchange.
     Lost,
+    /// A response of more than one segment that lost a packet: Table 11 leaves out
+    /// "responses that do not experience losses or fit entirely into one segment"
+    /// (§6.1), which early retransmit cannot repair.
+    LostMultisegment,
+}
+
+/// The largest response that fits in one segment: the engine's default MSS (an
+/// Ethernet MTU of 1500 bytes less 40 of IPv4 and TCP headers, `Config::mss`).
+pub const ONE_SEGMENT_BYTES: u64 = 1460;
+
+impl Filter {
+    /// Whether the latency table ranks exchange `r`.
+    pub fn ranks(self, r: &gentle_sim::record::ExchangeRecord) -> bool {
+        match self {
+            Filter::All => true,
+            Filter::Retransmitted => r.had_retransmission(),
+            Filter::Lost => r.had_loss(),
+            Filter::LostMultisegment => r.had_loss() && r.response_bytes > ONE_SEGMENT_BYTES,
+        }
+    }
+
+    /// How a title says which exchanges are ranked.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Filter::All => "",
+            Filter::Retransmitted => ", responses with a retransmission",
+            Filter::Lost => ", responses that lost a packet",
+            Filter::LostMultisegment => ", lossy multi-segment responses",
+        }
+    }
 }
 
 /// A TCP configuration to compare.
@@ -354,15 +384,13 @@ fn parse_time_limit(top: &Table<'_>) -> Result<(Option<Duration>, Duration)> {
 }
 
 fn parse_filter(top: &Table<'_>) -> Result<Filter> {
-    match top.str("filter", "\"retransmitted\" or \"lost\"")? {
+    const EXPECTED: &str = "\"retransmitted\", \"lost\" or \"lost-multisegment\"";
+    match top.str("filter", EXPECTED)? {
         None => Ok(Filter::All),
         Some("retransmitted") => Ok(Filter::Retransmitted),
         Some("lost") => Ok(Filter::Lost),
-        Some(x) => Err(top.bad(
-            "filter",
-            format!("unknown filter `{x}`"),
-            "\"retransmitted\" or \"lost\"",
-        )),
+        Some("lost-multisegment") => Ok(Filter::LostMultisegment),
+        Some(x) => Err(top.bad("filter", format!("unknown filter `{x}`"), EXPECTED)),
     }
 }
 

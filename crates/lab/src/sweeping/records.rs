@@ -9,7 +9,7 @@ use bytes::Bytes;
 use gentle_sim::record::{ExchangeRecord, Unfinished};
 
 use crate::runner::metric_of;
-use crate::scenario::{Filter, Metric, Scenario};
+use crate::scenario::{Metric, Scenario};
 use crate::table::{Column, Table, Writer};
 
 /// The records table's columns after the point's, in order.
@@ -219,11 +219,7 @@ fn unfinished_name(u: Unfinished) -> &'static [u8] {
 /// measured workload that the scenario's filter ranks, with a value of its metric
 /// (page-load scenarios rank pages, not exchanges).
 pub fn ranked(scn: &Scenario, measured: bool, r: &ExchangeRecord) -> bool {
-    let kept = match scn.filter {
-        Filter::All => true,
-        Filter::Retransmitted => r.had_retransmission(),
-        Filter::Lost => r.had_loss(),
-    };
+    let kept = scn.filter.ranks(r);
     measured
         && kept
         && r.complete
