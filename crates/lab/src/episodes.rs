@@ -55,17 +55,15 @@ impl Counts {
         self.nth(rank - 1)
     }
 
+    /// How many values `f` holds for.
+    pub fn count(&self, f: impl Fn(i64) -> bool) -> u64 {
+        let hits = self.by_value.iter().filter(|&(&x, _)| f(x));
+        hits.map(|(_, &c)| c).sum()
+    }
+
     /// The fraction of values for which `f` holds.
     pub fn share(&self, f: impl Fn(i64) -> bool) -> Option<f64> {
-        (self.n > 0).then(|| {
-            let hits: u64 = self
-                .by_value
-                .iter()
-                .filter(|&(&x, _)| f(x))
-                .map(|(_, &c)| c)
-                .sum();
-            hits as f64 / self.n as f64
-        })
+        (self.n > 0).then(|| self.count(f) as f64 / self.n as f64)
     }
 }
 

@@ -807,3 +807,33 @@ fn a_target_counts_as_fitted_by_its_value_on_seeds_the_search_did_not_see() {
     // Without other runs, the search's own value is what there is.
     assert!(fit(0.021, None, 0.0).fitted(0, &targets));
 }
+
+#[test]
+fn recovery_starts_count_table_5s_rows() {
+    // `RecoveryStarts*` count the fast-recovery episodes by how pipe stood against
+    // ssthresh as each began: the three rows add up to the episodes, and each is
+    // what the recovery table prints.
+    let names = calibrate::stats::counter_names();
+    let parse = |s: &str| gentle_lab::scenario::targets::parse_stat(s, &names).expect(s);
+    let scn = Scenario::parse("starts.toml", &scenario(0.03, 0.6)).unwrap();
+    let r = runner::run(
+        &scn,
+        &RunOptions {
+            trials: 600,
+            seed: 7,
+            keep_records: false,
+            progress: false,
+            observe: Observe::default(),
+        },
+    );
+    let v = &r.variants[0];
+    let at = |s: &str| calibrate::stats::value(&parse(s), v).unwrap();
+    let all = at("RecoveryStarts");
+    assert_eq!(all, v.episodes.len() as f64);
+    assert!(all > 50.0, "{all} episodes");
+    let rows = ["Below", "At", "Above"].map(|w| at(&format!("RecoveryStarts{w}Ssthresh")));
+    assert_eq!(rows.iter().sum::<f64>(), all);
+    let below = v.episodes.start.share(|x| x < 0).unwrap();
+    assert_eq!(at("RecoveryStartsBelowSsthresh / RecoveryStarts"), below);
+    assert!(rows.iter().all(|&x| x > 0.0), "{rows:?}");
+}

@@ -55,6 +55,12 @@ fn count(name: &str, v: &VariantResult) -> u64 {
         "LossyBursts" => v.links.lossy_bursts[0],
         "LossyBursts1" => v.links.lossy_bursts[1],
         "LossyBursts2" => v.links.lossy_bursts[2],
+        // `prr-imc11.txt` Table 5 and §5.4: how pipe stood against ssthresh as each
+        // fast-recovery episode began (the clustering of the losses it began with).
+        "RecoveryStarts" => v.episodes.start.len(),
+        "RecoveryStartsBelowSsthresh" => v.episodes.start.count(|x| x < 0),
+        "RecoveryStartsAtSsthresh" => v.episodes.start.count(|x| x == 0),
+        "RecoveryStartsAboveSsthresh" => v.episodes.start.count(|x| x > 0),
         counter => {
             let (counters, counter) = if let Some(c) = counter.strip_prefix(BACKEND) {
                 (&v.backend, c)

@@ -529,7 +529,7 @@ impl Connection {
         if !self.rack_on() {
             self.update_scoreboard(true);
         }
-        self.reduction_on_ack(delivered, una_advanced, true);
+        self.first_reduction_on_ack(delivered, una_advanced);
     }
 
     fn retrans_out_none(&self) -> bool {

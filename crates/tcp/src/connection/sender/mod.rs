@@ -193,8 +193,8 @@ impl Connection {
             None
         }
     }
-    /// pipe when the current (or last) fast recovery began, before that ACK's loss
-    /// marking (where Linux's `tcp_enter_recovery` sees it).
+    /// pipe when the current (or last) fast recovery began, after its first ACK's
+    /// loss marking (where PRR first decides, `prr-imc11.txt` Table 5).
     pub fn recovery_start_pipe(&self) -> u32 {
         self.tx.ca.start_pipe()
     }

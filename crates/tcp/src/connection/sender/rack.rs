@@ -237,7 +237,7 @@ impl Connection {
         self.counters.rack_reo_timeouts += 1;
         if self.tx.ca.state() < CaState::Recovery {
             self.enter_recovery(now, prior_pipe);
-            self.reduction_on_ack(1, false, true);
+            self.first_reduction_on_ack(1, false);
         }
     }
 }

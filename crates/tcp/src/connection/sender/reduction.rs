@@ -34,7 +34,8 @@ pub(crate) struct CaMachine {
     high_seq: u64,
     /// The algorithm that shapes cwnd during a reduction.
     alg: Recovery,
-    /// pipe when the current (or last) recovery began, before its loss marking.
+    /// pipe when the current (or last) recovery began, after the loss marking of
+    /// its first ACK ([`Self::start_pipe`]).
     start_pipe: u32,
     /// Send the next lost segment even if cwnd is full (fast retransmit on entry,
     /// and the timeout's own retransmission).
@@ -71,7 +72,10 @@ impl CaMachine {
     pub fn high_seq(&self) -> u64 {
         self.high_seq
     }
-    /// pipe when the current (or last) recovery began.
+    /// pipe when the current (or last) recovery began: on its first ACK, after that
+    /// ACK's loss marking, where PRR first chooses between its proportional and its
+    /// slow-start part (`prr-imc11.txt` §5.2, Table 5: the share of recoveries that
+    /// "begin operation" in each).
     pub fn start_pipe(&self) -> u32 {
         self.start_pipe
     }
@@ -223,7 +227,6 @@ impl Connection {
         }
         self.tx.ca.high_seq = self.snd.nxt;
         self.tx.cong.reset_cwnd_cnt();
-        self.tx.ca.start_pipe = self.tx.sb.pipe();
         // RFC 5681 §3.2's threshold of three duplicates; `sacked_out` counts SACKed
         // segments, or duplicate ACKs without SACK (Linux `tcp_add_reno_sack`). FACK's
         // entry on the forward-most SACK (`fackets_out` above the reordering degree,
@@ -250,7 +253,14 @@ impl Connection {
     pub(crate) fn start_recovery(&mut self, now: Instant, pipe: u32) {
         self.enter_recovery(now, pipe);
         self.update_scoreboard(true);
-        self.reduction_on_ack(0, false, true);
+        self.first_reduction_on_ack(0, false);
+    }
+
+    /// The reduction's first ACK, its losses marked: pipe then is where the
+    /// recovery starts from ([`CaMachine::start_pipe`]).
+    pub(super) fn first_reduction_on_ack(&mut self, delivered: u32, una_advanced: bool) {
+        self.tx.ca.start_pipe = self.tx.sb.pipe();
+        self.reduction_on_ack(delivered, una_advanced, true);
     }
 
     /// Linux `tcp_current_ssthresh`: the ssthresh to restore on undo.
