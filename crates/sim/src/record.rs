@@ -125,8 +125,8 @@ pub struct PageRecord {
 /// segments.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Episode {
-    /// pipe − ssthresh as recovery starts, before the entering ACK marks losses
-    /// (Table 5).
+    /// pipe − ssthresh as recovery starts: on its first ACK, after that ACK's loss
+    /// marking, where PRR first chooses its part (Table 5).
     pub start_pipe_minus_ssthresh: i32,
     /// cwnd − ssthresh after the last ACK processed in recovery (Table 6).
     pub last_cwnd_minus_ssthresh: i32,
