@@ -271,11 +271,16 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "FILE")]
     pub targets: PathBuf,
     /// Where the fitted scenario is written (the scenario with the fitted values).
-    #[arg(long, value_name = "FILE")]
-    pub out: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "check")]
+    pub out: Option<PathBuf>,
     /// Replace FILE if it exists.
     #[arg(long)]
     pub force: bool,
+    /// Only report the scenario as written against the targets (its values from
+    /// the calibration's seed and four others, their errors and noise): no search,
+    /// nothing written.
+    #[arg(long, conflicts_with_all = ["out", "force", "candidates", "backend", "address"])]
+    pub check: bool,
     /// Candidates to evaluate, at most (default: the table's `candidates`, else 120).
     #[arg(long, value_parser = clap::value_parser!(u64).range(2..=1_000_000))]
     pub candidates: Option<u64>,
@@ -378,7 +383,7 @@ impl From<CalibrateArgs> for gentle_lab::calibrate::command::CalibrateArgs {
         Self {
             scenario: a.scenario,
             targets: a.targets,
-            out: a.out,
+            out: a.out.unwrap_or_default(),
             force: a.force,
             candidates: a.candidates,
             trials: a.trials,
@@ -387,6 +392,7 @@ impl From<CalibrateArgs> for gentle_lab::calibrate::command::CalibrateArgs {
             json: a.json,
             backend: a.backend.into(),
             address: a.address,
+            check: a.check,
         }
     }
 }

@@ -837,3 +837,52 @@ fn recovery_starts_count_table_5s_rows() {
     assert_eq!(at("RecoveryStartsBelowSsthresh / RecoveryStarts"), below);
     assert!(rows.iter().all(|&x| x > 0.0), "{rows:?}");
 }
+
+#[test]
+fn check_reports_the_scenario_as_written_and_writes_nothing() {
+    // `--check`: the DC1 population's statistics beside its targets (Tables 1–3),
+    // the same values a run of its calibration's size and seed gives, no search,
+    // no file; with `--out` it is refused before any work.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let (pop, targets) = (
+        "examples/populations/google-2011-dc1.toml",
+        "examples/calibration/google-2011-dc1-targets.toml",
+    );
+    let dir = common::scratch("check");
+    let args = |extra: &[&str]| {
+        let mut v = vec!["calibrate", pop, "--targets", targets, "--seed", "2"];
+        v.extend_from_slice(extra);
+        v.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_gentle"))
+            .current_dir(&root)
+            .args(args(extra))
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--check"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        report.contains("the scenario as written against 12 targets"),
+        "{report}"
+    );
+    for (stat, value, _) in fit_of_seeded(pop, targets, Some(2)) {
+        let line = report.lines().find(|l| l.starts_with(&stat)).expect(&stat);
+        // The "this seed" column, to the digits it shows.
+        let shown = line.split_whitespace().nth_back(4).unwrap();
+        let digits = shown.split('.').nth(1).map_or(0, str::len) as i32;
+        let x: f64 = shown.parse().unwrap();
+        assert!(
+            (x - value).abs() <= 0.5 * 10f64.powi(-digits) + 1e-12,
+            "{line}: {value}"
+        );
+    }
+    assert!(report.contains("of 12 targets within 10%"), "{report}");
+    let out = dir.join("x.toml");
+    let o = run(&["--check", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--check"));
+    assert!(!out.exists());
+}

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use super::{Evaluator, Fit, Options, TOLERANCE, calibrate, calibrate_with};
+use super::{Evaluator, Fit, Options, TOLERANCE, calibrate, calibrate_with, check};
 use crate::LabError;
 use crate::scenario::calibrate::Calibratable;
 use crate::scenario::targets::{Target, parse_targets};
@@ -36,6 +36,9 @@ pub struct CalibrateArgs {
     pub backend: Backend,
     /// The Ray cluster's address (`ray start --head` prints it). Implies --backend ray.
     pub address: Option<String>,
+    /// Only report the scenario as written against the targets: no search, nothing
+    /// written (`out` unused).
+    pub check: bool,
 }
 
 pub use crate::sweeping::command::Backend;
@@ -59,7 +62,9 @@ fn read(path: &PathBuf, what: &str) -> Result<String, LabError> {
 /// Reads and checks the arguments.
 pub fn job(a: &CalibrateArgs) -> Result<Job, LabError> {
     crate::checks::threads("--threads ", a.threads).map_err(LabError::Input)?;
-    crate::checks::output_file("--out", &a.out, a.force).map_err(LabError::Input)?;
+    if !a.check {
+        crate::checks::output_file("--out", &a.out, a.force).map_err(LabError::Input)?;
+    }
     let file = a.scenario.display().to_string();
     let cal = Calibratable::parse(&file, &read(&a.scenario, "the scenario")?)
         .map_err(LabError::Scenario)?;
@@ -111,6 +116,7 @@ pub fn command_with(a: CalibrateArgs, eval: Option<(&dyn Evaluator, usize)>) -> 
     };
     let threads = eval.map(|(_, n)| n).or(a.threads);
     let run = || match eval {
+        _ if a.check => check(&job.cal, &job.targets, &job.options),
         Some((e, _)) => calibrate_with(&job.cal, &job.targets, &job.options, e),
         None => calibrate(&job.cal, &job.targets, &job.options),
     };
@@ -133,16 +139,20 @@ pub fn command_with(a: CalibrateArgs, eval: Option<(&dyn Evaluator, usize)>) -> 
             return e.exit_code();
         }
     };
-    let text = job.cal.fitted_text(&fit.best.values, &header(&job, &fit));
-    if let Err(e) = write_atomically(&a.out, text.as_bytes()) {
-        eprintln!("error: cannot write {}: {e}", a.out.display());
-        return 1;
+    if !a.check {
+        let text = job.cal.fitted_text(&fit.best.values, &header(&job, &fit));
+        if let Err(e) = write_atomically(&a.out, text.as_bytes()) {
+            eprintln!("error: cannot write {}: {e}", a.out.display());
+            return 1;
+        }
     }
     if a.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&json(&job, &fit)).expect("json")
         );
+    } else if a.check {
+        print!("{}", check_report(&job, &fit));
     } else {
         print!("{}", report(&job, &fit));
         println!("fitted scenario: {}", a.out.display());
@@ -284,9 +294,6 @@ pub fn report(job: &Job, fit: &Fit) -> String {
         "target", "value", "as written", "fitted", "other seeds", "error", "noise (sd)"
     );
     for (i, t) in job.targets.iter().enumerate() {
-        let err = fit.other_seeds[i]
-            .or(fit.best.stats[i])
-            .map(|x| (x - t.value) / t.value.abs().max(1e-9) * 100.0);
         let _ = writeln!(
             s,
             "{:<w$}  {:>10}  {:>10}  {:>10}  {:>11}  {:>8}  {:>9}  {}",
@@ -295,29 +302,98 @@ pub fn report(job: &Job, fit: &Fit) -> String {
             num(fit.start.stats[i]),
             num(fit.best.stats[i]),
             num(fit.other_seeds[i]),
-            err.map_or("-".into(), |e| format!("{e:+.1}%")),
+            error_pct(fit, i, t),
             num(fit.noise[i]),
-            if fit.fitted(i, &job.targets) {
-                "ok"
-            } else {
-                "MISS"
-            }
+            verdict(fit, i, &job.targets)
         );
     }
+    let _ = writeln!(s, "\n{}", summary(job, fit));
+    s
+}
+
+/// `--check`'s report: the scenario's parameters as written, then every target
+/// with the scenario's value from the calibration's seed, its mean on other seeds,
+/// the error there and the noise.
+pub fn check_report(job: &Job, fit: &Fit) -> String {
+    let o = &job.options;
+    let mut s = String::new();
+    let variant = &job.cal.scenario.variants[job.cal.spec.variant].name;
+    let _ = writeln!(
+        s,
+        "{}: the scenario as written against {}, x {} trials of {variant}, seed {} and {} other seeds ({:.0} s)\n",
+        job.cal.scenario.name,
+        plural(job.targets.len(), "target"),
+        o.trials,
+        o.seed,
+        super::REPLICATES,
+        fit.wall_seconds
+    );
+    let free = &job.cal.spec.free;
+    let w = free
+        .iter()
+        .map(|f| f.name().len())
+        .max()
+        .unwrap_or(9)
+        .max(9);
+    let _ = writeln!(s, "{:<w$}  {:>10}", "parameter", "as written");
+    for (i, f) in free.iter().enumerate() {
+        let _ = writeln!(s, "{:<w$}  {:>10}", f.name(), f.show(fit.start.values[i]));
+    }
+    let w = job
+        .targets
+        .iter()
+        .map(|t| t.stat.text.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let _ = writeln!(
+        s,
+        "\n{:<w$}  {:>10}  {:>10}  {:>11}  {:>8}  {:>9}",
+        "target", "value", "this seed", "other seeds", "error", "noise (sd)"
+    );
+    for (i, t) in job.targets.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "{:<w$}  {:>10}  {:>10}  {:>11}  {:>8}  {:>9}  {}",
+            t.stat.text,
+            num(Some(t.value)),
+            num(fit.start.stats[i]),
+            num(fit.other_seeds[i]),
+            error_pct(fit, i, t),
+            num(fit.noise[i]),
+            verdict(fit, i, &job.targets)
+        );
+    }
+    let _ = writeln!(s, "\n{}", summary(job, fit));
+    s
+}
+
+/// Target `i`'s error on the other seeds (on the search's seed without them), %.
+fn error_pct(fit: &Fit, i: usize, t: &Target) -> String {
+    let x = fit.other_seeds[i].or(fit.best.stats[i]);
+    x.map_or("-".into(), |x| {
+        format!("{:+.1}%", (x - t.value) / t.value.abs().max(1e-9) * 100.0)
+    })
+}
+
+fn verdict(fit: &Fit, i: usize, targets: &[Target]) -> &'static str {
+    if fit.fitted(i, targets) { "ok" } else { "MISS" }
+}
+
+/// How many targets are fitted, and the loss.
+fn summary(job: &Job, fit: &Fit) -> String {
     let fitted = (0..job.targets.len())
         .filter(|&i| fit.fitted(i, &job.targets))
         .count();
-    let _ = writeln!(
-        s,
-        "\n{fitted} of {} targets within {:.0}% or {} sd of the noise on {} other seeds; loss {:.4} (as written {:.4})",
+    format!(
+        "{fitted} of {} targets within {:.0}% or {} sd of the noise on {} other seeds; loss {:.4} (as written {:.4})",
         job.targets.len(),
         TOLERANCE * 100.0,
         super::NOISE_SDS,
         super::REPLICATES,
         fit.best.loss,
         fit.start.loss
-    );
-    s
+    )
 }
 
 /// The report as JSON.

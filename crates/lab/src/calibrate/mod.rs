@@ -381,6 +381,32 @@ pub fn calibrate_with(
     })
 }
 
+/// The scenario as written against `targets`, nothing searched (`gentle calibrate
+/// --check`): its statistics from the calibration's seed and from [`REPLICATES`]
+/// other seeds, as a fit reports its best candidate's (a [`Fit`] of no candidates
+/// whose best is the start).
+pub fn check(c: &Calibratable, targets: &[Target], o: &Options) -> Result<Fit, LabError> {
+    let began = WallClock::now();
+    let local = Local { c, targets };
+    let stats = local.measure(&c.start, o.trials, o.seed)?;
+    let start = Evaluation {
+        values: c.start.clone(),
+        loss: loss(&stats, targets),
+        stats,
+    };
+    let (noise, other_seeds) = noise(&local, &start, o)?;
+    Ok(Fit {
+        best: start.clone(),
+        start,
+        candidates: 0,
+        evaluations: 1,
+        noise,
+        other_seeds,
+        trials: o.trials,
+        wall_seconds: began.elapsed().as_secs_f64(),
+    })
+}
+
 /// Orders equal losses by their values, so that the best is one whatever the
 /// order of the cache.
 fn cmp_values(a: &[f64], b: &[f64]) -> std::cmp::Ordering {
