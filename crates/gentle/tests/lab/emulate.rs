@@ -100,10 +100,13 @@ fn fast_retransmit_of_the_dropped_segment() {
     assert_eq!(row.split_whitespace().last(), Some("1"), "{report}");
     assert_eq!(rec[0]["timeouts"], "0");
     assert_eq!(rec[0]["packets_dropped"], "1");
-    // One round trip (100 ms) for the request, two for the response and its repair
-    // (the retransmission goes out a round trip after the loss): 200–300 ms.
+    // Two round trips (100 ms each) for the response and its repair (the
+    // retransmission goes out a round trip after the loss): about 215 ms on an idle
+    // machine, and below 400 ms, the earliest a repair by RTO could end (Linux's
+    // RTO, srtt + 200 ms, after the segment was sent, then a round trip). A loaded
+    // CI run once saw 304 ms: the forwarder runs in real time beside the tests.
     let ms: f64 = rec[0]["server_ms"].parse().unwrap();
-    assert!((195.0..300.0).contains(&ms), "server time {ms} ms");
+    assert!((195.0..400.0).contains(&ms), "server time {ms} ms");
     let info = csv(&out.join("tcp-info.csv"));
     assert_eq!(info[0]["ca_state"], "open");
     assert_eq!(info[0]["total_retrans"], "1");
