@@ -383,7 +383,7 @@ impl From<CalibrateArgs> for gentle_lab::calibrate::command::CalibrateArgs {
         Self {
             scenario: a.scenario,
             targets: a.targets,
-            out: a.out.unwrap_or_default(),
+            out: a.out,
             force: a.force,
             candidates: a.candidates,
             trials: a.trials,
@@ -392,7 +392,6 @@ impl From<CalibrateArgs> for gentle_lab::calibrate::command::CalibrateArgs {
             json: a.json,
             backend: a.backend.into(),
             address: a.address,
-            check: a.check,
         }
     }
 }

@@ -62,7 +62,7 @@ pub fn calibrate_command(
     let args = CalibrateArgs {
         scenario,
         targets,
-        out,
+        out: Some(out),
         force,
         candidates,
         trials,
@@ -71,7 +71,6 @@ pub fn calibrate_command(
         json,
         backend: Backend::Ray,
         address: None,
-        check: false,
     };
     let eval = PyEvaluator { evaluate };
     interruptible(py, || {

@@ -284,9 +284,13 @@ macro_rules! config {
     };
 }
 
+/// The MSS a connection advertises unless told otherwise: an Ethernet MTU of 1500
+/// bytes less 40 of IPv4 and TCP headers.
+pub const DEFAULT_MSS: u16 = 1460;
+
 config! {
     /// MSS advertised in the SYN (bytes of payload without options; RFC 9293 §3.7.1).
-    mss: u16 = 1460 => SwitchKind::Int { min: 88, max: 65495 };
+    mss: u16 = DEFAULT_MSS => SwitchKind::Int { min: 88, max: 65495 };
     /// Initial congestion window in segments (RFC 6928; Linux 3.x default 10).
     initial_window: u32 = 10 => SwitchKind::Int { min: 1, max: 1000 };
     /// The window after a lost SYN or SYN-ACK: `keep`, `rfc5681` (1 segment after a

@@ -18,6 +18,12 @@ use crate::common::{self, gentle, root};
 /// The kernel's runs are timed in real time: one at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+/// The host's `tcp_allowed_congestion_control`, which a kernel run changes for
+/// its time and must restore.
+fn allowed_cc() -> String {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_allowed_congestion_control").unwrap()
+}
+
 /// Whether to stand down (see `common::skip_real`); else the lock that keeps
 /// the other kernel tests off the clock.
 fn kernel_lock() -> Option<MutexGuard<'static, ()>> {
@@ -61,8 +67,7 @@ fn own_scripts_pass_on_the_kernel_and_the_engine() {
     let Some(_one) = kernel_lock() else {
         return;
     };
-    let allowed = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
-    let before = std::fs::read_to_string(allowed).unwrap();
+    let before = allowed_cc();
     let mut args = vec![
         "packetdrill".to_string(),
         "--kernel".into(),
@@ -88,7 +93,7 @@ fn own_scripts_pass_on_the_kernel_and_the_engine() {
     assert_eq!(v["kernel"]["same_verdict"], n);
     assert_eq!(o.status.code(), Some(0));
     // The host's setting is as it was.
-    assert_eq!(std::fs::read_to_string(allowed).unwrap(), before);
+    assert_eq!(allowed_cc(), before);
 }
 
 #[test]
@@ -208,8 +213,7 @@ fn an_interrupted_kernel_run_reports_what_ran_and_restores_the_host() {
     let Some(_one) = kernel_lock() else {
         return;
     };
-    let allowed = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
-    let before = std::fs::read_to_string(allowed).unwrap();
+    let before = allowed_cc();
     let scripts = own_scripts();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_gentle"))
         .args(["packetdrill", "--kernel", "--json"])
@@ -231,5 +235,5 @@ fn an_interrupted_kernel_run_reports_what_ran_and_restores_the_host() {
     let ran = v["scripts"].as_array().unwrap().len();
     assert!(ran > 0 && ran < scripts.len(), "{ran} of {}", scripts.len());
     assert!(String::from_utf8_lossy(&o.stderr).contains("scripts not run"));
-    assert_eq!(std::fs::read_to_string(allowed).unwrap(), before);
+    assert_eq!(allowed_cc(), before);
 }

@@ -16,8 +16,10 @@ pub struct CalibrateArgs {
     pub scenario: PathBuf,
     /// The targets file: [[target]] tables of `stat`, `value`, `source`, `weight`.
     pub targets: PathBuf,
-    /// Where the fitted scenario is written (the scenario with the fitted values).
-    pub out: PathBuf,
+    /// Where the fitted scenario is written (the scenario with the fitted values);
+    /// `None` for `--check`: the scenario as written reported, nothing searched or
+    /// written.
+    pub out: Option<PathBuf>,
     /// Replace FILE if it exists.
     pub force: bool,
     /// Candidates to evaluate, at most (default: the table's `candidates`, else 120).
@@ -36,9 +38,6 @@ pub struct CalibrateArgs {
     pub backend: Backend,
     /// The Ray cluster's address (`ray start --head` prints it). Implies --backend ray.
     pub address: Option<String>,
-    /// Only report the scenario as written against the targets: no search, nothing
-    /// written (`out` unused).
-    pub check: bool,
 }
 
 pub use crate::sweeping::command::Backend;
@@ -62,8 +61,8 @@ fn read(path: &PathBuf, what: &str) -> Result<String, LabError> {
 /// Reads and checks the arguments.
 pub fn job(a: &CalibrateArgs) -> Result<Job, LabError> {
     crate::checks::threads("--threads ", a.threads).map_err(LabError::Input)?;
-    if !a.check {
-        crate::checks::output_file("--out", &a.out, a.force).map_err(LabError::Input)?;
+    if let Some(out) = &a.out {
+        crate::checks::output_file("--out", out, a.force).map_err(LabError::Input)?;
     }
     let file = a.scenario.display().to_string();
     let cal = Calibratable::parse(&file, &read(&a.scenario, "the scenario")?)
@@ -115,10 +114,10 @@ pub fn command_with(a: CalibrateArgs, eval: Option<(&dyn Evaluator, usize)>) -> 
         }
     };
     let threads = eval.map(|(_, n)| n).or(a.threads);
-    let run = || match eval {
-        _ if a.check => check(&job.cal, &job.targets, &job.options),
-        Some((e, _)) => calibrate_with(&job.cal, &job.targets, &job.options, e),
-        None => calibrate(&job.cal, &job.targets, &job.options),
+    let run = || match (&a.out, eval) {
+        (None, _) => check(&job.cal, &job.targets, &job.options),
+        (Some(_), Some((e, _))) => calibrate_with(&job.cal, &job.targets, &job.options, e),
+        (Some(_), None) => calibrate(&job.cal, &job.targets, &job.options),
     };
     let fit = match threads {
         Some(t) => rayon::ThreadPoolBuilder::new()
@@ -139,10 +138,10 @@ pub fn command_with(a: CalibrateArgs, eval: Option<(&dyn Evaluator, usize)>) -> 
             return e.exit_code();
         }
     };
-    if !a.check {
+    if let Some(out) = &a.out {
         let text = job.cal.fitted_text(&fit.best.values, &header(&job, &fit));
-        if let Err(e) = write_atomically(&a.out, text.as_bytes()) {
-            eprintln!("error: cannot write {}: {e}", a.out.display());
+        if let Err(e) = write_atomically(out, text.as_bytes()) {
+            eprintln!("error: cannot write {}: {e}", out.display());
             return 1;
         }
     }
@@ -151,11 +150,11 @@ pub fn command_with(a: CalibrateArgs, eval: Option<(&dyn Evaluator, usize)>) -> 
             "{}",
             serde_json::to_string_pretty(&json(&job, &fit)).expect("json")
         );
-    } else if a.check {
-        print!("{}", check_report(&job, &fit));
     } else {
-        print!("{}", report(&job, &fit));
-        println!("fitted scenario: {}", a.out.display());
+        print!("{}", report(&job, &fit, a.out.is_some()));
+        if let Some(out) = &a.out {
+            println!("fitted scenario: {}", out.display());
+        }
     }
     0
 }
@@ -166,9 +165,10 @@ fn through_python(a: &CalibrateArgs) -> u8 {
         a.scenario.display().to_string(),
         "--targets".into(),
         a.targets.display().to_string(),
-        "--out".into(),
-        a.out.display().to_string(),
     ];
+    if let Some(out) = &a.out {
+        args.extend(["--out".into(), out.display().to_string()]);
+    }
     for (flag, v) in [
         ("--candidates", a.candidates),
         ("--trials", a.trials),
@@ -202,9 +202,7 @@ fn write_atomically(path: &PathBuf, data: &[u8]) -> std::io::Result<()> {
 
 /// The comment lines at the top of the fitted file.
 fn header(job: &Job, fit: &Fit) -> Vec<String> {
-    let fitted = (0..job.targets.len())
-        .filter(|&i| fit.fitted(i, &job.targets))
-        .count();
+    let fitted = fit.fitted_count(&job.targets);
     let mut h = vec![format!(
         "Fitted by `gentle calibrate {} --targets {} --seed {} --trials {} --candidates {}`:",
         job.cal.file,
@@ -237,97 +235,13 @@ fn plural(n: usize, thing: &str) -> String {
     format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
 }
 
-/// The report: the parameters, then every target with its fitted value, its value
-/// on other seeds, its error there and the noise.
-pub fn report(job: &Job, fit: &Fit) -> String {
-    let o = &job.options;
+/// The report: the parameters, then every target with the scenario's value as
+/// written, its fitted value (when `searched`; else the value as written is the
+/// one from the calibration's seed, `--check`), its value on other seeds, its
+/// error there and the noise.
+pub fn report(job: &Job, fit: &Fit, searched: bool) -> String {
     let mut s = String::new();
-    let variant = &job.cal.scenario.variants[job.cal.spec.variant].name;
-    let _ = writeln!(
-        s,
-        "{}: {} fitted to {} — {} candidates ({} distinct) and the scenario as written, x {} trials of {variant}, seed {} ({:.0} s)\n",
-        job.cal.scenario.name,
-        plural(job.cal.spec.free.len(), "parameter"),
-        plural(job.targets.len(), "target"),
-        fit.candidates,
-        fit.evaluations.saturating_sub(1),
-        o.trials,
-        o.seed,
-        fit.wall_seconds
-    );
-    let w = job
-        .cal
-        .spec
-        .free
-        .iter()
-        .map(|f| f.name().len())
-        .max()
-        .unwrap_or(9)
-        .max(9);
-    let _ = writeln!(
-        s,
-        "{:<w$}  {:>10}  {:>10}  range",
-        "parameter", "as written", "fitted"
-    );
-    for (i, f) in job.cal.spec.free.iter().enumerate() {
-        let scale = if f.log { " (log)" } else { "" };
-        let _ = writeln!(
-            s,
-            "{:<w$}  {:>10}  {:>10}  {} .. {}{scale}",
-            f.name(),
-            f.show(fit.start.values[i]),
-            f.show(fit.best.values[i]),
-            f.show(f.min),
-            f.show(f.max)
-        );
-    }
-    let w = job
-        .targets
-        .iter()
-        .map(|t| t.stat.text.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
-    let _ = writeln!(
-        s,
-        "\n{:<w$}  {:>10}  {:>10}  {:>10}  {:>11}  {:>8}  {:>9}",
-        "target", "value", "as written", "fitted", "other seeds", "error", "noise (sd)"
-    );
-    for (i, t) in job.targets.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "{:<w$}  {:>10}  {:>10}  {:>10}  {:>11}  {:>8}  {:>9}  {}",
-            t.stat.text,
-            num(Some(t.value)),
-            num(fit.start.stats[i]),
-            num(fit.best.stats[i]),
-            num(fit.other_seeds[i]),
-            error_pct(fit, i, t),
-            num(fit.noise[i]),
-            verdict(fit, i, &job.targets)
-        );
-    }
-    let _ = writeln!(s, "\n{}", summary(job, fit));
-    s
-}
-
-/// `--check`'s report: the scenario's parameters as written, then every target
-/// with the scenario's value from the calibration's seed, its mean on other seeds,
-/// the error there and the noise.
-pub fn check_report(job: &Job, fit: &Fit) -> String {
-    let o = &job.options;
-    let mut s = String::new();
-    let variant = &job.cal.scenario.variants[job.cal.spec.variant].name;
-    let _ = writeln!(
-        s,
-        "{}: the scenario as written against {}, x {} trials of {variant}, seed {} and {} other seeds ({:.0} s)\n",
-        job.cal.scenario.name,
-        plural(job.targets.len(), "target"),
-        o.trials,
-        o.seed,
-        super::REPLICATES,
-        fit.wall_seconds
-    );
+    let _ = writeln!(s, "{}\n", title(job, fit, searched));
     let free = &job.cal.spec.free;
     let w = free
         .iter()
@@ -335,9 +249,23 @@ pub fn check_report(job: &Job, fit: &Fit) -> String {
         .max()
         .unwrap_or(9)
         .max(9);
-    let _ = writeln!(s, "{:<w$}  {:>10}", "parameter", "as written");
+    if searched {
+        let _ = writeln!(
+            s,
+            "{:<w$}  {:>10}  {:>10}  range",
+            "parameter", "as written", "fitted"
+        );
+    } else {
+        let _ = writeln!(s, "{:<w$}  {:>10}", "parameter", "as written");
+    }
     for (i, f) in free.iter().enumerate() {
-        let _ = writeln!(s, "{:<w$}  {:>10}", f.name(), f.show(fit.start.values[i]));
+        let _ = write!(s, "{:<w$}  {:>10}", f.name(), f.show(fit.start.values[i]));
+        if searched {
+            let scale = if f.log { " (log)" } else { "" };
+            let (best, lo, hi) = (f.show(fit.best.values[i]), f.show(f.min), f.show(f.max));
+            let _ = write!(s, "  {best:>10}  {lo} .. {hi}{scale}");
+        }
+        s.push('\n');
     }
     let w = job
         .targets
@@ -346,26 +274,78 @@ pub fn check_report(job: &Job, fit: &Fit) -> String {
         .max()
         .unwrap_or(6)
         .max(6);
+    let columns: &[&str] = if searched {
+        &["as written", "fitted"]
+    } else {
+        &["this seed"]
+    };
+    let _ = write!(s, "\n{:<w$}  {:>10}", "target", "value");
+    for c in columns {
+        let _ = write!(s, "  {c:>10}");
+    }
     let _ = writeln!(
         s,
-        "\n{:<w$}  {:>10}  {:>10}  {:>11}  {:>8}  {:>9}",
-        "target", "value", "this seed", "other seeds", "error", "noise (sd)"
+        "  {:>11}  {:>8}  {:>9}",
+        "other seeds", "error", "noise (sd)"
     );
     for (i, t) in job.targets.iter().enumerate() {
+        let _ = write!(s, "{:<w$}  {:>10}", t.stat.text, num(Some(t.value)));
+        let _ = write!(s, "  {:>10}", num(fit.start.stats[i]));
+        if searched {
+            let _ = write!(s, "  {:>10}", num(fit.best.stats[i]));
+        }
         let _ = writeln!(
             s,
-            "{:<w$}  {:>10}  {:>10}  {:>11}  {:>8}  {:>9}  {}",
-            t.stat.text,
-            num(Some(t.value)),
-            num(fit.start.stats[i]),
+            "  {:>11}  {:>8}  {:>9}  {}",
             num(fit.other_seeds[i]),
             error_pct(fit, i, t),
             num(fit.noise[i]),
-            verdict(fit, i, &job.targets)
+            if fit.fitted(i, &job.targets) {
+                "ok"
+            } else {
+                "MISS"
+            }
         );
     }
-    let _ = writeln!(s, "\n{}", summary(job, fit));
+    let _ = writeln!(
+        s,
+        "\n{} of {} targets within {:.0}% or {} sd of the noise on {} other seeds; loss {:.4} (as written {:.4})",
+        fit.fitted_count(&job.targets),
+        job.targets.len(),
+        TOLERANCE * 100.0,
+        super::NOISE_SDS,
+        super::REPLICATES,
+        fit.best.loss,
+        fit.start.loss
+    );
     s
+}
+
+/// The report's first line: what ran.
+fn title(job: &Job, fit: &Fit, searched: bool) -> String {
+    let o = &job.options;
+    let variant = &job.cal.scenario.variants[job.cal.spec.variant].name;
+    let name = &job.cal.scenario.name;
+    let targets = plural(job.targets.len(), "target");
+    if searched {
+        format!(
+            "{name}: {} fitted to {targets} — {} candidates ({} distinct) and the scenario as written, x {} trials of {variant}, seed {} ({:.0} s)",
+            plural(job.cal.spec.free.len(), "parameter"),
+            fit.candidates,
+            fit.evaluations.saturating_sub(1),
+            o.trials,
+            o.seed,
+            fit.wall_seconds
+        )
+    } else {
+        format!(
+            "{name}: the scenario as written against {targets}, x {} trials of {variant}, seed {} and {} other seeds ({:.0} s)",
+            o.trials,
+            o.seed,
+            super::REPLICATES,
+            fit.wall_seconds
+        )
+    }
 }
 
 /// Target `i`'s error on the other seeds (on the search's seed without them), %.
@@ -374,26 +354,6 @@ fn error_pct(fit: &Fit, i: usize, t: &Target) -> String {
     x.map_or("-".into(), |x| {
         format!("{:+.1}%", (x - t.value) / t.value.abs().max(1e-9) * 100.0)
     })
-}
-
-fn verdict(fit: &Fit, i: usize, targets: &[Target]) -> &'static str {
-    if fit.fitted(i, targets) { "ok" } else { "MISS" }
-}
-
-/// How many targets are fitted, and the loss.
-fn summary(job: &Job, fit: &Fit) -> String {
-    let fitted = (0..job.targets.len())
-        .filter(|&i| fit.fitted(i, &job.targets))
-        .count();
-    format!(
-        "{fitted} of {} targets within {:.0}% or {} sd of the noise on {} other seeds; loss {:.4} (as written {:.4})",
-        job.targets.len(),
-        TOLERANCE * 100.0,
-        super::NOISE_SDS,
-        super::REPLICATES,
-        fit.best.loss,
-        fit.start.loss
-    )
 }
 
 /// The report as JSON.

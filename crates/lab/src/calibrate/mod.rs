@@ -101,6 +101,13 @@ impl Fit {
         let err = (x - t).abs();
         err <= TOLERANCE * t.abs() || self.noise[i].is_some_and(|sd| err <= NOISE_SDS * sd)
     }
+
+    /// How many of `targets` are fitted.
+    pub fn fitted_count(&self, targets: &[Target]) -> usize {
+        (0..targets.len())
+            .filter(|&i| self.fitted(i, targets))
+            .count()
+    }
 }
 
 /// The error of value `x` against target `t`: the logarithm of their ratio when

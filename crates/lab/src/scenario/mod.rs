@@ -57,10 +57,6 @@ pub enum Filter {
     LostMultisegment,
 }
 
-/// The largest response that fits in one segment: the engine's default MSS (an
-/// Ethernet MTU of 1500 bytes less 40 of IPv4 and TCP headers, `Config::mss`).
-pub const ONE_SEGMENT_BYTES: u64 = 1460;
-
 impl Filter {
     /// Whether the latency table ranks exchange `r`.
     pub fn ranks(self, r: &gentle_sim::record::ExchangeRecord) -> bool {
@@ -68,7 +64,10 @@ impl Filter {
             Filter::All => true,
             Filter::Retransmitted => r.had_retransmission(),
             Filter::Lost => r.had_loss(),
-            Filter::LostMultisegment => r.had_loss() && r.response_bytes > ONE_SEGMENT_BYTES,
+            // One segment: the default MSS, whatever a variant's `mss`.
+            Filter::LostMultisegment => {
+                r.had_loss() && r.response_bytes > u64::from(gentle_tcp::config::DEFAULT_MSS)
+            }
         }
     }
 
