@@ -192,8 +192,8 @@ named_enum! {
     pub enum ReceiverPolicy ("receiver policy", all = pairs) {
         /// Linux: quick-ACK mode and an adaptive delayed-ACK timeout (40–200 ms).
         Linux => "linux",
-        /// Windows: a fixed 200 ms delayed-ACK timer, every second full segment, and no
-        /// timestamps unless set.
+        /// Windows: a fixed 200 ms delayed-ACK timer, every second segment (whatever its
+        /// size), and no timestamps unless set.
         Windows => "windows",
         /// The minimum RFC 1122 §4.2.3.2 and RFC 5681 §4.2 ask for: every second full
         /// segment, out-of-order and hole-filling data at once, the rest within 500 ms.

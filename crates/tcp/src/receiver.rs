@@ -41,7 +41,7 @@ pub struct Reassembly {
     recent_len: usize,
     /// A pending DSACK range.
     pub dsack: Option<(u64, u64)>,
-    /// Full-sized segments received since the last ACK sent.
+    /// In-order data segments received since the last ACK sent.
     pub unacked_segs: u32,
     /// Bytes received since the last ACK sent.
     pub unacked_bytes: u32,

@@ -232,9 +232,21 @@ impl Calibratable {
             out.push_str(h);
             out.push('\n');
         }
-        out.push_str(&doc.to_string());
+        out.push_str(without_fitted_header(&doc.to_string()));
         out
     }
+}
+
+/// The first line of the header `fitted_text` writes.
+const FITTED_HEADER: &str = "# Fitted by `gentle calibrate ";
+
+/// `text` without the header of an earlier fit at its top (its two lines), so that a
+/// file fitted again carries the new fit's header only.
+fn without_fitted_header(mut text: &str) -> &str {
+    while text.starts_with(FITTED_HEADER) {
+        text = text.splitn(3, '\n').nth(2).unwrap_or("");
+    }
+    text
 }
 
 fn with_values(
@@ -365,4 +377,20 @@ fn parse_free(t: &Table<'_>, path: &[String]) -> Result<Free> {
             .map(str::to_string),
         integer: t.bool("integer")?.unwrap_or(false),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_earlier_fits_header_is_replaced_not_kept() {
+        let old = "# Fitted by `gentle calibrate a.toml --targets t.toml`:\n# 3 of 5 targets\n# the file's own comment\nname = \"x\"\n";
+        assert_eq!(
+            without_fitted_header(old),
+            "# the file's own comment\nname = \"x\"\n"
+        );
+        let plain = "# a comment\nname = \"x\"\n";
+        assert_eq!(without_fitted_header(plain), plain);
+    }
 }

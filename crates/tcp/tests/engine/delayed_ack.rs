@@ -271,6 +271,33 @@ fn windows_waits_200ms_and_acknowledges_every_second_segment() {
 }
 
 #[test]
+fn windows_counts_segments_and_the_rfc_minimum_counts_full_ones() {
+    // Microsoft, "Delayed Acknowledgments": an ACK goes out when "no ACK was sent
+    // for the previous segment received", whatever its size; RFC 1122 §4.2.3.2
+    // asks for one every second *full-sized* segment. A full segment and a short
+    // one (a response's tail): Windows acknowledges both at once, the RFC minimum
+    // waits for its timer.
+    for (p, at) in [
+        (ReceiverPolicy::Windows, 200.0),
+        (ReceiverPolicy::Rfc, 700.0),
+    ] {
+        let mut s = with_policy(p);
+        s.at(200.0);
+        s.send(data(1, 1460, 1));
+        s.expect_quiet();
+        s.send(data(1461, 180, 1));
+        if at > 200.0 {
+            s.expect_quiet();
+            s.at(at - 0.001);
+            s.expect_quiet();
+            s.at(at);
+        }
+        s.expect(pure_ack(1641).at(at));
+        s.expect_quiet();
+    }
+}
+
+#[test]
 fn the_rfc_minimum_waits_500ms() {
     let mut s = with_policy(ReceiverPolicy::Rfc);
     s.at(200.0);

@@ -26,9 +26,11 @@
 //!   fallen to half the buffer.
 //!
 //! **Windows** and **RFC** (`ReceiverPolicy::Windows`, `ReceiverPolicy::Rfc`): ACK
-//! every second full-sized segment, out-of-order data and data that fills a hole at
-//! once (RFC 5681 §4.2), and anything else when a fixed timer fires (Windows 200 ms,
-//! `TcpDelAckTicks`; RFC 5681 §4.2's bound of 500 ms). No quick-ACK mode.
+//! every second segment (Windows, whatever its size: Microsoft's "Delayed
+//! Acknowledgments", "an ACK is sent for every other TCP segment received") or every
+//! second full-sized one (RFC 1122 §4.2.3.2), out-of-order data and data that fills a
+//! hole at once (RFC 5681 §4.2), and anything else when a fixed timer fires (Windows
+//! 200 ms, `TcpDelAckTicks`; RFC 5681 §4.2's bound of 500 ms). No quick-ACK mode.
 //!
 //! `Config::delayed_ack = None` acknowledges every segment at once, whatever the
 //! policy.
@@ -92,8 +94,18 @@ impl Connection {
             return;
         }
         if self.cfg.receiver != ReceiverPolicy::Linux {
-            let full = 2 * self.opts.smss;
-            if ofo || a.filled_hole || self.rx.rcv.unacked_bytes >= full {
+            if a.delivered > 0 {
+                self.rx.rcv.unacked_segs += 1;
+            }
+            let second = match self.cfg.receiver {
+                // Windows counts segments, whatever their size: "No ACK was sent for
+                // the previous segment received" (Microsoft, "Delayed
+                // Acknowledgments": "normally an ACK is sent for every other TCP
+                // segment received").
+                ReceiverPolicy::Windows => self.rx.rcv.unacked_segs >= 2,
+                _ => self.rx.rcv.unacked_bytes >= 2 * self.opts.smss,
+            };
+            if ofo || a.filled_hole || second {
                 self.rx.rcv.ack_now = true;
             } else if a.delivered > 0 && !self.timers.is_set(TimerKind::DelayedAck) {
                 self.timers

@@ -144,6 +144,7 @@ impl Connection {
             self.rx.rcv.rcv_wup = self.rx.rcv.rcv_nxt();
             self.rx.rcv.ack_now = false;
             self.rx.rcv.unacked_bytes = 0;
+            self.rx.rcv.unacked_segs = 0;
         }
     }
 
