@@ -119,6 +119,7 @@ impl<'o> Sim<'o> {
             route: spare.route,
             route_scratch: spare.scratch,
             conns: spare.conns,
+            live_conns: 0,
             demux: spare.demux,
             listeners: spare.listeners,
             app_conns: spare.app_conns,
@@ -222,7 +223,7 @@ impl<'o> Sim<'o> {
         for h in &self.host_sessions {
             counters.add(h.scb.counters());
         }
-        for c in &self.conns {
+        for c in &self.conns[..self.live_conns as usize] {
             counters.add(c.conn.counters());
             if self.app_conns[c.session as usize].backend.is_some() {
                 backend.add(c.conn.counters());

@@ -137,6 +137,30 @@ pub(crate) struct ConnSlot {
     pub scb: Option<u32>,
 }
 
+impl ConnSlot {
+    fn new(conn: Connection, node: u16, session: u32, is_server: bool) -> ConnSlot {
+        ConnSlot {
+            conn,
+            node,
+            session,
+            is_server,
+            timer_at: None,
+            cached: false,
+            scb: None,
+        }
+    }
+
+    /// The slot's books for a new connection in it.
+    fn reset(&mut self, node: u16, session: u32, is_server: bool) {
+        self.node = node;
+        self.session = session;
+        self.is_server = is_server;
+        self.timer_at = None;
+        self.cached = false;
+        self.scb = None;
+    }
+}
+
 /// What a trial adds up as it runs; the rest of its [`TrialResult`] is summed from
 /// its connections and channels when it ends.
 #[derive(Debug, Default)]
@@ -162,7 +186,10 @@ pub struct Sim<'o> {
     route: Vec<u32>,
     route_scratch: Scratch,
     chans: Vec<Channel>,
+    /// The trial's connections are `conns[..live_conns]`; the slots after them are
+    /// an earlier trial's, overwritten where they stand when a connection is made.
     pub(crate) conns: Vec<ConnSlot>,
+    live_conns: u32,
     demux: FxHashMap<u64, u32>,
     /// Listening (node, port) pairs.
     listeners: Vec<(u16, u16)>,

@@ -35,11 +35,29 @@ impl Sim<'_> {
         };
         let cfg = self.server_config(session);
         let rng = &mut self.host_rngs[node as usize];
-        let Some(conn) = Connection::accept(cfg, self.now, &pkt.seg, rng) else {
-            return;
+        let c = self.live_conns;
+        let opened = match self.conns.get_mut(c as usize) {
+            Some(slot) => {
+                let opened = slot.conn.accept_here(cfg, self.now, &pkt.seg, rng);
+                if opened {
+                    slot.reset(node, session, true);
+                }
+                opened
+            }
+            None => match Connection::accept(cfg, self.now, &pkt.seg, rng) {
+                Some(conn) => {
+                    self.conns.push(ConnSlot::new(conn, node, session, true));
+                    true
+                }
+                None => false,
+            },
         };
+        if !opened {
+            return;
+        }
+        self.live_conns += 1;
         let key = demux_key(node, pkt.seg.dst_port, pkt.src, pkt.seg.src_port);
-        let c = self.add_server_conn(conn, node, session, key);
+        self.server_conn_placed(c, session, key);
         self.use_path_cache(c, pkt.src);
         self.service(c);
     }
@@ -61,18 +79,32 @@ impl Sim<'_> {
 
     /// The server end of `session` on `node`, found by demultiplexing `key`.
     fn add_server_conn(&mut self, conn: Connection, node: u16, session: u32, key: u64) -> u32 {
-        let c = self.conns.len() as u32;
-        self.conns.push(ConnSlot {
-            conn,
-            node,
-            session,
-            is_server: true,
-            timer_at: None,
-            cached: false,
-            scb: None,
-        });
+        let c = self.place_conn(conn, node, session, true);
+        self.server_conn_placed(c, session, key);
+        c
+    }
+
+    /// Connection `c` is the server end of `session`, found by demultiplexing `key`.
+    fn server_conn_placed(&mut self, c: u32, session: u32, key: u64) {
         self.demux.insert(key, c);
         self.app_conns[session as usize].sconn = Some(c);
+    }
+
+    /// Puts a new connection in the trial's next slot — one an earlier trial left,
+    /// overwritten where it stands, or a new one — and returns the slot.
+    #[inline(always)]
+    fn place_conn(&mut self, conn: Connection, node: u16, session: u32, is_server: bool) -> u32 {
+        let c = self.live_conns;
+        self.live_conns += 1;
+        match self.conns.get_mut(c as usize) {
+            Some(slot) => {
+                slot.conn = conn;
+                slot.reset(node, session, is_server);
+            }
+            None => self
+                .conns
+                .push(ConnSlot::new(conn, node, session, is_server)),
+        }
         c
     }
 
@@ -128,16 +160,20 @@ impl Sim<'_> {
         let lport = self.next_port[node as usize];
         self.next_port[node as usize] = if lport == 60999 { 32768 } else { lport + 1 };
         let rng = &mut self.host_rngs[node as usize];
-        let c = self.conns.len() as u32;
-        self.conns.push(ConnSlot {
-            conn: Connection::connect(cfg, self.now, lport, port, rng),
-            node,
-            session,
-            is_server: false,
-            timer_at: None,
-            cached: false,
-            scb: None,
-        });
+        let c = self.live_conns;
+        self.live_conns += 1;
+        match self.conns.get_mut(c as usize) {
+            Some(slot) => {
+                slot.conn.connect_here(cfg, self.now, lport, port, rng);
+                slot.reset(node, session, false);
+            }
+            None => self.conns.push(ConnSlot::new(
+                Connection::connect(cfg, self.now, lport, port, rng),
+                node,
+                session,
+                false,
+            )),
+        }
         self.use_path_cache(c, server);
         self.demux.insert(demux_key(node, lport, server, port), c);
         self.app_conn_by_client

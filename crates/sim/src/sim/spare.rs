@@ -32,6 +32,7 @@ pub(super) struct Spare {
     pub route: Vec<u32>,
     pub scratch: Scratch,
     pub chans: Vec<Channel>,
+    /// Slots of connections, kept whole (see [`Sim::place_conn`](super::Sim)).
     pub conns: Vec<ConnSlot>,
     pub demux: FxHashMap<u64, u32>,
     pub listeners: Vec<(u16, u16)>,
@@ -81,7 +82,8 @@ impl Spare {
         self.slab.clear();
         self.node_names.clear();
         self.chans.clear();
-        self.conns.clear();
+        // The connections stay in their slots, for the next trial to overwrite
+        // (a connection is built once, not built and then moved into the table).
         self.demux.clear();
         self.listeners.clear();
         self.app_conns.clear();

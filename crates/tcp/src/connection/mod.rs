@@ -183,6 +183,8 @@ pub(crate) struct Control {
 }
 
 impl Connection {
+    // Built where `connect` and `accept` return it: no copy of the whole connection.
+    #[inline(always)]
     fn new(
         cfg: Config,
         now: Instant,
@@ -261,28 +263,67 @@ impl Connection {
         rng: &mut dyn RngCore,
     ) -> Self {
         let mut c = Connection::new(cfg, now, local_port, remote_port, rng);
-        c.snd.nxt = 0;
-        c.ctl.syn_pending = true;
-        c.set_state(now, State::SynSent);
+        c.queue_syn(now);
         c
+    }
+
+    /// [`connect`](Self::connect) in place of this connection, whatever it was (a
+    /// table of connections reuses its slots without moving a connection in).
+    pub fn connect_here(
+        &mut self,
+        cfg: Config,
+        now: Instant,
+        local_port: u16,
+        remote_port: u16,
+        rng: &mut dyn RngCore,
+    ) {
+        *self = Connection::new(cfg, now, local_port, remote_port, rng);
+        self.queue_syn(now);
+    }
+
+    fn queue_syn(&mut self, now: Instant) {
+        self.snd.nxt = 0;
+        self.ctl.syn_pending = true;
+        self.set_state(now, State::SynSent);
     }
 
     /// Passive open from a received SYN (the listener's job is only to demultiplex):
     /// negotiates options and queues a SYN-ACK. Returns `None` if `syn` is not a SYN.
     pub fn accept(cfg: Config, now: Instant, syn: &Segment, rng: &mut dyn RngCore) -> Option<Self> {
-        if !syn.flags.syn() || syn.flags.ack() || syn.flags.rst() {
+        if !opens(syn) {
             return None;
         }
         let mut c = Connection::new(cfg, now, syn.dst_port, syn.src_port, rng);
-        c.counters.segs_in += 1;
-        c.rx.on_syn(syn.seq);
-        c.negotiate(syn);
-        if let Some(ts) = syn.options.timestamps {
-            c.ts.recent = ts.val;
-        }
-        c.ctl.syn_pending = true;
-        c.set_state(now, State::SynReceived);
+        c.take_syn(now, syn);
         Some(c)
+    }
+
+    /// [`accept`](Self::accept) in place of this connection, whatever it was; `false`
+    /// (and the connection untouched) if `syn` is not a SYN.
+    pub fn accept_here(
+        &mut self,
+        cfg: Config,
+        now: Instant,
+        syn: &Segment,
+        rng: &mut dyn RngCore,
+    ) -> bool {
+        if !opens(syn) {
+            return false;
+        }
+        *self = Connection::new(cfg, now, syn.dst_port, syn.src_port, rng);
+        self.take_syn(now, syn);
+        true
+    }
+
+    fn take_syn(&mut self, now: Instant, syn: &Segment) {
+        self.counters.segs_in += 1;
+        self.rx.on_syn(syn.seq);
+        self.negotiate(syn);
+        if let Some(ts) = syn.options.timestamps {
+            self.ts.recent = ts.val;
+        }
+        self.ctl.syn_pending = true;
+        self.set_state(now, State::SynReceived);
     }
 
     /// A model of T/TCP's accelerated open (RFC 1644), as the one-way TCP agents of
@@ -605,4 +646,9 @@ mod unwrap_tests {
         assert_eq!(unwrap_near(0, 5 << 32 | 1 << 31), 5 << 32);
         assert_eq!(unwrap_near(u32::MAX, 3), u32::MAX as u64);
     }
+}
+
+/// A segment that opens a connection: a SYN without ACK or RST.
+fn opens(syn: &Segment) -> bool {
+    syn.flags.syn() && !syn.flags.ack() && !syn.flags.rst()
 }
