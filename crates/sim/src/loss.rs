@@ -192,6 +192,11 @@ fn flow_state(flows: &mut Vec<FlowState>, flow: u32) -> &mut FlowState {
 }
 
 impl Loss {
+    /// The model drops nothing and draws nothing (`LossModel::None`).
+    pub fn never_drops(&self) -> bool {
+        matches!(self.model, LossModel::None)
+    }
+
     /// Decides whether the packet described by `m` is dropped (models that depend on
     /// time see every packet at time 0).
     pub fn drop(&mut self, m: &PacketMeta, rng: &mut ChaCha8Rng) -> bool {

@@ -177,11 +177,11 @@ impl Scenario {
     /// The simulator setup of one trial of `variant` (per-trial parameters such as a
     /// delay drawn from a range come from `trial_seed`).
     pub fn setup(&self, variant: &Variant, trial_seed: u64) -> Setup {
-        let mut rng = gentle_sim::rng::stream(trial_seed, gentle_sim::rng::ids::NETWORK);
+        let mut rng = gentle_sim::rng::lazy_stream(trial_seed, gentle_sim::rng::ids::NETWORK);
         let (links, workloads) = match self.population.as_slice() {
             [] => (&self.links, &self.workloads),
             members => {
-                let m = population::choose(members, rand::Rng::r#gen::<f64>(&mut rng));
+                let m = population::choose(members, rand::Rng::r#gen::<f64>(rng.get()));
                 (&m.links, &m.workloads)
             }
         };

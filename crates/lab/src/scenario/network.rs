@@ -15,8 +15,8 @@ use std::time::Duration;
 use gentle_sim::link::{
     ChannelSpec, Draws, LinkSpec, QueueDiscipline, QueueLimit, Reorder, ReservedBits, Scheduling,
 };
+use gentle_sim::rng::Lazy;
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
 use rand_distr::Distribution;
 
 use super::link_models::{
@@ -102,18 +102,20 @@ impl DelayParam {
         }
     }
 
-    fn sample(&self, rng: &mut ChaCha8Rng) -> Duration {
+    /// The trial's delay; a fixed one draws nothing (and makes no stream).
+    fn sample(&self, rng: &mut Lazy) -> Duration {
         match self {
             DelayParam::Fixed(d) => *d,
-            DelayParam::Uniform(a, b) => {
-                Duration::from_nanos(rng.gen_range(a.as_nanos() as u64..=b.as_nanos() as u64))
-            }
-            DelayParam::Choice(v) => v[rng.gen_range(0..v.len())],
+            DelayParam::Uniform(a, b) => Duration::from_nanos(
+                rng.get()
+                    .gen_range(a.as_nanos() as u64..=b.as_nanos() as u64),
+            ),
+            DelayParam::Choice(v) => v[rng.get().gen_range(0..v.len())],
             DelayParam::LogNormal { median, sigma } => {
                 let m = median.as_secs_f64();
                 let d = rand_distr::LogNormal::new(m.ln(), *sigma)
                     .expect("σ checked at parse")
-                    .sample(rng);
+                    .sample(rng.get());
                 Duration::from_secs_f64(d.clamp(m / LOGNORMAL_SPAN, m * LOGNORMAL_SPAN))
             }
         }
@@ -135,7 +137,7 @@ pub struct LinkDef {
 }
 
 impl LinkDef {
-    pub fn resolve(&self, rng: &mut ChaCha8Rng) -> LinkSpec {
+    pub fn resolve(&self, rng: &mut Lazy) -> LinkSpec {
         let mut ab = self.a_to_b.spec.clone();
         ab.delay = self.a_to_b.delay.sample(rng);
         let mut ba = self.b_to_a.spec.clone();

@@ -35,6 +35,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::loss::{AppliesTo, Loss, LossModel};
+use crate::rng::Lazy;
 pub use draws::Draws;
 use draws::PositionKeys;
 use jitter::JitterState;
@@ -243,7 +244,8 @@ pub struct Channel {
     /// simulator keeps one event per channel, for the head.
     pub arrivals: VecDeque<(u64, u32)>,
     pub loss: Loss,
-    pub rng: ChaCha8Rng,
+    /// The channel's own stream, made on its first draw.
+    pub rng: Lazy,
     pub stats: ChannelStats,
     data_count: u32,
     /// A middlebox rewrites packets on this direction.
@@ -282,8 +284,10 @@ impl Channel {
         self.loss.burst_counts()
     }
 
-    pub fn new(spec: ChannelSpec, from: u16, to: u16, mut rng: ChaCha8Rng) -> Self {
-        let keys = (spec.draws == Draws::Position).then(|| Box::new(PositionKeys::new(&mut rng)));
+    /// A channel drawing from `rng` (a stream, or one made on its first draw).
+    pub fn new(spec: ChannelSpec, from: u16, to: u16, rng: impl Into<Lazy>) -> Self {
+        let mut rng: Lazy = rng.into();
+        let keys = (spec.draws == Draws::Position).then(|| Box::new(PositionKeys::new(rng.get())));
         let loss = Loss::new(spec.loss.clone(), spec.loss_applies);
         let rewrites = spec.strip_option > 0.0
             || spec.seq_shift != 0
@@ -292,13 +296,16 @@ impl Channel {
         let red = spec.queue.red().map(|p| Red::new(*p, spec.rate_bps));
         // A trace starts at a point of its period drawn for the trial.
         let cursor = match &spec.trace {
-            Some(t) => TraceCursor::starting_at(rng.gen_range(0..t.period_ns)),
+            Some(t) => TraceCursor::starting_at(rng.get().gen_range(0..t.period_ns)),
             None => TraceCursor::default(),
         };
         let scheduled = spec.priority_drop || spec.scheduling != Scheduling::Fifo;
-        let outage = spec
-            .outage
-            .map(|o| Box::new(OutageState::new(o, ChaCha8Rng::seed_from_u64(rng.r#gen()))));
+        let outage = spec.outage.map(|o| {
+            Box::new(OutageState::new(
+                o,
+                ChaCha8Rng::seed_from_u64(rng.get().r#gen()),
+            ))
+        });
         Channel {
             outage,
             policer: spec.policer.map(PolicerState::new),
@@ -419,7 +426,7 @@ impl Channel {
         }
         if self.spec.strip_option > 0.0
             && seg.options.experimental.is_some()
-            && self.rng.gen_bool(self.spec.strip_option)
+            && self.rng.get().gen_bool(self.spec.strip_option)
         {
             seg.options.experimental = None;
             self.stats.options_stripped += 1;
@@ -471,7 +478,8 @@ impl Channel {
             return true;
         }
         match self.keys.as_deref_mut() {
-            None => self.loss.drop_at(meta, now, &mut self.rng),
+            None if self.loss.never_drops() => false,
+            None => self.loss.drop_at(meta, now, self.rng.get()),
             Some(k) => {
                 let rng = self.packet_rng.insert(k.stream(meta));
                 self.loss.drop_at(meta, now, rng)
@@ -551,7 +559,7 @@ impl Channel {
                 0
             };
             red.update_avg(queued, idle);
-            let rng = &mut self.rng;
+            let rng = self.rng.get();
             let verdict = red.decide(|| rng.r#gen::<f64>());
             if verdict != RedVerdict::Pass {
                 if red.params.ecn && seg.ecn.is_capable() {
@@ -669,9 +677,13 @@ impl Channel {
         if payload > 0 {
             self.data_count += 1;
         }
+        if self.spec.reorder.is_none() && self.spec.jitter.is_none() && self.spec.duplicate <= 0.0 {
+            // Nothing to draw: the stream is not made for it.
+            return (depart_ns + d.as_nanos() as u64, false, false);
+        }
         let rng = match self.packet_rng.as_mut() {
             Some(r) => r,
-            None => &mut self.rng,
+            None => self.rng.get(),
         };
         if let Some(r) = self.spec.reorder {
             let listed = payload > 0 && r.packets.contains(&self.data_count);

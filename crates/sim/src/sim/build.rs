@@ -35,8 +35,8 @@ fn channels(
     for (i, l) in links.into_iter().enumerate() {
         let a = idx(&l.a, names);
         let b = idx(&l.b, names);
-        let r1 = rng::stream(trial_seed, rng::ids::LINK + 2 * i as u64);
-        let r2 = rng::stream(trial_seed, rng::ids::LINK + 2 * i as u64 + 1);
+        let r1 = rng::lazy_stream(trial_seed, rng::ids::LINK + 2 * i as u64);
+        let r2 = rng::lazy_stream(trial_seed, rng::ids::LINK + 2 * i as u64 + 1);
         chans.push(Channel::new(l.a_to_b, a, b, r1));
         chans.push(Channel::new(l.b_to_a, b, a, r2));
     }

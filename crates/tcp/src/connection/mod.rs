@@ -622,6 +622,11 @@ fn window_shift(buf: u32) -> u8 {
     s
 }
 
+/// A segment that opens a connection: a SYN without ACK or RST.
+fn opens(syn: &Segment) -> bool {
+    syn.flags.syn() && !syn.flags.ack() && !syn.flags.rst()
+}
+
 #[cfg(test)]
 mod unwrap_tests {
     use super::{unwrap_near, unwrap_near_bounded};
@@ -646,9 +651,4 @@ mod unwrap_tests {
         assert_eq!(unwrap_near(0, 5 << 32 | 1 << 31), 5 << 32);
         assert_eq!(unwrap_near(u32::MAX, 3), u32::MAX as u64);
     }
-}
-
-/// A segment that opens a connection: a SYN without ACK or RST.
-fn opens(syn: &Segment) -> bool {
-    syn.flags.syn() && !syn.flags.ack() && !syn.flags.rst()
 }
