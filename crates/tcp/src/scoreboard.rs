@@ -148,11 +148,18 @@ impl Scoreboard {
         self.retrans_out
     }
 
-    pub fn with_capacity(n: usize) -> Self {
-        Scoreboard {
-            q: VecDeque::with_capacity(n),
-            ..Default::default()
-        }
+    /// The segment queue's storage, emptied, for a new connection to reuse (see
+    /// [`Self::reuse`]); this scoreboard is left without any. A connection's first
+    /// scoreboard starts without storage and grows it as segments are sent.
+    pub fn take_storage(&mut self) -> VecDeque<TxSeg> {
+        let mut q = std::mem::take(&mut self.q);
+        q.clear();
+        q
+    }
+    /// An empty scoreboard takes `q` (empty) as its storage.
+    pub fn reuse(&mut self, q: VecDeque<TxSeg>) {
+        debug_assert!(self.q.is_empty() && q.is_empty());
+        self.q = q;
     }
     pub fn packets_out(&self) -> u32 {
         self.q.len() as u32

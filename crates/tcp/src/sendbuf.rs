@@ -22,6 +22,18 @@ impl SendBuffer {
         }
     }
     /// Sequence offset one past the last byte written.
+    /// The chunk queue's storage, emptied, for a new connection to reuse; this
+    /// buffer is left without any.
+    pub fn take_storage(&mut self) -> VecDeque<Bytes> {
+        let mut q = std::mem::take(&mut self.chunks);
+        q.clear();
+        q
+    }
+    /// An empty buffer takes `q` (empty) as its storage.
+    pub fn reuse(&mut self, q: VecDeque<Bytes>) {
+        debug_assert!(self.chunks.is_empty() && q.is_empty());
+        self.chunks = q;
+    }
     pub fn end(&self) -> u64 {
         self.start + self.len
     }

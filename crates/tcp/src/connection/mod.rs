@@ -277,8 +277,24 @@ impl Connection {
         remote_port: u16,
         rng: &mut dyn RngCore,
     ) {
+        let kept = self.take_storage();
         *self = Connection::new(cfg, now, local_port, remote_port, rng);
+        self.reuse(kept);
         self.queue_syn(now);
+    }
+
+    /// The storage of the queues a connection fills (its scoreboard's and its send
+    /// buffer's), emptied, for the connection built in its place.
+    fn take_storage(&mut self) -> Storage {
+        Storage {
+            scoreboard: self.tx.take_storage(),
+            send: self.snd.buf.take_storage(),
+        }
+    }
+
+    fn reuse(&mut self, kept: Storage) {
+        self.tx.reuse(kept.scoreboard);
+        self.snd.buf.reuse(kept.send);
     }
 
     fn queue_syn(&mut self, now: Instant) {
@@ -310,7 +326,9 @@ impl Connection {
         if !opens(syn) {
             return false;
         }
+        let kept = self.take_storage();
         *self = Connection::new(cfg, now, syn.dst_port, syn.src_port, rng);
+        self.reuse(kept);
         self.take_syn(now, syn);
         true
     }
@@ -620,6 +638,12 @@ fn window_shift(buf: u32) -> u8 {
         s += 1;
     }
     s
+}
+
+/// Emptied queues one connection leaves to the next built in its place.
+struct Storage {
+    scoreboard: std::collections::VecDeque<crate::scoreboard::TxSeg>,
+    send: std::collections::VecDeque<bytes::Bytes>,
 }
 
 /// A segment that opens a connection: a SYN without ACK or RST.

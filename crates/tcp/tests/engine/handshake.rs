@@ -469,3 +469,71 @@ fn a_client_whose_syn_was_resent_twice_starts_with_one_segment() {
         );
     }
 }
+
+/// Runs a client and a server through a handshake and a 5000-byte response; the
+/// segments both sent, in order.
+fn exchange(
+    client: &mut gentle_tcp::Connection,
+    server: &mut gentle_tcp::Connection,
+    now: gentle_tcp::Instant,
+) -> Vec<gentle_tcp::Segment> {
+    let mut sent = Vec::new();
+    for _ in 0..20 {
+        while let Some(s) = client.poll_transmit(now) {
+            server.handle_segment(now, &s);
+            sent.push(s);
+        }
+        if server.is_established() && server.bytes_written() == 0 {
+            server.write(bytes::Bytes::from(vec![7u8; 5000]));
+        }
+        while let Some(s) = server.poll_transmit(now) {
+            client.handle_segment(now, &s);
+            sent.push(s);
+        }
+        while client.read().is_some() {}
+    }
+    sent
+}
+
+#[test]
+fn a_connection_built_in_place_of_a_used_one_behaves_as_a_new_one() {
+    // connect_here and accept_here reuse a connection's place and its queues'
+    // storage (a simulator's table of connections does, trial after trial): what
+    // they send must be what new connections send.
+    use rand_chacha::ChaCha8Rng;
+    use rand_chacha::rand_core::SeedableRng;
+    let cfg = gentle_tcp::Config::default();
+    let now = gentle_tcp::Instant::from_nanos(5_000_000);
+    let fresh = {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let mut c = gentle_tcp::Connection::connect(cfg.clone(), now, 40000, 80, &mut rng);
+        let syn = c.poll_transmit(now).expect("a SYN");
+        let mut s = gentle_tcp::Connection::accept(cfg.clone(), now, &syn, &mut rng).unwrap();
+        c.handle_segment(now, &s.poll_transmit(now).expect("a SYN-ACK"));
+        let mut sent = vec![syn];
+        sent.extend(exchange(&mut c, &mut s, now));
+        sent
+    };
+    // Two used connections, mid-transfer, rebuilt in place.
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut c = gentle_tcp::Connection::connect(cfg.clone(), now, 1, 2, &mut rng);
+    let syn = c.poll_transmit(now).unwrap();
+    let mut s = gentle_tcp::Connection::accept(cfg.clone(), now, &syn, &mut rng).unwrap();
+    c.handle_segment(now, &s.poll_transmit(now).unwrap());
+    exchange(&mut c, &mut s, now);
+    s.write(bytes::Bytes::from(vec![1u8; 30000]));
+    let _ = s.poll_transmit(now);
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    c.connect_here(cfg.clone(), now, 40000, 80, &mut rng);
+    let syn = c.poll_transmit(now).expect("a SYN");
+    assert!(s.accept_here(cfg.clone(), now, &syn, &mut rng));
+    c.handle_segment(now, &s.poll_transmit(now).expect("a SYN-ACK"));
+    let mut again = vec![syn];
+    again.extend(exchange(&mut c, &mut s, now));
+    assert!(again.len() > 6, "{} segments", again.len());
+    assert_eq!(again, fresh);
+    assert!(
+        !s.accept_here(cfg, now, &again[1], &mut rng),
+        "a SYN-ACK opens nothing"
+    );
+}

@@ -44,7 +44,7 @@ use super::{CloseReason, Connection};
 use crate::cc::Congestion;
 use crate::config::Config;
 use crate::rtt::RttEstimator;
-use crate::scoreboard::Scoreboard;
+use crate::scoreboard::{Scoreboard, TxSeg};
 use crate::trace::CaState;
 pub use fast_start::PathMetrics;
 pub(crate) use fast_start::{Fallback, fast_start_cwnd};
@@ -95,10 +95,18 @@ pub(crate) struct Sender {
 }
 
 impl Sender {
+    /// The scoreboard's storage, emptied (see [`Scoreboard::take_storage`]).
+    pub(crate) fn take_storage(&mut self) -> std::collections::VecDeque<TxSeg> {
+        self.sb.take_storage()
+    }
+    /// An empty scoreboard takes `q` as its storage.
+    pub(crate) fn reuse(&mut self, q: std::collections::VecDeque<TxSeg>) {
+        self.sb.reuse(q);
+    }
     /// A sender configured as `cfg`, with RTT estimator `rtt`.
     pub fn new(cfg: &Config, rtt: RttEstimator) -> Sender {
         Sender {
-            sb: Scoreboard::with_capacity(64),
+            sb: Scoreboard::default(),
             cong: Congestion::new(cfg.cc, cfg.hystart, cfg.initial_window),
             ca: CaMachine::new(cfg.recovery),
             undo: Undo::default(),
