@@ -35,6 +35,15 @@ pub enum Size {
 }
 
 impl Size {
+    /// [`Self::sample`] from a stream made on its first draw: a fixed size draws
+    /// nothing.
+    pub fn sample_lazy(&self, rng: &mut crate::rng::Lazy) -> u64 {
+        match self {
+            Size::Fixed(n) => *n,
+            _ => self.sample(rng.get()),
+        }
+    }
+
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> u64 {
         match self {
             Size::Fixed(n) => *n,

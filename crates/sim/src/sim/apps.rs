@@ -4,9 +4,9 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use crate::rng::Lazy;
 use gentle_tcp::{CloseReason, Counters, Instant};
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
 
 use super::Sim;
 use crate::pattern;
@@ -43,7 +43,7 @@ pub(crate) struct WorkloadRt {
     pub client: u16,
     pub server: u16,
     pub start: Duration,
-    pub rng: ChaCha8Rng,
+    pub rng: Lazy,
     /// Exchanges (or objects) started / finished.
     pub created: u32,
     pub finished: u32,
@@ -57,11 +57,11 @@ pub(crate) struct WorkloadRt {
 }
 
 impl WorkloadRt {
-    pub fn new(spec: WorkloadSpec, client: u16, server: u16, mut rng: ChaCha8Rng) -> Self {
+    pub fn new(spec: WorkloadSpec, client: u16, server: u16, mut rng: Lazy) -> Self {
         let jitter = if spec.jitter.is_zero() {
             Duration::ZERO
         } else {
-            Duration::from_nanos(rng.gen_range(0..spec.jitter.as_nanos() as u64))
+            Duration::from_nanos(rng.get().gen_range(0..spec.jitter.as_nanos() as u64))
         };
         let total = match &spec.kind {
             WorkloadKind::Exchanges { exchanges, .. } => *exchanges,
@@ -326,14 +326,17 @@ impl Sim<'_> {
             WorkloadKind::Exchanges {
                 request, response, ..
             } => (
-                request.sample(&mut w.rng),
-                Some(response.sample(&mut w.rng)),
+                request.sample_lazy(&mut w.rng),
+                Some(response.sample_lazy(&mut w.rng)),
             ),
             WorkloadKind::Bulk { bytes } => (0, *bytes),
             WorkloadKind::Writes { writes } => (0, Some(writes.iter().map(|w| w.1).sum())),
             WorkloadKind::Page {
                 object, request, ..
-            } => (request.sample(&mut w.rng), Some(object.sample(&mut w.rng))),
+            } => (
+                request.sample_lazy(&mut w.rng),
+                Some(object.sample_lazy(&mut w.rng)),
+            ),
         };
         let snap = self.session_counters(sid);
         let snap_server_retrans = self.server_retrans(sid);
@@ -616,7 +619,7 @@ impl Sim<'_> {
                             let extra = if j.is_zero() {
                                 0
                             } else {
-                                w.rng.gen_range(0..j.as_nanos() as u64)
+                                w.rng.get().gen_range(0..j.as_nanos() as u64)
                             };
                             let t = w.spec.start + p * w.created + Duration::from_nanos(extra);
                             Instant::from_nanos(t.as_nanos() as u64).max(self.now)

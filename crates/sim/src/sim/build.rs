@@ -161,7 +161,7 @@ impl<'o> Sim<'o> {
         let client = node(&w.client).expect("checked") as u16;
         let server = node(&w.server).expect("checked") as u16;
         self.check_path(&w.name, (client, &w.client), (server, &w.server))?;
-        let rng = rng::stream(trial_seed, rng::ids::WORKLOAD + i as u64);
+        let rng = rng::lazy_stream(trial_seed, rng::ids::WORKLOAD + i as u64);
         let (measure, port) = (w.measure, w.port);
         let mut rt = WorkloadRt::new(w, client, server, rng);
         let w = &rt.spec;

@@ -82,7 +82,7 @@ impl Sim<'_> {
             .spec
             .backend
             .as_ref()
-            .map_or(0, |bk| bk.request.sample(&mut w.rng))
+            .map_or(0, |bk| bk.request.sample_lazy(&mut w.rng))
             .max(1);
         let now = self.now;
         let snap = *self.conns[self.app_conns[b as usize].cconn as usize]
