@@ -97,18 +97,6 @@ impl Reassembly {
         self.irs
     }
 
-    /// [`Self::after_syn`], keeping this receiver's queues' storage (emptied): the
-    /// same receiver, without allocating its queues again.
-    pub fn restart_after_syn(&mut self, irs: u32) {
-        let mut old = std::mem::replace(self, Reassembly::after_syn(irs));
-        old.ooo.clear();
-        old.ready.clear();
-        old.history.clear();
-        self.ooo = old.ooo;
-        self.ready = old.ready;
-        self.history = old.history;
-    }
-
     /// Next expected sequence offset (RCV.NXT, relative to the peer's ISN).
     #[inline]
     pub fn rcv_nxt(&self) -> u64 {

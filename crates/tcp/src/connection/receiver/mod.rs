@@ -42,7 +42,7 @@ impl Receiver {
     }
     /// The peer's SYN, with initial sequence number `irs`, arrived.
     pub fn on_syn(&mut self, irs: u32) {
-        self.rcv.restart_after_syn(irs);
+        self.rcv = Reassembly::after_syn(irs);
     }
     /// An ACK is due now.
     pub fn ack_due(&self) -> bool {
