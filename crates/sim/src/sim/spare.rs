@@ -5,9 +5,12 @@
 //! session tables and hash maps again, and free them at its end. Instead a trial's
 //! containers are emptied when it finishes and kept by its thread, and the next
 //! [`Sim`](super::Sim) built there starts from them. Only capacity carries over:
-//! every container is empty when a trial starts, and none of them is iterated in
-//! an order that depends on its capacity (the hash maps are only looked up), so
-//! results do not depend on what ran before on the thread.
+//! every container is empty when a trial starts — but the connection table, whose
+//! slots keep the last trial's connections, each overwritten whole (a new
+//! connection built in its place) before the new trial uses it and never read
+//! before — and none of them is iterated in an order that depends on its capacity
+//! (the hash maps are only looked up), so results do not depend on what ran before
+//! on the thread.
 
 use std::cell::Cell;
 use std::cmp::Reverse;
