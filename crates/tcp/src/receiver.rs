@@ -7,8 +7,10 @@
 //! - DSACK (RFC 2883 §4): a duplicate segment is reported in the first block; if it
 //!   lies inside a SACKed block, that block follows it.
 //! - ACK policy (RFC 1122 §4.2.3.2, RFC 5681 §4.2, Linux `__tcp_ack_snd_check`): ACK
-//!   at once for every second full-sized segment, for out-of-order data, for data
-//!   that fills a hole, and during quick-ACK mode; otherwise arm the delayed-ACK timer.
+//!   at once for every second full-sized segment (Windows: every second segment,
+//!   whatever its size), for out-of-order data, for data that fills a hole, and
+//!   during quick-ACK mode; otherwise arm the delayed-ACK timer (the engine's
+//!   `ack_policy` module).
 
 use std::collections::VecDeque;
 

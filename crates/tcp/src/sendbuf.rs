@@ -21,7 +21,6 @@ impl SendBuffer {
             len: 0,
         }
     }
-    /// Sequence offset one past the last byte written.
     /// The chunk queue's storage, emptied, for a new connection to reuse; this
     /// buffer is left without any.
     pub fn take_storage(&mut self) -> VecDeque<Bytes> {
@@ -34,6 +33,7 @@ impl SendBuffer {
         debug_assert!(self.chunks.is_empty() && q.is_empty());
         self.chunks = q;
     }
+    /// Sequence offset one past the last byte written.
     pub fn end(&self) -> u64 {
         self.start + self.len
     }

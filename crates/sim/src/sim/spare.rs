@@ -6,9 +6,10 @@
 //! containers are emptied when it finishes and kept by its thread, and the next
 //! [`Sim`](super::Sim) built there starts from them. Only capacity carries over:
 //! every container is empty when a trial starts — but the connection table, whose
-//! slots keep the last trial's connections, each overwritten whole (a new
-//! connection built in its place) before the new trial uses it and never read
-//! before — and none of them is iterated in an order that depends on its capacity
+//! slots keep the last trial's connections until a new connection is built in each
+//! (from nothing but the emptied storage of its scoreboard and send buffer:
+//! `Connection::connect_here`, `accept_here`), none read before — and none of them
+//! is iterated in an order that depends on its capacity
 //! (the hash maps are only looked up), so results do not depend on what ran before
 //! on the thread.
 
@@ -35,7 +36,8 @@ pub(super) struct Spare {
     pub route: Vec<u32>,
     pub scratch: Scratch,
     pub chans: Vec<Channel>,
-    /// Slots of connections, kept whole (see [`Sim::place_conn`](super::Sim)).
+    /// Slots of connections, kept with the last trial's connections in them (a new
+    /// trial builds its own in their place).
     pub conns: Vec<ConnSlot>,
     pub demux: FxHashMap<u64, u32>,
     pub listeners: Vec<(u16, u16)>,
@@ -79,7 +81,8 @@ impl Spare {
         )
     }
 
-    /// Empties every container and keeps them for this thread's next trial.
+    /// Empties every container but the connection table (see above) and keeps them
+    /// for this thread's next trial.
     pub fn keep(mut self) {
         self.heap.clear();
         self.slab.clear();
