@@ -92,7 +92,6 @@ impl Sim<'_> {
 
     /// Puts a new connection in the trial's next slot — one an earlier trial left,
     /// overwritten where it stands, or a new one — and returns the slot.
-    #[inline(always)]
     fn place_conn(&mut self, conn: Connection, node: u16, session: u32, is_server: bool) -> u32 {
         let c = self.live_conns;
         self.live_conns += 1;

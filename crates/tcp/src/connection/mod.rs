@@ -183,7 +183,9 @@ pub(crate) struct Control {
 }
 
 impl Connection {
-    // Built where `connect` and `accept` return it: no copy of the whole connection.
+    // Inlined, so that `connect_here` and `accept_here` write the new connection
+    // where the old one stood instead of building it aside and copying it in (a short
+    // trial costs about 460 instructions more without).
     #[inline(always)]
     fn new(
         cfg: Config,
