@@ -176,6 +176,17 @@ named_enum! {
     }
 }
 
+impl TlpFlavour {
+    /// Whether a probe that sends a segment again counts as a retransmission in
+    /// `RetransSegs` (and `tcpi_total_retrans`). Linux 3.10's `tcp_send_loss_probe`
+    /// sends it with `__tcp_retransmit_skb`, and only `tcp_retransmit_skb` counts
+    /// (`TCP_MIB_RETRANSSEGS`, `total_retrans`); Linux 4.x moved the count into
+    /// `__tcp_retransmit_skb`, so today's kernels count probes as the RFCs do.
+    pub fn probe_counts_as_retransmission(self) -> bool {
+        self != TlpFlavour::Linux310
+    }
+}
+
 named_enum! {
     /// How a loss-probe episode decides whether a probe repaired a loss.
     pub enum TlpDetection ("loss-probe detection", all = pairs) {

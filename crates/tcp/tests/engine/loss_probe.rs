@@ -56,6 +56,27 @@ fn pto_is_two_srtt_with_several_segments_in_flight() {
 }
 
 #[test]
+fn a_probe_counts_as_a_retransmission_except_in_linux_3_10() {
+    // Linux 3.10 sends the probe with `__tcp_retransmit_skb`, which counts nothing;
+    // from 4.x on that function counts RetransSegs, as the RFCs count any resend.
+    for (f, counted) in [
+        (TlpFlavour::Draft2013, 1),
+        (TlpFlavour::Linux310, 0),
+        (TlpFlavour::Rfc8985, 1),
+    ] {
+        let mut s = sent(tlp(f, TlpDetection::Basic), 10);
+        s.at(300.0);
+        s.expect(tx(seg(MSS, 10), MSS).at(300.0));
+        let c = *s.dut.counters();
+        assert_eq!((c.loss_probes_retrans, c.retrans_segs), (1, counted), "{f:?}");
+        // The RTO's retransmission counts in every flavour.
+        s.at(600.0);
+        s.expect(tx(1, MSS).at(600.0));
+        assert_eq!(s.dut.counters().retrans_segs, counted + 1, "{f:?}");
+    }
+}
+
+#[test]
 fn one_segment_waits_for_a_delayed_ack_and_is_clamped_to_the_rto() {
     // max(2·100, 1.5·100 + 200) = 350 ms after 100 → 450, later than the RTO at 400:
     // the probe goes at 400 in its place. RFC 8985: 2·100 + 200 = 400 → 500 → 400.

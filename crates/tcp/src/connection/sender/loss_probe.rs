@@ -10,6 +10,8 @@
 //! - `linux-3.10`: the same timer (`tcp_schedule_loss_probe`); the episode is judged
 //!   as `tcp_process_tlp_ack` does: a duplicate ACK at the probe's snd.nxt says the
 //!   probe was unnecessary, an ACK above it reduces cwnd unless it carries a DSACK.
+//!   A probe that resends a segment is not counted in `RetransSegs`
+//!   (`__tcp_retransmit_skb`; [`TlpFlavour::probe_counts_as_retransmission`]).
 //! - `rfc8985`: PTO = 2·SRTT, plus WCDelAckT with one segment in flight, 1 s without
 //!   an RTT sample; DSACK-aware detection (§7.4) as in `linux-3.10`.
 //! - `linux-6`: Linux 4.11+ `tcp_schedule_loss_probe`: PTO = 2·SRTT + 2 ms
@@ -206,7 +208,9 @@ impl Connection {
         // sample may come from it.
         self.tx.sb.mark_probed(i, now);
         self.counters.loss_probes_retrans += 1;
-        self.counters.retrans_segs += 1;
+        if self.cfg.tlp_flavour.probe_counts_as_retransmission() {
+            self.counters.retrans_segs += 1;
+        }
         self.counters.bytes_retrans += s.payload.len() as u64;
         let ep = self.tx.tlp.episode.get_or_insert_with(TlpEpisode::default);
         ep.high_seq = self.snd.nxt;
