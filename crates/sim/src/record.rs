@@ -30,6 +30,8 @@ pub struct ExchangeRecord {
     pub timeouts: u32,
     pub recoveries: u32,
     pub undos: u32,
+    /// Segments both ends sent again, as a capture shows them (Linux 3.10's loss
+    /// probes too, which its `RetransSegs` leaves out).
     pub retrans_segs: u32,
     /// The server end's retransmitted segments during the exchange (what a server's
     /// statistics and a capture at the server count; `retrans_segs` is both ends').
@@ -97,7 +99,7 @@ impl ExchangeRecord {
             timeouts: sub(now.timeouts, snap.timeouts),
             recoveries: sub(now.recovery_episodes, snap.recovery_episodes),
             undos: sub(now.undos(), snap.undos()),
-            retrans_segs: sub(now.retrans_segs, snap.retrans_segs),
+            retrans_segs: sub(now.retransmissions_sent(), snap.retransmissions_sent()),
             server_retrans_segs: sub(server_now, server_snap),
             bytes_sent: now.bytes_sent.saturating_sub(snap.bytes_sent),
             ..Default::default()

@@ -56,7 +56,8 @@ counters! {
     bytes_sent => "BytesSent",
     /// Payload bytes retransmitted.
     bytes_retrans => "BytesRetrans",
-    /// All retransmitted segments.
+    /// All retransmitted segments, SYNs and SYN-ACKs included (Linux's
+    /// `TCP_MIB_RETRANSSEGS`).
     retrans_segs => "RetransSegs",
     /// Retransmissions sent in Recovery (fast retransmits).
     fast_retrans => "TCPFastRetrans",
@@ -77,8 +78,14 @@ counters! {
     timeouts_recovery => "TimeoutsRecovery",
     /// Timeouts that fired in Loss (exponential back-off).
     timeouts_loss => "TimeoutsLoss",
-    /// SYN or SYN-ACK retransmissions.
+    /// Loss probes that resent a segment and, as Linux 3.10's did, are not in
+    /// `RetransSegs` (`TlpFlavour::probe_counts_as_retransmission`).
+    probe_retrans_uncounted => "LossProbesUncounted",
+    /// SYN or SYN-ACK retransmissions (also in `RetransSegs`).
     syn_retrans => "TCPSynRetrans",
+    /// Expiries of the handshake's timer, a SYN-ACK's last one too (Linux counts a
+    /// SYN-ACK's in `TCPTimeouts`, with the timeouts in Open).
+    syn_timeouts => "SynTimeouts",
     /// Fast-recovery episodes entered.
     recovery_episodes => "RecoveryEpisodes",
     /// Fast recoveries that ended (the recovery point acknowledged) with cwnd below
@@ -236,4 +243,19 @@ counters! {
     resets => "Resets",
     /// Connections aborted after too many retransmissions.
     aborts => "TCPAbortOnTimeout",
+}
+
+impl Counters {
+    /// Retransmissions of data and FINs: `RetransSegs` without the handshake's
+    /// (`TCPSynRetrans`). A connection a frontend keeps open for many requests
+    /// retransmits only these.
+    pub fn data_retrans_segs(&self) -> u64 {
+        self.retrans_segs.saturating_sub(self.syn_retrans)
+    }
+
+    /// Every segment sent again, as a capture shows them: `RetransSegs` with the
+    /// loss probes Linux 3.10 left out of it.
+    pub fn retransmissions_sent(&self) -> u64 {
+        self.retrans_segs + self.probe_retrans_uncounted
+    }
 }

@@ -55,12 +55,14 @@ fn a_one_sample_cdf_shows_its_points_and_names_its_metric() {
 #[test]
 fn a_cut_tail_and_the_filter_are_stated_and_the_legend_is_outside() {
     let d = common::scratch("tail");
-    gentle(&d, &["reproduce", "er-reordering", "--quick", "--out", "o"]);
+    // prr-latency ranks the responses with a retransmission, whose longest wait
+    // minutes in back-off.
+    gentle(&d, &["reproduce", "prr-latency", "--quick", "--out", "o"]);
     let svg = std::fs::read_to_string(d.join("o/cdf.svg")).unwrap();
     let t = texts(&svg);
     assert!(
         t.iter()
-            .any(|x| x.contains("lossy multi-segment responses")),
+            .any(|x| x.contains("responses with a retransmission")),
         "{t:?}"
     );
     assert!(t.iter().any(|x| x.starts_with("tail cut at")), "{t:?}");

@@ -32,6 +32,7 @@ fn atom(a: &Atom, v: &VariantResult) -> Option<f64> {
             (!l.is_empty()).then(|| l.quantile(*q) / MS)
         }
         Atom::Count(name) => Some(count(name, v) as f64),
+        Atom::Minus(a) => atom(a, v).map(|x| -x),
     }
 }
 

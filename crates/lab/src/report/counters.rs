@@ -43,7 +43,7 @@ const SECTIONS: &[Section] = &[
     Section {
         shown: |scn, _| scn.workloads.iter().any(|w| w.backend.is_some()),
         rows: &[("backend retransmission rate", |v| {
-            pct(v.backend.retrans_segs, v.backend.segs_out)
+            pct(v.backend.data_retrans_segs(), v.backend.segs_out)
         })],
     },
     Section {

@@ -82,9 +82,12 @@ pub enum Atom {
     LatencyMean(Subset),
     /// A quantile in (0, 1).
     LatencyQuantile(Subset, f64),
+    /// An atom subtracted (`A - B`: `gentle-aggression-sigcomm13.txt` Table 4's
+    /// timeout retransmissions are the retransmissions neither fast nor in slow start).
+    Minus(Box<Atom>),
 }
 
-/// A statistic: a sum of atoms over an optional sum of atoms.
+/// A statistic: a sum of atoms (some subtracted) over an optional such sum.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stat {
     pub text: String,
@@ -166,7 +169,19 @@ pub fn parse_stat(text: &str, counters: &[&str]) -> std::result::Result<Stat, St
         Some(d) => sum(d, counters)?,
         None => Vec::new(),
     };
-    let norm = |v: &[Atom]| v.iter().map(show).collect::<Vec<_>>().join(" + ");
+    let norm = |v: &[Atom]| {
+        let mut out = String::new();
+        for (i, a) in v.iter().enumerate() {
+            match (i, a) {
+                (0, Atom::Minus(_)) => out.push('-'),
+                (0, _) => {}
+                (_, Atom::Minus(_)) => out.push_str(" - "),
+                _ => out.push_str(" + "),
+            }
+            out.push_str(&show(a));
+        }
+        out
+    };
     let text = match den.len() {
         0 => norm(&num),
         1 if num.len() == 1 => format!("{} / {}", norm(&num), norm(&den)),
@@ -182,6 +197,7 @@ fn show(a: &Atom) -> String {
         Atom::Count(n) => n.clone(),
         Atom::LatencyMean(s) => format!("latency.{}mean", s.prefix()),
         Atom::LatencyQuantile(s, q) => format!("latency.{}p{}", s.prefix(), q * 100.0),
+        Atom::Minus(a) => show(a),
     }
 }
 
@@ -191,7 +207,21 @@ fn sum(text: &str, counters: &[&str]) -> std::result::Result<Vec<Atom>, String> 
         .strip_prefix('(')
         .and_then(|t| t.strip_suffix(')'))
         .unwrap_or(t);
-    t.split('+').map(|a| atom(a.trim(), counters)).collect()
+    let mut out = Vec::new();
+    let (mut rest, mut minus) = match t.strip_prefix('-') {
+        Some(r) => (r, true),
+        None => (t, false),
+    };
+    loop {
+        let end = rest.find(['+', '-']).unwrap_or(rest.len());
+        let a = atom(rest[..end].trim(), counters)?;
+        out.push(if minus { Atom::Minus(Box::new(a)) } else { a });
+        if end == rest.len() {
+            return Ok(out);
+        }
+        minus = rest[end..].starts_with('-');
+        rest = &rest[end + 1..];
+    }
 }
 
 fn atom(a: &str, counters: &[&str]) -> std::result::Result<Atom, String> {

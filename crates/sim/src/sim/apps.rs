@@ -436,11 +436,15 @@ impl Sim<'_> {
         self.service(sc);
     }
 
-    /// The server end's retransmitted segments so far (0 before it exists).
+    /// The segments the server end sent again so far, as a capture shows them (0
+    /// before it exists).
     pub(super) fn server_retrans(&self, sid: u32) -> u64 {
-        self.app_conns[sid as usize]
-            .sconn
-            .map_or(0, |sc| self.conns[sc as usize].conn.counters().retrans_segs)
+        self.app_conns[sid as usize].sconn.map_or(0, |sc| {
+            self.conns[sc as usize]
+                .conn
+                .counters()
+                .retransmissions_sent()
+        })
     }
 
     fn session_counters(&self, sid: u32) -> Counters {

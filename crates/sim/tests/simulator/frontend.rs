@@ -99,7 +99,7 @@ fn losses_on_the_backend_leg_slow_the_response_and_copies_mask_them() {
                 total += e.server_ns.unwrap();
                 n += 1;
             }
-            retrans += r.backend.retrans_segs;
+            retrans += r.backend.data_retrans_segs();
         }
         (total / n, retrans)
     };

@@ -128,8 +128,37 @@ fn syn_retransmissions_back_off_from_one_second_then_give_up() {
     assert_eq!(s.dut.state(), State::SynSent);
     s.at(127_000.0);
     assert_eq!(s.dut.close_reason(), Some(CloseReason::TimedOut));
-    assert_eq!(s.dut.counters().syn_retrans, 6);
+    let c = *s.dut.counters();
+    assert_eq!(c.syn_retrans, 6);
+    // Each resent SYN is a retransmission (RetransSegs); its timeouts are the
+    // handshake's, not data's.
+    assert_eq!((c.retrans_segs, c.syn_timeouts, c.timeouts), (6, 6, 0));
     s.expect_quiet();
+}
+
+#[test]
+fn synack_timeouts_are_counted_the_last_one_too() {
+    // Linux's `tcp_syn_ack_timeout` counts every expiry of a request socket's timer
+    // in TCPTimeouts, the one that gives up too; `inet_rtx_syn_ack` counts each
+    // SYN-ACK resent in RetransSegs.
+    let cfg = Config {
+        syn_retries: 2,
+        ..Config::default()
+    };
+    let mut s = Script::syn_received(cfg, PeerOpts::default());
+    s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(0.0));
+    for at in [1_000.0, 3_000.0] {
+        s.at(at);
+        s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(at));
+    }
+    s.at(7_000.0);
+    s.expect_quiet();
+    assert_eq!(s.dut.close_reason(), Some(CloseReason::TimedOut));
+    let c = *s.dut.counters();
+    assert_eq!(
+        (c.syn_retrans, c.retrans_segs, c.syn_timeouts, c.timeouts),
+        (2, 2, 3, 0)
+    );
 }
 
 #[test]
@@ -151,6 +180,9 @@ fn synack_is_retransmitted_on_timeout_and_on_a_repeated_syn() {
     });
     s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(1_500.0));
     s.expect_quiet();
+    // Both resent SYN-ACKs are retransmissions; only the timer's is a timeout.
+    let c = *s.dut.counters();
+    assert_eq!((c.retrans_segs, c.syn_retrans, c.syn_timeouts), (2, 2, 1));
     s.at(3_000.0);
     s.expect(Exp::default().flags(Flags::SYN | Flags::ACK).at(3_000.0));
 }

@@ -68,7 +68,11 @@ fn a_probe_counts_as_a_retransmission_except_in_linux_3_10() {
         s.at(300.0);
         s.expect(tx(seg(MSS, 10), MSS).at(300.0));
         let c = *s.dut.counters();
-        assert_eq!((c.loss_probes_retrans, c.retrans_segs), (1, counted), "{f:?}");
+        assert_eq!(
+            (c.loss_probes_retrans, c.retrans_segs),
+            (1, counted),
+            "{f:?}"
+        );
         // The RTO's retransmission counts in every flavour.
         s.at(600.0);
         s.expect(tx(1, MSS).at(600.0));

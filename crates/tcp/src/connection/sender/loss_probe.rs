@@ -210,6 +210,8 @@ impl Connection {
         self.counters.loss_probes_retrans += 1;
         if self.cfg.tlp_flavour.probe_counts_as_retransmission() {
             self.counters.retrans_segs += 1;
+        } else {
+            self.counters.probe_retrans_uncounted += 1;
         }
         self.counters.bytes_retrans += s.payload.len() as u64;
         let ep = self.tx.tlp.episode.get_or_insert_with(TlpEpisode::default);
