@@ -83,23 +83,57 @@ impl Unfinished {
     }
 }
 
+/// The few counters an exchange's record takes the difference of, summed over a
+/// connection's ends: what an exchange keeps of [`Counters`] when it begins.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExchangeCounts {
+    pub fast_retrans: u64,
+    pub slow_start_retrans: u64,
+    pub syn_retrans: u64,
+    pub timeouts: u64,
+    pub recoveries: u64,
+    pub undos: u64,
+    /// Segments sent again ([`Counters::retransmissions_sent`]).
+    pub retransmissions: u64,
+    pub bytes_sent: u64,
+}
+
+impl ExchangeCounts {
+    /// Adds one end's counters.
+    pub fn add(&mut self, c: &Counters) {
+        self.fast_retrans += c.fast_retrans;
+        self.slow_start_retrans += c.slow_start_retrans;
+        self.syn_retrans += c.syn_retrans;
+        self.timeouts += c.timeouts;
+        self.recoveries += c.recovery_episodes;
+        self.undos += c.undos();
+        self.retransmissions += c.retransmissions_sent();
+        self.bytes_sent += c.bytes_sent;
+    }
+}
+
 impl ExchangeRecord {
     pub fn had_loss(&self) -> bool {
         self.packets_dropped > 0
     }
     /// A record with the retransmission and timeout counters of an exchange:
-    /// `now − snap` of the connection's counters (both ends) over it, and of the
+    /// `now − snap` of the connection's counts (both ends) over it, and of the
     /// server end's retransmitted segments.
-    pub fn deltas(now: &Counters, snap: &Counters, server_now: u64, server_snap: u64) -> Self {
+    pub fn deltas(
+        now: &ExchangeCounts,
+        snap: &ExchangeCounts,
+        server_now: u64,
+        server_snap: u64,
+    ) -> Self {
         let sub = |x: u64, y: u64| (x - y.min(x)) as u32;
         ExchangeRecord {
             fast_retrans: sub(now.fast_retrans, snap.fast_retrans),
             slow_start_retrans: sub(now.slow_start_retrans, snap.slow_start_retrans),
             syn_retrans: sub(now.syn_retrans, snap.syn_retrans),
             timeouts: sub(now.timeouts, snap.timeouts),
-            recoveries: sub(now.recovery_episodes, snap.recovery_episodes),
-            undos: sub(now.undos(), snap.undos()),
-            retrans_segs: sub(now.retransmissions_sent(), snap.retransmissions_sent()),
+            recoveries: sub(now.recoveries, snap.recoveries),
+            undos: sub(now.undos, snap.undos),
+            retrans_segs: sub(now.retransmissions, snap.retransmissions),
             server_retrans_segs: sub(server_now, server_snap),
             bytes_sent: now.bytes_sent.saturating_sub(snap.bytes_sent),
             ..Default::default()

@@ -5,12 +5,12 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::rng::Lazy;
-use gentle_tcp::{CloseReason, Counters, Instant};
+use gentle_tcp::{CloseReason, Instant};
 use rand::Rng;
 
 use super::Sim;
 use crate::pattern;
-use crate::record::{ExchangeRecord, PageRecord, Unfinished};
+use crate::record::{ExchangeCounts, ExchangeRecord, PageRecord, Unfinished};
 use crate::workload::{ConnectionMode, Size, WorkloadKind, WorkloadSpec};
 
 /// Bytes an endless bulk sender keeps queued ahead of what was acknowledged.
@@ -101,7 +101,7 @@ pub(crate) struct Active {
     pub server_start: Option<Instant>,
     pub server_end: Option<Instant>,
     pub client_end: Option<Instant>,
-    pub snap: Counters,
+    pub snap: ExchangeCounts,
     pub snap_drops: u32,
     /// The server end's retransmissions when it began.
     pub snap_server_retrans: u64,
@@ -338,7 +338,7 @@ impl Sim<'_> {
                 Some(object.sample_lazy(&mut w.rng)),
             ),
         };
-        let snap = self.session_counters(sid);
+        let snap = self.session_counts(sid);
         let snap_server_retrans = self.server_retrans(sid);
         let now = self.now;
         let s = &mut self.app_conns[sid as usize];
@@ -447,9 +447,11 @@ impl Sim<'_> {
         })
     }
 
-    fn session_counters(&self, sid: u32) -> Counters {
+    /// The counts of both ends of application connection `sid` so far.
+    fn session_counts(&self, sid: u32) -> ExchangeCounts {
         let s = &self.app_conns[sid as usize];
-        let mut c = *self.conns[s.cconn as usize].conn.counters();
+        let mut c = ExchangeCounts::default();
+        c.add(self.conns[s.cconn as usize].conn.counters());
         if let Some(sc) = s.sconn {
             c.add(self.conns[sc as usize].conn.counters());
         }
@@ -553,7 +555,7 @@ impl Sim<'_> {
     }
 
     fn finish_exchange(&mut self, sid: u32, complete: bool) {
-        let now_counters = self.session_counters(sid);
+        let now_counters = self.session_counts(sid);
         let server_retrans = self.server_retrans(sid);
         let trial = self.tally.trial;
         let s = &mut self.app_conns[sid as usize];
@@ -747,7 +749,7 @@ impl Sim<'_> {
             }
         };
         // The counters of the exchange so far, as for a finished one.
-        let d = self.session_counters(sid);
+        let d = self.session_counts(sid);
         let server_retrans = self.server_retrans(sid);
         let trial = self.tally.trial;
         let s = &mut self.app_conns[sid as usize];

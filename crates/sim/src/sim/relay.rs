@@ -19,6 +19,7 @@
 use super::Sim;
 use super::apps::{Action, Active, AppConn, Relaying};
 use crate::pattern;
+use crate::record::ExchangeCounts;
 
 impl Sim<'_> {
     /// Opens the frontend's pool of backend connections.
@@ -85,9 +86,12 @@ impl Sim<'_> {
             .map_or(0, |bk| bk.request.sample_lazy(&mut w.rng))
             .max(1);
         let now = self.now;
-        let snap = *self.conns[self.app_conns[b as usize].cconn as usize]
-            .conn
-            .counters();
+        let mut snap = ExchangeCounts::default();
+        snap.add(
+            self.conns[self.app_conns[b as usize].cconn as usize]
+                .conn
+                .counters(),
+        );
         let snap_server_retrans = self.server_retrans(b);
         let s = &mut self.app_conns[b as usize];
         let (off, resp_start) = (s.req_written, s.resp_written);
