@@ -111,10 +111,11 @@ impl Fit {
 }
 
 /// The error of value `x` against target `t`: the logarithm of their ratio when
-/// both are positive (a zero value counts as a ratio of [`FLOOR`]), else the
-/// relative difference.
+/// the target is positive (a value of zero or below — a statistic that subtracts
+/// can go below zero — counts as a ratio of [`FLOOR`]), else the relative
+/// difference.
 pub fn error(x: f64, t: f64) -> f64 {
-    if t > 0.0 && x >= 0.0 {
+    if t > 0.0 {
         (x.max(t * FLOOR) / t).ln()
     } else {
         (x - t) / t.abs().max(1e-9)
@@ -451,4 +452,20 @@ fn noise(eval: &dyn Evaluator, best: &Evaluation, o: &Options) -> Result<Noise, 
         })
         .collect();
     Ok((sd, other))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FLOOR, error};
+
+    #[test]
+    fn a_value_at_or_below_zero_is_as_far_off_as_the_floor() {
+        let t = 0.343;
+        let floor = error(t * FLOOR, t);
+        assert_eq!(error(0.0, t), floor);
+        // A statistic that subtracts can fall below zero: never nearer than zero.
+        assert_eq!(error(-0.01, t), floor);
+        assert!(error(0.01, t).abs() < floor.abs());
+        assert_eq!(error(t, t), 0.0);
+    }
 }

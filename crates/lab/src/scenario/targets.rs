@@ -123,7 +123,7 @@ pub fn parse_targets(
     let mut out: Vec<Target> = Vec::new();
     for t in ts {
         t.check_keys(KEYS)?;
-        let expected = "a statistic like \"TCPFastRetrans / RetransSegs\"";
+        let expected = "a statistic like \"TCPFastRetrans / RetransSegs\" or \"(RetransSegs - TCPSynRetrans) / OutSegs\"";
         let text = t.req_str("stat", expected)?;
         let stat = parse_stat(text, counters).map_err(|m| t.bad("stat", m, expected))?;
         if out.iter().any(|o| o.stat.text == stat.text) {

@@ -97,10 +97,12 @@ impl Connection {
                 // The peer retransmitted its SYN: our SYN-ACK was lost; resend it
                 // (`inet_rtx_syn_ack`: `tcp_rtx_synack` counts it in RetransSegs and
                 // TCPSynRetrans).
+                if !self.ctl.syn_pending {
+                    self.counters.retrans_segs += 1;
+                    self.counters.syn_retrans += 1;
+                }
                 self.ctl.syn_pending = true;
                 self.ctl.syn_resent += 1;
-                self.counters.retrans_segs += 1;
-                self.counters.syn_retrans += 1;
             }
             return;
         }
