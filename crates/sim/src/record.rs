@@ -99,6 +99,12 @@ pub struct ExchangeCounts {
 }
 
 impl ExchangeCounts {
+    /// One end's counts.
+    pub fn of(c: &Counters) -> Self {
+        let mut x = ExchangeCounts::default();
+        x.add(c);
+        x
+    }
     /// Adds one end's counters.
     pub fn add(&mut self, c: &Counters) {
         self.fast_retrans += c.fast_retrans;

@@ -27,6 +27,14 @@ use std::fmt::Write as _;
 
 use gentle_analyze::{Analysis, Cause};
 
+/// The retransmissions of data a capture shows, in the simulation's counters: the
+/// divisor of every share below.
+macro_rules! data_retrans {
+    () => {
+        "Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans"
+    };
+}
+
 /// One statistic of the capture: its name, value and what it was counted from.
 struct Stat {
     stat: &'static str,
@@ -62,7 +70,7 @@ fn stats(a: &Analysis, server_side: bool) -> Vec<Stat> {
         .count() as u64;
     let mut out = vec![
         ratio(
-            "(Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans) / Server.OutSegs",
+            concat!("(", data_retrans!(), ") / Server.OutSegs"),
             all,
             t.data_packets,
             "server data packets were retransmissions",
@@ -74,25 +82,25 @@ fn stats(a: &Analysis, server_side: bool) -> Vec<Stat> {
             "exchanges saw the server retransmit",
         ),
         ratio(
-            "Server.TCPFastRetrans / (Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans)",
+            concat!("Server.TCPFastRetrans / (", data_retrans!(), ")"),
             fast,
             all,
             "retransmissions were fast or early",
         ),
         ratio(
-            "Server.TCPTimeouts / (Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans)",
+            concat!("Server.TCPTimeouts / (", data_retrans!(), ")"),
             r.timeout,
             all,
             "retransmissions were timeouts",
         ),
         ratio(
-            "Server.TCPSlowStartRetrans / (Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans)",
+            concat!("Server.TCPSlowStartRetrans / (", data_retrans!(), ")"),
             r.slow_start,
             all,
             "retransmissions were in slow start after a timeout",
         ),
         ratio(
-            "Server.LossProbesRetrans / (Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans)",
+            concat!("Server.LossProbesRetrans / (", data_retrans!(), ")"),
             r.probe,
             all,
             "retransmissions were loss probes",

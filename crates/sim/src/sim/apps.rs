@@ -450,8 +450,7 @@ impl Sim<'_> {
     /// The counts of both ends of application connection `sid` so far.
     fn session_counts(&self, sid: u32) -> ExchangeCounts {
         let s = &self.app_conns[sid as usize];
-        let mut c = ExchangeCounts::default();
-        c.add(self.conns[s.cconn as usize].conn.counters());
+        let mut c = ExchangeCounts::of(self.conns[s.cconn as usize].conn.counters());
         if let Some(sc) = s.sconn {
             c.add(self.conns[sc as usize].conn.counters());
         }

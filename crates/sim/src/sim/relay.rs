@@ -86,12 +86,8 @@ impl Sim<'_> {
             .map_or(0, |bk| bk.request.sample_lazy(&mut w.rng))
             .max(1);
         let now = self.now;
-        let mut snap = ExchangeCounts::default();
-        snap.add(
-            self.conns[self.app_conns[b as usize].cconn as usize]
-                .conn
-                .counters(),
-        );
+        let client = &self.conns[self.app_conns[b as usize].cconn as usize].conn;
+        let snap = ExchangeCounts::of(client.counters());
         let snap_server_retrans = self.server_retrans(b);
         let s = &mut self.app_conns[b as usize];
         let (off, resp_start) = (s.req_written, s.resp_written);

@@ -1,7 +1,7 @@
 //! The retransmission timer's expiry (RFC 6298 §5.4–5.7, with Linux's
 //! `tcp_retransmit_timer`): SYN retransmission with back-off from the 1 s initial
-//! RTO (RFC 6298 §2.1, §5.5), counted as Linux counts it, and for data `tcp_enter_loss` ([`super::reduction`])
-//! with F-RTO (RFC 5682), the abort after `max_retries` (RFC 9293 §3.8.3 R2), and the
+//! RTO (RFC 6298 §2.1, §5.5), counted as Linux counts it, and for data
+//! `tcp_enter_loss` ([`super::reduction`]) with F-RTO (RFC 5682), the abort after `max_retries` (RFC 9293 §3.8.3 R2), and the
 //! timer armed again, backed off.
 
 use std::time::Duration;
@@ -14,24 +14,18 @@ use crate::trace::{Event, State, TimerKind};
 const USER_TIMEOUT_TICK: Duration = Duration::from_millis(1);
 
 impl Connection {
-    /// Counts an expiry of the handshake's timer (`SynTimeouts`). Linux counts a
-    /// SYN-ACK's in `TCPTimeouts` (`tcp_syn_ack_timeout`, the last one too), the
-    /// MIB that holds its timeouts in Open; `prr-imc11.txt` Table 2 and
-    /// `gentle-aggression-sigcomm13.txt` Table 4 read their timeouts in Open from
-    /// it (the former's footnote 2 finds them "particularly odd": more than tail
-    /// losses explain). gentle keeps them apart so that `TCPTimeouts` stays the
-    /// timeouts of data.
-    fn count_syn_timeout(&mut self) {
-        self.counters.syn_timeouts += 1;
-    }
-
     pub(crate) fn on_rto(&mut self, now: Instant) {
         match self.state {
             State::SynSent | State::SynReceived => {
+                // Every expiry counts in `SynTimeouts`; a SYN-ACK's the last one too
+                // (`tcp_syn_ack_timeout`). Linux counts a SYN-ACK's in `TCPTimeouts`,
+                // the MIB that holds its timeouts in Open, which `prr-imc11.txt`
+                // Table 2 and `gentle-aggression-sigcomm13.txt` Table 4 read (the
+                // former's footnote 2 finds them "particularly odd"); gentle keeps
+                // them apart so that `TCPTimeouts` stays the timeouts of data.
                 let synack = self.state == State::SynReceived;
                 if synack {
-                    // `tcp_syn_ack_timeout`: every expiry, the last one too.
-                    self.count_syn_timeout();
+                    self.counters.syn_timeouts += 1;
                 }
                 if self.ctl.syn_retries >= self.cfg.syn_retries {
                     self.counters.aborts += 1;
@@ -39,7 +33,7 @@ impl Connection {
                     return;
                 }
                 if !synack {
-                    self.count_syn_timeout();
+                    self.counters.syn_timeouts += 1;
                 }
                 self.ctl.syn_retries += 1;
                 self.ctl.syn_resent += 1;
