@@ -78,6 +78,13 @@ counters! {
     timeouts_recovery => "TimeoutsRecovery",
     /// Timeouts that fired in Loss (exponential back-off).
     timeouts_loss => "TimeoutsLoss",
+    /// Timeouts that began a loss episode (not in Loss) with an RTO, as its timer was
+    /// last armed, of more than six smoothed RTTs (`gentle-aggression-sigcomm13.txt`
+    /// §2, Figure 2: "the median RTO is six times larger than the RTT").
+    rto_over_6_srtt => "TimeoutsRtoOver6Srtt",
+    /// ... of more than 200 smoothed RTTs (Figure 2: "the 99th percentile RTO is a
+    /// whopping 200 times larger than the actual RTT").
+    rto_over_200_srtt => "TimeoutsRtoOver200Srtt",
     /// Loss probes that resent a segment and, as Linux 3.10's did, are not in
     /// `RetransSegs` (`TlpFlavour::probe_counts_as_retransmission`).
     probe_retrans_uncounted => "LossProbesUncounted",

@@ -391,18 +391,21 @@ fn assert_within_10pct_exactly(fits: &[(String, f64, f64)], claimed: &[&str]) {
 #[test]
 fn the_reactive_web_population_fits_what_the_readme_says_it_fits() {
     // On the population's own seed (1) and the calibration's size it matches the
-    // fast-retransmit share, Table 4's timeout retransmissions (all, in Open and
-    // outside it) and Figure 4's one-loss bursts within 10%, and misses the rest.
+    // replies with loss, the retransmission rate, the fast-retransmit share, Table
+    // 4's timeout retransmissions (all, in Open and outside it) and the undos within
+    // 10%, and misses the rest.
     let fits = fit_of(
         "examples/populations/google-2013.toml",
         "examples/calibration/google-2013-targets.toml",
     );
     let claimed = [
+        "ExchangesWithLoss / Exchanges",
+        "Server.RetransSegs / Server.OutSegs",
         "Server.TCPFastRetrans / Server.RetransSegs",
         "(Server.RetransSegs - Server.TCPFastRetrans - Server.TCPSlowStartRetrans) / Server.RetransSegs",
         "(Server.TimeoutsOpen + Server.SynTimeouts) / Server.RetransSegs",
         "(Server.RetransSegs - Server.TCPFastRetrans - Server.TCPSlowStartRetrans - Server.TimeoutsOpen - Server.SynTimeouts) / Server.RetransSegs",
-        "LossyBursts1 / LossyBursts",
+        "(Server.TCPFullUndo + Server.TCPPartialUndo + Server.TCPDSACKUndo + Server.TCPLossUndo) / Server.RetransSegs",
     ];
     assert_eq!(fits.len(), 11);
     assert_within_10pct_exactly(&fits, &claimed);
@@ -411,18 +414,23 @@ fn the_reactive_web_population_fits_what_the_readme_says_it_fits() {
 #[test]
 fn the_dc1_population_fits_what_the_readme_says_it_fits() {
     // The README (prr-latency): on the calibration's seed (2) and size the
-    // population matches the responses with a server retransmission, and the fast,
-    // Open and slow-start shares within 10%, and misses the rest.
+    // population matches 9 of the 12 within 10%, and misses the responses with a
+    // server retransmission and the timeouts in Open and in Disorder.
     let fits = fit_of_seeded(
         "examples/populations/google-2011-dc1.toml",
         "examples/calibration/google-2011-dc1-targets.toml",
         Some(2),
     );
     let claimed = [
-        "ExchangesWithServerRetrans / Exchanges",
+        "Server.RetransSegs / Server.OutSegs",
         "Server.TCPFastRetrans / Server.RetransSegs",
-        "(Server.TimeoutsOpen + Server.SynTimeouts) / Server.RetransSegs",
+        "Server.TimeoutsRecovery / Server.RetransSegs",
+        "Server.TimeoutsLoss / Server.RetransSegs",
         "Server.TCPSlowStartRetrans / Server.RetransSegs",
+        "Server.TCPFastRetrans / Server.RecoveryEpisodes",
+        "Server.TCPDSACKRecv / Server.RecoveryEpisodes",
+        "Server.TCPDSACKRecv / Server.TCPFastRetrans",
+        "Server.TCPLostRetransmit / Server.TCPFastRetrans",
     ];
     assert_eq!(fits.len(), 12);
     assert_within_10pct_exactly(&fits, &claimed);
@@ -569,8 +577,8 @@ profile = "linux-3.10"
 #[test]
 fn the_table6_backend_fits_what_its_header_says() {
     // A file built on the 2013 population fits its own backend leg: the backend's
-    // retransmission rate of data and every quantile and the mean RT within 10% on
-    // the calibration's seed.
+    // retransmission rate of data, p25, p50 and the mean RT within 10% on the
+    // calibration's seed (p90 and p99 are long).
     let fits = fit_of(
         "examples/proactive-table6-population.toml",
         "examples/calibration/google-2013-backend-targets.toml",
@@ -579,13 +587,11 @@ fn the_table6_backend_fits_what_its_header_says() {
         "(Backend.RetransSegs - Backend.TCPSynRetrans) / Backend.OutSegs",
         "latency.p25",
         "latency.p50",
-        "latency.p90",
-        "latency.p99",
         "latency.mean",
     ];
     assert_eq!(fits.len(), 6);
     assert_within_10pct_exactly(&fits, &claimed);
-    // The README: Proactive takes the backend rate to about a third (0.30%; the
+    // The README: Proactive takes the backend rate to under a third (0.13%; the
     // paper 0.91% to 0.13%), and its effect on the mean RT is lost in the client
     // leg's spread (under 4%, where the paper has 13%).
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
@@ -681,17 +687,17 @@ fn the_dc1_experiments_run_on_one_population() {
 #[test]
 fn prr_latency_services_fit_what_the_readme_says_they_fit() {
     // The README (prr-latency): the response size of Table 9's services, fitted on
-    // the DC1 population to the baseline's latencies, matches p25, p90 and the mean
-    // within 10% on the calibration's seed, and misses p50 by under 20%.
+    // the DC1 population to the baseline's latencies, matches all four within 10%
+    // on the calibration's seed.
     let fits = fit_of(
         "examples/prr-latency.toml",
         "examples/calibration/prr-latency-services-targets.toml",
     );
     assert_eq!(fits.len(), 4);
-    assert_within_10pct_exactly(&fits, &["latency.p25", "latency.p90", "latency.mean"]);
-    for (stat, v, t) in &fits {
-        assert!((v - t).abs() <= 0.20 * t, "{stat}: {v} against {t}");
-    }
+    assert_within_10pct_exactly(
+        &fits,
+        &["latency.p25", "latency.p50", "latency.p90", "latency.mean"],
+    );
 }
 
 #[test]

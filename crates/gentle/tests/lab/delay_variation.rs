@@ -104,3 +104,64 @@ fn bad_delay_variation_is_refused_with_its_place() {
         assert!(err.contains(needle), "{j}: {err}");
     }
 }
+
+/// Counters of 200 trials whose response's last segment is lost once (a timeout in
+/// Open), over a path of `one_way` delay (a duration in TOML).
+fn tail_timeouts(one_way: &str) -> Value {
+    let d = common::scratch("rto-over-rtt");
+    let text = format!(
+        r#"name = "t"
+trials = 200
+seed = 1
+[[link]]
+a = "server"
+b = "client"
+rate = "100Mbit/s"
+delay = "{one_way}"
+a_to_b = {{ loss = {{ model = "tail-drop", n = 1 }} }}
+[[workload]]
+client = "client"
+server = "server"
+request = "40B"
+response = "6KB"
+[[variant]]
+profile = "linux-3.10"
+tlp = "off"
+er = "off"
+"#
+    );
+    std::fs::write(d.join("s.toml"), text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_gentle"))
+        .current_dir(&*d)
+        .args(["run", "s.toml", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    doc["variants"][0]["counters"].clone()
+}
+
+/// `gentle-aggression-sigcomm13.txt` Figure 2 compares each loss episode's first RTO
+/// with the RTT: the counters say how many exceeded 6 and 200 smoothed RTTs. Linux's
+/// RTO is at least SRTT + 200 ms, so a 10 ms RTT waits over 6 RTTs (not 200), a 1 ms
+/// RTT over 200, and a 200 ms RTT under 6.
+#[test]
+fn first_timeouts_are_counted_against_six_and_two_hundred_smoothed_rtts() {
+    let c = |v: &Value, k: &str| v[k].as_u64().unwrap();
+    for (one_way, over6, over200) in [
+        ("5ms", true, false),
+        ("0.4ms", true, true),
+        ("100ms", false, false),
+    ] {
+        let v = tail_timeouts(one_way);
+        let first = c(&v, "TimeoutsOpen");
+        assert!(first >= 150, "{one_way}: {first} timeouts in Open");
+        let expect = |over: bool| if over { first } else { 0 };
+        assert_eq!(c(&v, "TimeoutsRtoOver6Srtt"), expect(over6), "{one_way}");
+        assert_eq!(
+            c(&v, "TimeoutsRtoOver200Srtt"),
+            expect(over200),
+            "{one_way}"
+        );
+    }
+}

@@ -1,6 +1,7 @@
 //! The integration tests of this crate, gathered into one test binary (one link,
 //! not one per file): each module is a former test file, named as before.
 
+mod access_rates;
 mod analyze;
 mod analyze_many;
 mod analyze_targets;

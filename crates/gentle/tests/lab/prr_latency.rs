@@ -1,11 +1,12 @@
 //! The `prr-latency` reproduction (`prr-imc11.txt` §5.3, Tables 6–9) at its full
 //! size, on its calibrated population, checked for the paper's findings that hold
 //! on any Web-like workload: Linux ends many recoveries with cwnd below three
-//! segments (Table 7: "over 50%" of those of short responses; a quarter of those
-//! of Table 9's services, 33 kB on average), PRR and RFC 3517 end at ssthresh; PRR has a lower median latency for responses with retransmissions
+//! segments (Table 7: "over 50%" of those of short responses; a fifth of those
+//! of Table 9's services, 60 kB on average), PRR and RFC 3517 end at ssthresh, far
+//! fewer below 3; PRR has a lower median latency for responses with retransmissions
 //! (Table 9), its 95% interval below 0 (the trials are paired: same seeds, same
 //! loss patterns). Table 8's fewer timeouts in recovery is not asserted: the
-//! population has about 390 of them per variant, too few to tell apart.
+//! population has about 1100 of them per variant, too few to tell apart.
 
 use gentle_lab::catalogue;
 use gentle_lab::runner::VariantResult;
@@ -27,7 +28,14 @@ fn prr_latency_tables() {
         c.nth(c.len() / 2).unwrap()
     };
     assert!(below3(linux) > 0.15, "Linux below 3: {}", below3(linux));
-    assert!(below3(prr) < 0.02, "PRR below 3: {}", below3(prr));
+    // PRR leaves at ssthresh, which is below 3 only for windows of 4 or fewer
+    // (Table 7: PRR's 10th percentile is 2, Linux's 25th).
+    assert!(
+        below3(prr) < below3(linux) / 2.0,
+        "PRR below 3: {} Linux {}",
+        below3(prr),
+        below3(linux)
+    );
     assert!(median(prr) >= median(linux) + 3);
     assert!(median(rfc) >= median(linux) + 3);
     // Table 6: PRR is closer to ssthresh just before the exit than Linux.

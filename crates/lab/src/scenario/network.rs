@@ -126,6 +126,29 @@ impl DelayParam {
 pub struct ChanDef {
     pub spec: ChannelSpec,
     pub delay: DelayParam,
+    /// σ of the rate's logarithm when the rate is drawn per trial, log-normal with
+    /// the spec's rate as its median (within [`LOGNORMAL_SPAN`] of it): a
+    /// population's access bandwidths; `None`: the rate as given.
+    pub rate_sigma: Option<f64>,
+}
+
+impl ChanDef {
+    /// The trial's rate; a fixed one draws nothing (and makes no stream).
+    fn sample_rate(&self, rng: &mut Lazy) -> Option<u64> {
+        let median = self.spec.rate_bps?;
+        let Some(sigma) = self.rate_sigma else {
+            return Some(median);
+        };
+        let m = median as f64;
+        let r = rand_distr::LogNormal::new(m.ln(), sigma)
+            .expect("σ checked at parse")
+            .sample(rng.get());
+        Some(
+            r.clamp(m / LOGNORMAL_SPAN, m * LOGNORMAL_SPAN)
+                .round()
+                .max(1.0) as u64,
+        )
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -146,6 +169,15 @@ impl LinkDef {
             ab.delay
         } else {
             self.b_to_a.delay.sample(rng)
+        };
+        // So does a shared rate drawn per trial.
+        ab.rate_bps = self.a_to_b.sample_rate(rng);
+        let shared = (self.b_to_a.spec.rate_bps, self.b_to_a.rate_sigma)
+            == (self.a_to_b.spec.rate_bps, self.a_to_b.rate_sigma);
+        ba.rate_bps = if shared {
+            ab.rate_bps
+        } else {
+            self.b_to_a.sample_rate(rng)
         };
         LinkSpec {
             a: self.a.clone(),
@@ -180,6 +212,7 @@ pub fn parse_links(top: &Table<'_>) -> Result<Vec<LinkDef>> {
             &ChanDef {
                 spec: ChannelSpec::default(),
                 delay: DelayParam::Fixed(Duration::ZERO),
+                rate_sigma: None,
             },
         )?;
         let mut ab = base.clone();
@@ -238,8 +271,9 @@ pub fn parse_links(top: &Table<'_>) -> Result<Vec<LinkDef>> {
 /// keys of `t` over it.
 fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
     let mut c = base.clone();
-    if let Some(rate) = parse_rate(t)? {
+    if let Some((rate, sigma)) = parse_rate(t)? {
         c.spec.rate_bps = rate;
+        c.rate_sigma = sigma;
     }
     if t.item("delay").is_some() {
         c.delay = parse_delay(t)?;
@@ -286,17 +320,39 @@ fn parse_dir(t: &Table<'_>, base: &ChanDef) -> Result<ChanDef> {
     Ok(c)
 }
 
-/// `rate`: bits per second, or `"unlimited"` (`Some(None)`).
-fn parse_rate(t: &Table<'_>) -> Result<Option<Option<u64>>> {
-    const EXPECTED: &str = "a rate like \"5Mbit/s\", or \"unlimited\"";
-    let Some(s) = t.str("rate", EXPECTED)? else {
+/// `rate`: bits per second, or `"unlimited"` (`None`), or drawn per trial,
+/// log-normal (`{ median = "3.3Mbit/s", sigma = 1.0 }`: the rate and its σ).
+fn parse_rate(t: &Table<'_>) -> Result<Option<(Option<u64>, Option<f64>)>> {
+    const EXPECTED: &str =
+        "a rate like \"5Mbit/s\", or \"unlimited\", or { median = \"3.3Mbit/s\", sigma = 1.0 }";
+    let Some(item) = t.item("rate") else {
         return Ok(None);
     };
+    if item.as_str().is_none() {
+        let d = t.sub("rate", EXPECTED)?.expect("present");
+        d.check_keys(&["median", "sigma"])?;
+        const RATE: &str = "a rate above 0 like \"3.3Mbit/s\"";
+        let median = d
+            .req_str("median", RATE)
+            .and_then(|s| units::rate(s).map_err(|m| d.bad("median", m, RATE)))?;
+        if median == 0 {
+            return Err(d.bad("median", "a log-normal rate needs a median above 0", RATE));
+        }
+        const SIGMA: &str = "a number from 0 to 3";
+        let sigma = d
+            .float("sigma", SIGMA)?
+            .ok_or_else(|| d.missing("sigma", "σ of the rate's logarithm, from 0 to 3"))?;
+        if !(0.0..=3.0).contains(&sigma) {
+            return Err(d.bad("sigma", "out of range", SIGMA));
+        }
+        return Ok(Some((Some(median), Some(sigma))));
+    }
+    let s = t.str("rate", EXPECTED)?.expect("present");
     if s == "unlimited" {
-        return Ok(Some(None));
+        return Ok(Some((None, None)));
     }
     let rate = units::rate(s).map_err(|m| t.bad("rate", m, EXPECTED))?;
-    Ok(Some(Some(rate)))
+    Ok(Some((Some(rate), None)))
 }
 
 /// `queue`, `red` and `priority_drop` over those of `spec`: the queue's limit and

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::{CloseReason, Connection};
 use crate::time::Instant;
-use crate::trace::{Event, State, TimerKind};
+use crate::trace::{CaState, Event, State, TimerKind};
 
 /// The timer after a user timeout has passed: Linux's one jiffy, at `HZ` 1000.
 const USER_TIMEOUT_TICK: Duration = Duration::from_millis(1);
@@ -63,6 +63,9 @@ impl Connection {
                     self.enter_closed(now, CloseReason::TimedOut);
                     return;
                 }
+                if self.tx.ca.state() != CaState::Loss {
+                    self.count_rto_over_srtt();
+                }
                 self.enter_loss(now);
                 // Linux `tcp_retransmit_timer` retransmits the head whatever cwnd and
                 // pipe say; what follows obeys cwnd.
@@ -80,6 +83,22 @@ impl Connection {
     fn user_timeout_left(&self, now: Instant) -> Option<Duration> {
         let (limit, start) = (self.ctl.user_timeout?, self.ctl.retrans_stamp?);
         Some(limit.saturating_sub(now.saturating_since(start)))
+    }
+
+    /// A loss episode's first timeout: its RTO against the smoothed RTT, as
+    /// `gentle-aggression-sigcomm13.txt` Figure 2 measured them (the thresholds are
+    /// the figure's median and 99th percentile).
+    fn count_rto_over_srtt(&mut self) {
+        let Some(srtt) = self.tx.rtt.srtt().filter(|s| !s.is_zero()) else {
+            return;
+        };
+        let rto = self.tx.rtt.rto_backed_off();
+        if rto > srtt * 6 {
+            self.counters.rto_over_6_srtt += 1;
+        }
+        if rto > srtt * 200 {
+            self.counters.rto_over_200_srtt += 1;
+        }
     }
 
     pub(crate) fn arm_rto(&mut self, now: Instant) {
