@@ -278,7 +278,36 @@ pub struct Channel {
     policer: Option<PolicerState>,
 }
 
+/// The storage of a channel's queues, emptied, for the channel a later trial builds
+/// (so that a trial's queues do not grow again from nothing).
+#[derive(Debug, Default)]
+pub struct ChannelStorage {
+    held: VecDeque<(u64, u64, u32)>,
+    arrivals: VecDeque<(u64, u32)>,
+    evicted: Vec<u32>,
+}
+
 impl Channel {
+    /// Its queues' storage, emptied (the channel is done with).
+    pub fn into_storage(self) -> ChannelStorage {
+        let mut s = ChannelStorage {
+            held: self.held,
+            arrivals: self.arrivals,
+            evicted: self.evicted,
+        };
+        s.held.clear();
+        s.arrivals.clear();
+        s.evicted.clear();
+        s
+    }
+
+    /// This channel with `kept`'s storage for its queues (which are empty).
+    pub fn with_storage(mut self, kept: ChannelStorage) -> Self {
+        debug_assert!(self.held.is_empty() && self.arrivals.is_empty());
+        (self.held, self.arrivals, self.evicted) = (kept.held, kept.arrivals, kept.evicted);
+        self
+    }
+
     /// The loss model's lossy bursts so far.
     pub fn loss_bursts(&self) -> crate::loss::BurstCounts {
         self.loss.burst_counts()

@@ -7,7 +7,7 @@ use gentle_tcp::{Counters, Instant};
 use super::apps::{self, WorkloadRt};
 use super::spare::{Scratch, Spare};
 use super::{Ev, Setup, SetupError, Sim, Tally};
-use crate::link::{Channel, ChannelStats, LinkSpec};
+use crate::link::{Channel, ChannelStats, ChannelStorage, LinkSpec};
 use crate::record::{LinkStats, TrialResult};
 use crate::rng;
 use crate::workload::WorkloadSpec;
@@ -21,6 +21,7 @@ fn channels(
     trial_seed: u64,
     names: &mut Vec<String>,
     chans: &mut Vec<Channel>,
+    storage: &mut Vec<ChannelStorage>,
 ) {
     names.extend(nodes);
     let idx = |n: &str, names: &mut Vec<String>| -> u16 {
@@ -37,8 +38,10 @@ fn channels(
         let b = idx(&l.b, names);
         let r1 = rng::lazy_stream(trial_seed, rng::ids::LINK + 2 * i as u64);
         let r2 = rng::lazy_stream(trial_seed, rng::ids::LINK + 2 * i as u64 + 1);
-        chans.push(Channel::new(l.a_to_b, a, b, r1));
-        chans.push(Channel::new(l.b_to_a, b, a, r2));
+        for (spec, from, to, r) in [(l.a_to_b, a, b, r1), (l.b_to_a, b, a, r2)] {
+            let kept = storage.pop().unwrap_or_default();
+            chans.push(Channel::new(spec, from, to, r).with_storage(kept));
+        }
     }
 }
 
@@ -91,6 +94,7 @@ impl<'o> Sim<'o> {
             trial_seed,
             &mut spare.node_names,
             &mut spare.chans,
+            &mut spare.chan_storage,
         );
         let names = &spare.node_names;
         for w in &workloads {
@@ -107,7 +111,7 @@ impl<'o> Sim<'o> {
         shortest_routes(&spare.chans, n, &mut spare.route, &mut spare.scratch);
         spare
             .host_rngs
-            .extend((0..n).map(|i| rng::stream(trial_seed, rng::ids::HOST + i as u64)));
+            .extend((0..n).map(|i| rng::host_stream(trial_seed, rng::ids::HOST + i as u64)));
         spare.next_port.resize(n, 32768);
         let mut sim = Sim {
             now: Instant::ZERO,
@@ -115,6 +119,7 @@ impl<'o> Sim<'o> {
             heap: spare.heap,
             slab: spare.slab,
             chans: spare.chans,
+            chan_storage: spare.chan_storage,
             node_names: spare.node_names,
             route: spare.route,
             route_scratch: spare.scratch,
@@ -278,6 +283,7 @@ impl<'o> Sim<'o> {
             route: self.route,
             scratch: self.route_scratch,
             chans: self.chans,
+            chan_storage: self.chan_storage,
             conns: self.conns,
             demux: self.demux,
             listeners: self.listeners,

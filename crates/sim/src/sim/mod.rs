@@ -23,7 +23,6 @@ use std::time::Duration;
 
 use gentle_tcp::corrective::CorrectiveOption;
 use gentle_tcp::{Config, Connection, Flags, Instant, Segment};
-use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
 
 pub use capture::ipv4_frame as capture_frame;
@@ -186,6 +185,8 @@ pub struct Sim<'o> {
     route: Vec<u32>,
     route_scratch: Scratch,
     chans: Vec<Channel>,
+    /// Earlier trials' channels' queues not used by this trial's (kept in `spare::Spare` between trials).
+    chan_storage: Vec<crate::link::ChannelStorage>,
     /// The trial's connections are `conns[..live_conns]`; the slots after them are
     /// an earlier trial's, overwritten where they stand when a connection is made.
     pub(crate) conns: Vec<ConnSlot>,
@@ -196,7 +197,7 @@ pub struct Sim<'o> {
     pub(crate) app_conns: Vec<AppConn>,
     app_conn_by_client: FxHashMap<u64, u32>,
     pub(crate) workloads: Vec<WorkloadRt>,
-    host_rngs: Vec<ChaCha8Rng>,
+    host_rngs: Vec<crate::rng::HostRng>,
     /// Each host's path state per peer host, left by closed connections (Linux
     /// `tcp_metrics`), for fast start (`fast-start-and-sessions.txt` §3.2).
     path_cache: FxHashMap<(u16, u16), gentle_tcp::PathMetrics>,

@@ -17,14 +17,13 @@ use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
 
 use super::apps::{AppConn, WorkloadRt};
 use super::metrics::{EpisodeWatch, TailWatch};
 use super::tcp_sessions::HostSession;
 use super::{ConnSlot, Entry};
-use crate::link::Channel;
+use crate::link::{Channel, ChannelStorage};
 use crate::packet::Slab;
 
 /// The reusable containers of one simulation, all empty.
@@ -36,6 +35,8 @@ pub(super) struct Spare {
     pub route: Vec<u32>,
     pub scratch: Scratch,
     pub chans: Vec<Channel>,
+    /// The last trial's channels' queues, emptied, for this trial's channels.
+    pub chan_storage: Vec<ChannelStorage>,
     /// Slots of connections, kept with the last trial's connections in them (a new
     /// trial builds its own in their place).
     pub conns: Vec<ConnSlot>,
@@ -44,7 +45,7 @@ pub(super) struct Spare {
     pub app_conns: Vec<AppConn>,
     pub app_conn_by_client: FxHashMap<u64, u32>,
     pub workloads: Vec<WorkloadRt>,
-    pub host_rngs: Vec<ChaCha8Rng>,
+    pub host_rngs: Vec<crate::rng::HostRng>,
     pub path_cache: FxHashMap<(u16, u16), gentle_tcp::PathMetrics>,
     pub host_sessions: Vec<HostSession>,
     pub host_session_of: FxHashMap<(u16, u16), u32>,
@@ -87,7 +88,8 @@ impl Spare {
         self.heap.clear();
         self.slab.clear();
         self.node_names.clear();
-        self.chans.clear();
+        self.chan_storage
+            .extend(self.chans.drain(..).map(Channel::into_storage));
         // The connections stay in their slots, for the next trial to overwrite
         // (a connection is built once, not built and then moved into the table).
         self.demux.clear();
