@@ -414,16 +414,18 @@ fn the_reactive_web_population_fits_what_the_readme_says_it_fits() {
 #[test]
 fn the_dc1_population_fits_what_the_readme_says_it_fits() {
     // The README (prr-latency): on the calibration's seed (2) and size the
-    // population matches 9 of the 12 within 10%, and misses the responses with a
-    // server retransmission and the timeouts in Open and in Disorder.
+    // population matches 11 of the 12 within 10%, and misses the retransmission
+    // rate.
     let fits = fit_of_seeded(
         "examples/populations/google-2011-dc1.toml",
         "examples/calibration/google-2011-dc1-targets.toml",
         Some(2),
     );
     let claimed = [
-        "Server.RetransSegs / Server.OutSegs",
+        "ExchangesWithServerRetrans / Exchanges",
         "Server.TCPFastRetrans / Server.RetransSegs",
+        "(Server.TimeoutsOpen + Server.SynTimeouts) / Server.RetransSegs",
+        "Server.TimeoutsDisorder / Server.RetransSegs",
         "Server.TimeoutsRecovery / Server.RetransSegs",
         "Server.TimeoutsLoss / Server.RetransSegs",
         "Server.TCPSlowStartRetrans / Server.RetransSegs",
@@ -687,17 +689,17 @@ fn the_dc1_experiments_run_on_one_population() {
 #[test]
 fn prr_latency_services_fit_what_the_readme_says_they_fit() {
     // The README (prr-latency): the response size of Table 9's services, fitted on
-    // the DC1 population to the baseline's latencies, matches all four within 10%
-    // on the calibration's seed.
+    // the DC1 population to the baseline's latencies, matches p25, p90 and the mean
+    // within 10% on the calibration's seed, and misses p50 by under 20%.
     let fits = fit_of(
         "examples/prr-latency.toml",
         "examples/calibration/prr-latency-services-targets.toml",
     );
     assert_eq!(fits.len(), 4);
-    assert_within_10pct_exactly(
-        &fits,
-        &["latency.p25", "latency.p50", "latency.p90", "latency.mean"],
-    );
+    assert_within_10pct_exactly(&fits, &["latency.p25", "latency.p90", "latency.mean"]);
+    for (stat, v, t) in &fits {
+        assert!((v - t).abs() <= 0.20 * t, "{stat}: {v} against {t}");
+    }
 }
 
 #[test]
