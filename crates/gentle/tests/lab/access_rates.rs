@@ -3,8 +3,6 @@
 //! spread as the rates do, about those of the fixed rate; bad parameters are refused
 //! with their place.
 
-use std::process::Command;
-
 use serde_json::Value;
 
 use crate::common;
@@ -12,7 +10,6 @@ use crate::common;
 /// 100 kB over a lossless path of `rate` (a TOML value): transfer time is mostly
 /// size over rate.
 fn run(rate: &str) -> Result<Value, (i32, String)> {
-    let d = common::scratch("rates");
     let text = format!(
         r#"name = "r"
 trials = 400
@@ -32,19 +29,7 @@ response = "100KB"
 profile = "linux-3.10"
 "#
     );
-    std::fs::write(d.join("s.toml"), text).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_gentle"))
-        .current_dir(&*d)
-        .args(["run", "s.toml", "--json"])
-        .output()
-        .unwrap();
-    if !o.status.success() {
-        return Err((
-            o.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        ));
-    }
-    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let doc = common::run_json("rates", &text)?;
     Ok(doc["variants"][0]["latency_ms"].clone())
 }
 

@@ -2,8 +2,6 @@
 //! spurious retransmissions happen as on real paths; without `reorder` packets keep their
 //! order; bad parameters are refused with their place.
 
-use std::process::Command;
-
 use serde_json::Value;
 
 use crate::common;
@@ -31,23 +29,9 @@ profile = "linux-3.10"
 /// Runs the path with `jitter` (a TOML value, or nothing) and returns the variant's
 /// JSON summary, or the command's stderr and exit status when it fails.
 fn run(jitter: Option<&str>) -> Result<Value, (i32, String)> {
-    let d = common::scratch("jitter");
     let j = jitter.map_or(String::new(), |j| format!("jitter = {j}\n"));
     let text = format!("name = \"j\"\n{PATH}{j}{REST}");
-    std::fs::write(d.join("s.toml"), text).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_gentle"))
-        .current_dir(&*d)
-        .args(["run", "s.toml", "--json"])
-        .output()
-        .unwrap();
-    if !o.status.success() {
-        return Err((
-            o.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        ));
-    }
-    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
-    Ok(doc["variants"][0].clone())
+    Ok(common::run_json("jitter", &text)?["variants"][0].clone())
 }
 
 #[test]
@@ -108,7 +92,6 @@ fn bad_delay_variation_is_refused_with_its_place() {
 /// Counters of 200 trials whose response's last segment is lost once (a timeout in
 /// Open), over a path of `one_way` delay (a duration in TOML).
 fn tail_timeouts(one_way: &str) -> Value {
-    let d = common::scratch("rto-over-rtt");
     let text = format!(
         r#"name = "t"
 trials = 200
@@ -130,14 +113,7 @@ tlp = "off"
 er = "off"
 "#
     );
-    std::fs::write(d.join("s.toml"), text).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_gentle"))
-        .current_dir(&*d)
-        .args(["run", "s.toml", "--json"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let doc = common::run_json("rto-over-rtt", &text).unwrap_or_else(|(_, e)| panic!("{e}"));
     doc["variants"][0]["counters"].clone()
 }
 

@@ -112,14 +112,19 @@ impl DelayParam {
             ),
             DelayParam::Choice(v) => v[rng.get().gen_range(0..v.len())],
             DelayParam::LogNormal { median, sigma } => {
-                let m = median.as_secs_f64();
-                let d = rand_distr::LogNormal::new(m.ln(), *sigma)
-                    .expect("σ checked at parse")
-                    .sample(rng.get());
-                Duration::from_secs_f64(d.clamp(m / LOGNORMAL_SPAN, m * LOGNORMAL_SPAN))
+                Duration::from_secs_f64(lognormal(rng, median.as_secs_f64(), *sigma))
             }
         }
     }
+}
+
+/// A log-normal draw with median `median` and σ `sigma` (checked at parse), kept
+/// within [`LOGNORMAL_SPAN`] of the median either way.
+fn lognormal(rng: &mut Lazy, median: f64, sigma: f64) -> f64 {
+    let x = rand_distr::LogNormal::new(median.ln(), sigma)
+        .expect("σ checked at parse")
+        .sample(rng.get());
+    x.clamp(median / LOGNORMAL_SPAN, median * LOGNORMAL_SPAN)
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -139,15 +144,7 @@ impl ChanDef {
         let Some(sigma) = self.rate_sigma else {
             return Some(median);
         };
-        let m = median as f64;
-        let r = rand_distr::LogNormal::new(m.ln(), sigma)
-            .expect("σ checked at parse")
-            .sample(rng.get());
-        Some(
-            r.clamp(m / LOGNORMAL_SPAN, m * LOGNORMAL_SPAN)
-                .round()
-                .max(1.0) as u64,
-        )
+        Some(lognormal(rng, median as f64, sigma).round().max(1.0) as u64)
     }
 }
 
@@ -338,13 +335,7 @@ fn parse_rate(t: &Table<'_>) -> Result<Option<(Option<u64>, Option<f64>)>> {
         if median == 0 {
             return Err(d.bad("median", "a log-normal rate needs a median above 0", RATE));
         }
-        const SIGMA: &str = "a number from 0 to 3";
-        let sigma = d
-            .float("sigma", SIGMA)?
-            .ok_or_else(|| d.missing("sigma", "σ of the rate's logarithm, from 0 to 3"))?;
-        if !(0.0..=3.0).contains(&sigma) {
-            return Err(d.bad("sigma", "out of range", SIGMA));
-        }
+        let sigma = parse_sigma(&d, "rate")?;
         return Ok(Some((Some(median), Some(sigma))));
     }
     let s = t.str("rate", EXPECTED)?.expect("present");
@@ -507,6 +498,21 @@ fn parse_reserved_bits(t: &Table<'_>) -> Result<Option<ReservedBits>> {
     }
 }
 
+/// `sigma` of a log-normal `what` (a delay, a rate): required, from 0 to 3.
+fn parse_sigma(d: &Table<'_>, what: &str) -> Result<f64> {
+    const SIGMA: &str = "a number from 0 to 3";
+    let sigma = d.float("sigma", SIGMA)?.ok_or_else(|| {
+        d.missing(
+            "sigma",
+            &format!("σ of the {what}'s logarithm, from 0 to 3"),
+        )
+    })?;
+    if !(0.0..=3.0).contains(&sigma) {
+        return Err(d.bad("sigma", "out of range", SIGMA));
+    }
+    Ok(sigma)
+}
+
 fn parse_delay(t: &Table<'_>) -> Result<DelayParam> {
     let expected = "a duration like \"50ms\", or { uniform = [\"10ms\", \"200ms\"] }, or { choice = [\"20ms\", \"100ms\"] }, or { median = \"40ms\", sigma = 0.8 }";
     if t.item("delay").and_then(|i| i.as_str()).is_some() {
@@ -515,12 +521,7 @@ fn parse_delay(t: &Table<'_>) -> Result<DelayParam> {
     let d = t.sub("delay", expected)?.expect("present");
     d.check_keys(&["uniform", "choice", "median", "sigma"])?;
     if let Some(median) = d.duration("median")? {
-        let sigma = d
-            .float("sigma", "a number from 0 to 3")?
-            .ok_or_else(|| d.missing("sigma", "σ of the delay's logarithm, from 0 to 3"))?;
-        if !(0.0..=3.0).contains(&sigma) {
-            return Err(d.bad("sigma", "out of range", "a number from 0 to 3"));
-        }
+        let sigma = parse_sigma(&d, "delay")?;
         if median.is_zero() {
             return Err(d.bad(
                 "median",

@@ -105,6 +105,22 @@ pub fn gentle_in(dir: &Path, args: &[&str]) -> Output {
         .expect("gentle runs")
 }
 
+/// `gentle run s.toml --json` on scenario `text`, written into a new scratch
+/// directory (`name` says which test made it): the JSON report, or the exit status
+/// and stderr of a run that failed.
+pub fn run_json(name: &str, text: &str) -> Result<serde_json::Value, (i32, String)> {
+    let d = scratch(name);
+    std::fs::write(d.join("s.toml"), text).unwrap();
+    let o = gentle_in(&d, &["run", "s.toml", "--json"]);
+    if !o.status.success() {
+        return Err((
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        ));
+    }
+    Ok(serde_json::from_slice(&o.stdout).expect("a JSON report"))
+}
+
 /// Trial `k` of the frontend example (40 clients, a Linux 3.10 server) captured
 /// into `dir`, with `gentle run`'s other outputs beside it.
 pub fn frontend_capture(dir: &Path, k: u32) -> PathBuf {
