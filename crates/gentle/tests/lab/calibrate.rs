@@ -659,7 +659,10 @@ fn the_dc1_experiments_run_on_one_population() {
     // response size when `drop_size`.
     let workloads = |s: &Scenario, drop_size: bool| {
         let all = std::iter::once(&s.workloads).chain(s.population.iter().map(|m| &m.workloads));
-        let mut v = serde_json::to_value(all.collect::<Vec<_>>()).unwrap();
+        let specs = |ws: &Vec<std::sync::Arc<gentle_sim::workload::WorkloadSpec>>| {
+            ws.iter().map(|w| (**w).clone()).collect::<Vec<_>>()
+        };
+        let mut v = serde_json::to_value(all.map(specs).collect::<Vec<_>>()).unwrap();
         for ws in v.as_array_mut().unwrap() {
             for w in ws.as_array_mut().unwrap() {
                 let kind = w["kind"].as_object_mut().unwrap();

@@ -50,7 +50,7 @@ response = "3000B"
 
 fn parse(variant: &str) -> Result<Config, ScenarioError> {
     let text = format!("{HEAD}[[variant]]\n{variant}\n");
-    Scenario::parse("s.toml", &text).map(|s| s.variants[0].config.clone())
+    Scenario::parse("s.toml", &text).map(|s| Config::clone(&s.variants[0].config))
 }
 
 fn switches() -> impl Iterator<Item = &'static Switch> {

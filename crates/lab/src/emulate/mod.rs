@@ -174,7 +174,7 @@ fn host_variant(cc: &str) -> Variant {
     };
     Variant {
         name: format!("kernel {cc}"),
-        config,
+        config: config.into(),
         backend: None,
         workload_configs: Vec::new(),
         kernel: Some(KernelSpec {

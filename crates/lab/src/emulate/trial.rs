@@ -229,7 +229,7 @@ fn build_path(
     let host = EngineHost::new(
         addr,
         peer,
-        a.variant.config.clone(),
+        gentle_tcp::Config::clone(&a.variant.config),
         rng::stream(ts, rng::ids::HOST),
         role,
         shared.clone(),

@@ -74,7 +74,7 @@ fn eras_variants() -> Vec<Variant> {
     ERAS.iter()
         .map(|p| Variant {
             name: p.name().to_string(),
-            config: p.config(),
+            config: p.config().into(),
             backend: None,
             workload_configs: Vec::new(),
             kernel: None,

@@ -16,11 +16,13 @@ pub mod targets;
 mod variant;
 mod workload;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use error::ScenarioError;
 use error::Source;
 use gentle_sim::Setup;
+use gentle_sim::workload::WorkloadSpec;
 use gentle_tcp::Config;
 pub use network::{ChanDef, DelayParam, LinkDef};
 use reader::{Result, Table};
@@ -86,7 +88,8 @@ impl Filter {
 #[derive(Clone, Debug)]
 pub struct Variant {
     pub name: String,
-    pub config: Config,
+    /// Shared by the trials' setups, not copied into each.
+    pub config: Arc<Config>,
     /// The backend leg's configuration, for workloads relayed through a frontend;
     /// `None`: the same as `config`.
     pub backend: Option<Config>,
@@ -120,7 +123,8 @@ pub struct Scenario {
     pub paper: Option<paper::Paper>,
     /// Access networks drawn per trial in place of `links` (`[population]`).
     pub population: Vec<population::Member>,
-    pub workloads: Vec<gentle_sim::workload::WorkloadSpec>,
+    /// Shared by the trials' setups, not copied into each.
+    pub workloads: Vec<Arc<gentle_sim::workload::WorkloadSpec>>,
     pub variants: Vec<Variant>,
     pub capture: Option<String>,
     /// Draw a time-sequence graph of trial 0 of every variant with `--out`.
@@ -191,16 +195,9 @@ impl Scenario {
             workloads: workloads
                 .iter()
                 .enumerate()
-                .map(|(i, w)| {
-                    let mut w = w.clone();
-                    if let Some(b) = w.backend.as_mut() {
-                        b.config = variant.backend.clone();
-                    }
-                    w.server_config = variant.workload_configs.get(i).cloned().flatten();
-                    w
-                })
+                .map(|(i, w)| for_variant(w, variant, i))
                 .collect(),
-            config: variant.config.clone(),
+            config: Arc::clone(&variant.config),
             time_limit: self.time_limit,
         }
     }
@@ -216,6 +213,26 @@ impl Scenario {
                 .map_or(String::new(), |w| w.server.clone())
         })
     }
+}
+
+/// Workload `i` as `variant` runs it: its backend leg with the variant's backend
+/// configuration and its server side with the variant's per-workload one — the
+/// scenario's own, shared, when the variant changes neither.
+fn for_variant(w: &Arc<WorkloadSpec>, variant: &Variant, i: usize) -> Arc<WorkloadSpec> {
+    let server_config = variant.workload_configs.get(i).cloned().flatten();
+    let backend_differs = w
+        .backend
+        .as_ref()
+        .is_some_and(|b| b.config != variant.backend);
+    if !backend_differs && w.server_config == server_config {
+        return Arc::clone(w);
+    }
+    let mut w = WorkloadSpec::clone(w);
+    if let Some(b) = w.backend.as_mut() {
+        b.config = variant.backend.clone();
+    }
+    w.server_config = server_config;
+    Arc::new(w)
 }
 
 fn parse_toml(src: Source<'_>) -> Result<toml_edit::Document<String>> {
@@ -271,7 +288,7 @@ pub(crate) fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scen
         links,
         paper,
         population,
-        workloads,
+        workloads: workloads.into_iter().map(Arc::new).collect(),
         variants,
         capture: head.capture,
         tsg: head.tsg,

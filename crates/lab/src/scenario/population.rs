@@ -29,7 +29,7 @@ pub struct Member {
     /// Its share of the trials, the shares summing to 1.
     pub share: f64,
     pub links: Vec<LinkDef>,
-    pub workloads: Vec<gentle_sim::workload::WorkloadSpec>,
+    pub workloads: Vec<std::sync::Arc<gentle_sim::workload::WorkloadSpec>>,
 }
 
 /// Reads `[population]` of `root`; empty without one.

@@ -67,7 +67,7 @@ pub fn parse_variants(top: &Table<'_>, relayed: bool) -> Result<Vec<Variant>> {
         let kernel = parse_kernel(t)?;
         out.push(Variant {
             name,
-            config,
+            config: config.into(),
             backend,
             workload_configs: Vec::new(),
             kernel,

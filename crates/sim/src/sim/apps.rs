@@ -2,6 +2,7 @@
 //! response times (see [`crate::workload`] and [`crate::record`]).
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::rng::Lazy;
@@ -39,7 +40,7 @@ pub(crate) enum Action {
 }
 
 pub(crate) struct WorkloadRt {
-    pub spec: WorkloadSpec,
+    pub spec: Arc<WorkloadSpec>,
     pub client: u16,
     pub server: u16,
     pub start: Duration,
@@ -57,7 +58,7 @@ pub(crate) struct WorkloadRt {
 }
 
 impl WorkloadRt {
-    pub fn new(spec: WorkloadSpec, client: u16, server: u16, mut rng: Lazy) -> Self {
+    pub fn new(spec: Arc<WorkloadSpec>, client: u16, server: u16, mut rng: Lazy) -> Self {
         let jitter = if spec.jitter.is_zero() {
             Duration::ZERO
         } else {
@@ -206,7 +207,8 @@ impl Sim<'_> {
         match action {
             Action::Start => {
                 let w = &mut self.workloads[wl as usize];
-                match w.spec.kind.clone() {
+                let spec = Arc::clone(&w.spec);
+                match spec.kind {
                     WorkloadKind::Page {
                         objects,
                         connections,
@@ -259,7 +261,7 @@ impl Sim<'_> {
             .spec
             .client_config
             .clone()
-            .unwrap_or_else(|| self.config.clone());
+            .unwrap_or_else(|| (*self.config).clone());
         cfg.trace |= self.config.trace;
         if let Some(mw) = w.spec.max_window {
             cfg.recv_buffer = mw;
@@ -600,9 +602,9 @@ impl Sim<'_> {
             WorkloadKind::Exchanges { think, .. } => *think,
             _ => Duration::ZERO,
         };
-        let kind = w.spec.kind.clone();
+        let spec = Arc::clone(&w.spec);
         let all_done = w.finished >= w.total;
-        match kind {
+        match spec.kind {
             WorkloadKind::Exchanges {
                 mode: ConnectionMode::Fresh,
                 ..

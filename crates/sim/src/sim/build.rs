@@ -2,6 +2,8 @@
 //! workloads, in containers an earlier trial on the thread left
 //! ([`Spare`]) — and taking it apart at its end into its [`TrialResult`].
 
+use std::sync::Arc;
+
 use gentle_tcp::{Counters, Instant};
 
 use super::apps::{self, WorkloadRt};
@@ -159,7 +161,7 @@ impl<'o> Sim<'o> {
     fn add_workload(
         &mut self,
         i: usize,
-        w: WorkloadSpec,
+        w: Arc<WorkloadSpec>,
         trial_seed: u64,
     ) -> Result<(), SetupError> {
         let node = |name: &str| self.node_names.iter().position(|x| x == name);

@@ -19,6 +19,7 @@ mod tcp_sessions;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use gentle_tcp::corrective::CorrectiveOption;
@@ -42,9 +43,10 @@ use spare::Scratch;
 pub struct Setup {
     pub nodes: Vec<String>,
     pub links: Vec<LinkSpec>,
-    pub workloads: Vec<WorkloadSpec>,
+    /// Shared, not copied, by the trials that use the same ones.
+    pub workloads: Vec<Arc<WorkloadSpec>>,
     /// TCP configuration of every endpoint not given its own.
-    pub config: Config,
+    pub config: Arc<Config>,
     /// A trial stops at this virtual time even if work is unfinished; a setup
     /// without a measured workload runs until it.
     pub time_limit: Duration,
@@ -205,7 +207,7 @@ pub struct Sim<'o> {
     host_sessions: Vec<tcp_sessions::HostSession>,
     host_session_of: FxHashMap<(u16, u16), u32>,
     next_port: Vec<u16>,
-    config: Config,
+    config: Arc<Config>,
     time_limit: u64,
     pub(crate) tally: Tally,
     measured_left: u32,
@@ -226,7 +228,9 @@ impl<'o> Sim<'o> {
     /// Shows the trial to `observer` as it runs.
     pub fn with_observer(mut self, observer: &'o mut dyn Observer) -> Sim<'o> {
         self.engine_events = observer.wants_engine_events();
-        self.config.trace |= self.engine_events;
+        if self.engine_events && !self.config.trace {
+            Arc::make_mut(&mut self.config).trace = true;
+        }
         self.observer = Some(observer);
         self
     }

@@ -24,7 +24,7 @@ impl Sim<'_> {
                 c.trace |= self.config.trace;
                 c
             }
-            None => self.config.clone(),
+            None => (*self.config).clone(),
         }
     }
 

@@ -30,7 +30,7 @@ impl Sim<'_> {
         };
         let frontend = w.server;
         let backend = w.backend_node;
-        let mut cfg = b.config.clone().unwrap_or_else(|| self.config.clone());
+        let mut cfg = b.config.clone().unwrap_or_else(|| (*self.config).clone());
         cfg.trace |= self.config.trace;
         for _ in 0..b.pool {
             let sid = self.app_conns.len() as u32;

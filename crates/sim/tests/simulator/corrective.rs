@@ -4,6 +4,7 @@
 //! and interoperation with a peer that does not speak Corrective.
 
 use crate::common;
+use std::sync::Arc;
 
 use common::*;
 use gentle_sim::link::ChannelSpec;
@@ -40,7 +41,7 @@ fn runs(down: ChannelSpec, up: ChannelSpec, server: Config, client: Config) -> V
         exchange(40, 20_000, 3, ConnectionMode::Persistent),
         server,
     );
-    s.workloads[0].client_config = Some(client);
+    Arc::make_mut(&mut s.workloads[0]).client_config = Some(client);
     (0..TRIALS).map(|seed| run(&s, seed)).collect()
 }
 

@@ -4,6 +4,7 @@
 //! leg; each leg runs its own configuration; every byte arrives once and intact.
 
 use crate::common;
+use std::sync::Arc;
 
 use std::time::Duration;
 
@@ -33,7 +34,7 @@ fn three_nodes(backend_ms: u64, loss: f64, backend_cfg: Option<Config>, n: u32) 
         link("frontend", "backend", backend_ms, loss),
     ];
     s.nodes = vec!["client".into(), "frontend".into(), "backend".into()];
-    let w = &mut s.workloads[0];
+    let w = Arc::make_mut(&mut s.workloads[0]);
     w.server = "frontend".into();
     w.backend = Some(Backend {
         node: "backend".into(),
@@ -132,7 +133,7 @@ fn corrective_runs_on_either_leg() {
     assert_eq!(r.counters.corrective_sent, r.backend.corrective_sent);
     // ... or the client leg only.
     let mut s = three_nodes(10, 0.01, Some(Profile::Linux26.config()), 5);
-    s.config = c;
+    s.config = Arc::new(c);
     let r = Sim::new(&s, 0, 3).unwrap().run();
     assert!(r.exchanges.iter().all(|e| e.complete));
     assert_eq!(r.backend.corrective_sent, 0);

@@ -12,6 +12,7 @@
 //! writes the trace of a failing run to /tmp/gentle-case.jsonl.
 
 use crate::common;
+use std::sync::Arc;
 
 use std::time::Duration;
 
@@ -444,11 +445,11 @@ fn random_setup(
         // run at once, in one session on each host.
         let copies = r.gen_range(2..5);
         for k in 1..copies {
-            let mut w = s.workloads[0].clone();
+            let mut w = gentle_sim::workload::WorkloadSpec::clone(&s.workloads[0]);
             w.name = format!("web{k}");
             w.port = 80 + k as u16;
             w.start = Duration::from_millis(r.gen_range(0..200));
-            s.workloads.push(w);
+            s.workloads.push(Arc::new(w));
         }
         n *= copies;
     }

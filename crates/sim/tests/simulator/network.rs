@@ -2,6 +2,7 @@
 //! duplication rates, ACK-path loss, multi-hop routing, determinism.
 
 use crate::common;
+use std::sync::Arc;
 
 use std::time::Duration;
 
@@ -162,13 +163,13 @@ fn endless_cross_traffic_shares_a_bottleneck() {
         exchange(100, 20_000, 3, ConnectionMode::Persistent),
         Config::default(),
     );
-    let mut cross = s.workloads[0].clone();
+    let mut cross = gentle_sim::workload::WorkloadSpec::clone(&s.workloads[0]);
     cross.name = "cross".into();
     cross.port = 81;
     cross.kind = WorkloadKind::Bulk { bytes: None };
     cross.measure = false;
     cross.max_window = Some(8 * 1024);
-    s.workloads.push(cross);
+    s.workloads.push(Arc::new(cross));
     let r = Sim::new(&s, 0, 3).unwrap().run();
     assert_eq!(
         r.exchanges

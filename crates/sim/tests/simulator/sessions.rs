@@ -3,6 +3,7 @@
 //! leave it when they close; the session keeps its state for the next connection.
 
 use crate::common;
+use std::sync::Arc;
 
 use std::time::Duration;
 
@@ -51,12 +52,12 @@ fn run(
         kind,
         server,
     );
-    s.workloads[0].client_config = Some(cfg(false));
+    Arc::make_mut(&mut s.workloads[0]).client_config = Some(cfg(false));
     for k in 1..parallel {
-        let mut w = s.workloads[0].clone();
+        let mut w = gentle_sim::workload::WorkloadSpec::clone(&s.workloads[0]);
         w.name = format!("web{k}");
         w.port = 80 + k;
-        s.workloads.push(w);
+        s.workloads.push(Arc::new(w));
     }
     let mut sends = DataSends::default();
     let r = Sim::new(&s, 0, 3).unwrap().with_observer(&mut sends).run();
@@ -147,7 +148,7 @@ fn an_idle_session_restarts_with_fast_start_when_its_members_run_it() {
             kind.clone(),
             server,
         );
-        s.workloads[0].client_config = Some(cfg(false));
+        Arc::make_mut(&mut s.workloads[0]).client_config = Some(cfg(false));
         let mut sends = DataSends::default();
         let r = Sim::new(&s, 0, 3).unwrap().with_observer(&mut sends).run();
         assert!(r.exchanges.iter().all(|e| e.complete));
@@ -205,7 +206,7 @@ fn temporal_sharing_starts_a_new_connection_from_the_last_ones_state() {
             kind,
             server,
         );
-        s.workloads[0].client_config = Some(cfg(false));
+        Arc::make_mut(&mut s.workloads[0]).client_config = Some(cfg(false));
         let mut seen = FirstState::default();
         let r = Sim::new(&s, 0, 3).unwrap().with_observer(&mut seen).run();
         assert!(r.exchanges.iter().all(|e| e.complete));

@@ -3,6 +3,7 @@
 //! acknowledgement policy of the clients a server serves.
 
 use crate::common;
+use std::sync::Arc;
 
 use common::*;
 use gentle_sim::loss::{DropCount, LossModel};
@@ -45,7 +46,7 @@ fn the_clients_receiver_policy_sets_when_an_odd_tail_is_acknowledged() {
             exchange(100, 3 * 1448, 1, ConnectionMode::Fresh),
             Profile::Linux26.config(),
         );
-        setup.workloads[0].client_receiver = client;
+        Arc::make_mut(&mut setup.workloads[0]).client_receiver = client;
         let r = run(&setup, 1);
         r.exchanges[0].server_ns.expect("finished") as f64 / 1e6
     };

@@ -49,7 +49,7 @@ fn on_clock(v: &Variant, hz: u32, map: JiffiesMap, sim_anchor: u64, kernel_ancho
                 .expect("within the switch's range");
         }
     };
-    set(&mut v.config);
+    set(std::sync::Arc::make_mut(&mut v.config));
     for c in v.workload_configs.iter_mut().flatten() {
         set(c);
     }

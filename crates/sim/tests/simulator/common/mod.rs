@@ -1,6 +1,7 @@
 #![allow(dead_code)]
 //! Helpers shared by the simulator tests.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use gentle_sim::link::{ChannelSpec, LinkSpec, QueueDiscipline, QueueLimit};
@@ -33,7 +34,7 @@ pub fn two_hosts(down: ChannelSpec, up: ChannelSpec, kind: WorkloadKind, cfg: Co
             a_to_b: down,
             b_to_a: up,
         }],
-        workloads: vec![WorkloadSpec {
+        workloads: vec![Arc::new(WorkloadSpec {
             name: "web".into(),
             client: "client".into(),
             server: "server".into(),
@@ -51,8 +52,8 @@ pub fn two_hosts(down: ChannelSpec, up: ChannelSpec, kind: WorkloadKind, cfg: Co
             warmup: 0,
             server_config: None,
             period: None,
-        }],
-        config: cfg,
+        })],
+        config: Arc::new(cfg),
         time_limit: Duration::from_secs(600),
     }
 }
