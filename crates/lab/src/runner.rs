@@ -95,7 +95,14 @@ impl Observer for TrialObservers {
             o.on_packet(ev, p);
         }
     }
-    fn on_engine(&mut self, t: Instant, node: u16, conn: u32, ev: &Event, nodes: &[String]) {
+    fn on_engine(
+        &mut self,
+        t: Instant,
+        node: u16,
+        conn: u32,
+        ev: &Event,
+        nodes: &[std::sync::Arc<str>],
+    ) {
         if let Some(o) = &mut self.trace {
             o.on_engine(t, node, conn, ev, nodes);
         }

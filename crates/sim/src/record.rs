@@ -182,9 +182,9 @@ pub struct LinkStats {
     /// Index of the `[[link]]` (the setup's `links`).
     pub link: u32,
     /// The direction: from node ...
-    pub from: String,
+    pub from: std::sync::Arc<str>,
     /// ... to node.
-    pub to: String,
+    pub to: std::sync::Arc<str>,
     pub stats: ChannelStats,
 }
 

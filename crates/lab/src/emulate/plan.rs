@@ -50,15 +50,14 @@ pub fn check(scn: &Scenario) -> Result<ServerSide, String> {
         .workloads
         .first()
         .ok_or("the scenario has no workload")?;
-    let side = if first.server == link.a {
+    let side = if *first.server == *link.a {
         ServerSide::A
     } else {
         ServerSide::B
     };
     for w in &scn.workloads {
         let ends = (w.server.as_str(), w.client.as_str());
-        if ends != (link.a.as_str(), link.b.as_str()) && ends != (link.b.as_str(), link.a.as_str())
-        {
+        if ends != (&*link.a, &*link.b) && ends != (&*link.b, &*link.a) {
             return Err(format!(
                 "workload `{}` runs between {} and {}, not the two ends of the link ({} and {})",
                 w.name, w.client, w.server, link.a, link.b

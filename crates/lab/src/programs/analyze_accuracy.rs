@@ -55,7 +55,7 @@ fn cause_of(k: RetransKind) -> Cause {
 impl Observer for Truth {
     fn on_packet(&mut self, ev: PacketEvent, p: &PacketView<'_>) {
         self.capture.on_packet(ev, p);
-        if ev != PacketEvent::Send || p.nodes[p.node as usize] != self.node {
+        if ev != PacketEvent::Send || *p.nodes[p.node as usize] != *self.node {
             return;
         }
         let Some((iss, _)) = p.isn else {
@@ -66,8 +66,15 @@ impl Observer for Truth {
         self.sent.push((p.t, rel, p.seg.src_port, p.seg.dst_port));
     }
 
-    fn on_engine(&mut self, t: Instant, node: u16, _conn: u32, ev: &Event, nodes: &[String]) {
-        if nodes[node as usize] != self.node {
+    fn on_engine(
+        &mut self,
+        t: Instant,
+        node: u16,
+        _conn: u32,
+        ev: &Event,
+        nodes: &[std::sync::Arc<str>],
+    ) {
+        if *nodes[node as usize] != *self.node {
             return;
         }
         if let Event::Retransmit { seq, kind, .. } = ev

@@ -40,7 +40,7 @@ fn loss_pct(v: &VariantResult) -> f64 {
     let s = v
         .per_link
         .iter()
-        .filter(|l| (l.from.as_str(), l.to.as_str()) == BOTTLENECK)
+        .filter(|l| (&*l.from, &*l.to) == BOTTLENECK)
         .fold((0u64, 0u64), |(d, o), l| {
             (
                 d + l.stats.dropped_queue + l.stats.dropped_loss,
@@ -227,10 +227,10 @@ pub fn run_bulk(quick: bool) -> Vec<BulkRow> {
             let hosts_kbps: Vec<(String, f64)> = v
                 .per_link
                 .iter()
-                .filter(|l| l.to == BOTTLENECK.0 && l.from != BOTTLENECK.1)
+                .filter(|l| &*l.to == BOTTLENECK.0 && &*l.from != BOTTLENECK.1)
                 .map(|l| {
                     (
-                        l.from.clone(),
+                        l.from.to_string(),
                         l.stats.bytes_delivered as f64 * 8.0 / secs / 1e3,
                     )
                 })

@@ -252,9 +252,12 @@ pub(crate) fn parse_doc(src: Source<'_>, root: &toml_edit::Table) -> Result<Scen
     let links = network::parse_links(&top)?;
     let nodes: Vec<String> = links
         .iter()
-        .flat_map(|l| [l.a.clone(), l.b.clone()])
+        .flat_map(|l| [l.a.to_string(), l.b.to_string()])
         .collect();
-    let pairs: Vec<(String, String)> = links.iter().map(|l| (l.a.clone(), l.b.clone())).collect();
+    let pairs: Vec<(String, String)> = links
+        .iter()
+        .map(|l| (l.a.to_string(), l.b.to_string()))
+        .collect();
     let (workloads, table_of) = workload::parse_workloads(
         &top,
         &nodes,

@@ -150,8 +150,9 @@ impl ChanDef {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkDef {
-    pub a: String,
-    pub b: String,
+    /// Node names, shared by every trial's link.
+    pub a: std::sync::Arc<str>,
+    pub b: std::sync::Arc<str>,
     pub a_to_b: ChanDef,
     pub b_to_a: ChanDef,
 }
@@ -177,8 +178,8 @@ impl LinkDef {
             self.b_to_a.sample_rate(rng)
         };
         LinkSpec {
-            a: self.a.clone(),
-            b: self.b.clone(),
+            a: std::sync::Arc::clone(&self.a),
+            b: std::sync::Arc::clone(&self.b),
             a_to_b: ab,
             b_to_a: ba,
         }
@@ -254,8 +255,8 @@ pub fn parse_links(top: &Table<'_>) -> Result<Vec<LinkDef>> {
                 ));
             }
             out.push(LinkDef {
-                a: n(&a),
-                b: n(&b),
+                a: n(&a).into(),
+                b: n(&b).into(),
                 a_to_b: ab.clone(),
                 b_to_a: ba.clone(),
             });

@@ -156,12 +156,19 @@ impl Observer for FlowRecorder {
         };
         self.seen.push(SeenAt {
             t_ns: p.t.as_nanos(),
-            node: p.nodes[p.node as usize].clone(),
+            node: p.nodes[p.node as usize].to_string(),
             what,
         });
     }
 
-    fn on_engine(&mut self, t: Instant, node: u16, conn: u32, ev: &Event, nodes: &[String]) {
+    fn on_engine(
+        &mut self,
+        t: Instant,
+        node: u16,
+        conn: u32,
+        ev: &Event,
+        nodes: &[std::sync::Arc<str>],
+    ) {
         if let Event::CaState {
             from,
             to,
@@ -172,7 +179,7 @@ impl Observer for FlowRecorder {
         {
             self.seen.push(SeenAt {
                 t_ns: t.as_nanos(),
-                node: nodes[node as usize].clone(),
+                node: nodes[node as usize].to_string(),
                 what: Seen::Ca {
                     conn,
                     from: from.name().to_string(),

@@ -740,8 +740,9 @@ impl Channel {
 /// A link between two nodes: one channel per direction.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LinkSpec {
-    pub a: String,
-    pub b: String,
+    /// Node names, shared by every trial's copy of the link.
+    pub a: std::sync::Arc<str>,
+    pub b: std::sync::Arc<str>,
     pub a_to_b: ChannelSpec,
     pub b_to_a: ChannelSpec,
 }

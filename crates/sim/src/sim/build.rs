@@ -18,19 +18,19 @@ use crate::workload::WorkloadSpec;
 /// first appearance — and its channels: two per link (a to b, then b to a), each
 /// with its own random stream; into `names` and `chans`, which are empty.
 fn channels(
-    nodes: Vec<String>,
+    nodes: Vec<Arc<str>>,
     links: Vec<LinkSpec>,
     trial_seed: u64,
-    names: &mut Vec<String>,
+    names: &mut Vec<Arc<str>>,
     chans: &mut Vec<Channel>,
     storage: &mut Vec<ChannelStorage>,
 ) {
     names.extend(nodes);
-    let idx = |n: &str, names: &mut Vec<String>| -> u16 {
+    let idx = |n: &Arc<str>, names: &mut Vec<Arc<str>>| -> u16 {
         match names.iter().position(|x| x == n) {
             Some(i) => i as u16,
             None => {
-                names.push(n.to_string());
+                names.push(Arc::clone(n));
                 (names.len() - 1) as u16
             }
         }
@@ -101,7 +101,7 @@ impl<'o> Sim<'o> {
         let names = &spare.node_names;
         for w in &workloads {
             for host in [&w.client, &w.server] {
-                if !names.contains(host) {
+                if !names.iter().any(|x| **x == **host) {
                     return Err(SetupError(format!(
                         "workload `{}`: node `{}` is not on any link",
                         w.name, host
@@ -164,7 +164,7 @@ impl<'o> Sim<'o> {
         w: Arc<WorkloadSpec>,
         trial_seed: u64,
     ) -> Result<(), SetupError> {
-        let node = |name: &str| self.node_names.iter().position(|x| x == name);
+        let node = |name: &str| self.node_names.iter().position(|x| **x == *name);
         let client = node(&w.client).expect("checked") as u16;
         let server = node(&w.server).expect("checked") as u16;
         self.check_path(&w.name, (client, &w.client), (server, &w.server))?;
@@ -249,8 +249,8 @@ impl<'o> Sim<'o> {
             links.add(&ch.stats);
             per_link.push(LinkStats {
                 link: (i / 2) as u32,
-                from: self.node_names[ch.from as usize].clone(),
-                to: self.node_names[ch.to as usize].clone(),
+                from: Arc::clone(&self.node_names[ch.from as usize]),
+                to: Arc::clone(&self.node_names[ch.to as usize]),
                 stats: ch.stats,
             });
         }

@@ -158,8 +158,8 @@ impl Observer for TraceRecorder {
         let (iss, irs) = p.isn.unwrap_or((0, 0));
         let info = PacketInfo {
             flow: p.meta.flow,
-            from: p.nodes[p.src as usize].clone(),
-            to: p.nodes[p.dst as usize].clone(),
+            from: p.nodes[p.src as usize].to_string(),
+            to: p.nodes[p.dst as usize].to_string(),
             sport: seg.src_port,
             dport: seg.dst_port,
             flags: flag_letters(seg),
@@ -192,16 +192,23 @@ impl Observer for TraceRecorder {
         };
         self.lines.push(TraceLine {
             t_ns: p.t.as_nanos(),
-            node: p.nodes[p.node as usize].clone(),
+            node: p.nodes[p.node as usize].to_string(),
             what,
             packet: Some(info),
         });
     }
 
-    fn on_engine(&mut self, t: Instant, node: u16, conn: u32, ev: &Event, nodes: &[String]) {
+    fn on_engine(
+        &mut self,
+        t: Instant,
+        node: u16,
+        conn: u32,
+        ev: &Event,
+        nodes: &[std::sync::Arc<str>],
+    ) {
         self.lines.push(TraceLine {
             t_ns: t.as_nanos(),
-            node: nodes[node as usize].clone(),
+            node: nodes[node as usize].to_string(),
             what: TraceWhat::Engine {
                 conn,
                 event: ev.clone(),
@@ -237,7 +244,7 @@ impl Capture {
 impl Observer for Capture {
     fn on_packet(&mut self, ev: PacketEvent, p: &PacketView<'_>) {
         if matches!(ev, PacketEvent::Send | PacketEvent::Recv)
-            && p.nodes[p.node as usize] == self.node
+            && *p.nodes[p.node as usize] == *self.node
         {
             let ident = self.frames.len() as u16;
             self.frames

@@ -41,7 +41,7 @@ use spare::Scratch;
 /// Everything needed to build one trial's simulation.
 #[derive(Clone, Debug)]
 pub struct Setup {
-    pub nodes: Vec<String>,
+    pub nodes: Vec<Arc<str>>,
     pub links: Vec<LinkSpec>,
     /// Shared, not copied, by the trials that use the same ones.
     pub workloads: Vec<Arc<WorkloadSpec>>,
@@ -182,7 +182,7 @@ pub struct Sim<'o> {
     seq: u64,
     heap: BinaryHeap<Reverse<Entry>>,
     slab: Slab,
-    node_names: Vec<String>,
+    node_names: Vec<Arc<str>>,
     /// `route[node * nodes + dst]` = channel index, or `u32::MAX` if unreachable.
     route: Vec<u32>,
     route_scratch: Scratch,
@@ -284,7 +284,7 @@ impl<'o> Sim<'o> {
     }
 
     /// Names of the nodes, by index.
-    pub fn node_names(&self) -> &[String] {
+    pub fn node_names(&self) -> &[Arc<str>] {
         &self.node_names
     }
 
@@ -629,7 +629,7 @@ fn show(
     t: Instant,
     sessions: &[AppConn],
     conns: &[ConnSlot],
-    nodes: &[String],
+    nodes: &[Arc<str>],
 ) {
     let view = PacketView {
         t,

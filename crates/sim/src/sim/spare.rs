@@ -31,7 +31,7 @@ use crate::packet::Slab;
 pub(super) struct Spare {
     pub heap: BinaryHeap<Reverse<Entry>>,
     pub slab: Slab,
-    pub node_names: Vec<String>,
+    pub node_names: Vec<std::sync::Arc<str>>,
     pub route: Vec<u32>,
     pub scratch: Scratch,
     pub chans: Vec<Channel>,

@@ -620,7 +620,7 @@ fn priority_drop_protects_normal_packets_from_a_fast_start_burst() {
         let l = r
             .per_link
             .iter()
-            .find(|l| l.from == "router" && l.to == "client");
+            .find(|l| &*l.from == "router" && &*l.to == "client");
         l.expect("the bottleneck direction").stats
     };
     assert!(tail.exchanges[0].complete);

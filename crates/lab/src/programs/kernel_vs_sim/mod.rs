@@ -167,7 +167,14 @@ impl Observer for SimObserver {
             self.first_syn = Some(p.t.as_nanos());
         }
     }
-    fn on_engine(&mut self, t: Instant, _node: u16, _conn: u32, ev: &Event, _nodes: &[String]) {
+    fn on_engine(
+        &mut self,
+        t: Instant,
+        _node: u16,
+        _conn: u32,
+        ev: &Event,
+        _nodes: &[std::sync::Arc<str>],
+    ) {
         if let Event::Retransmit { seq, kind, .. } = ev
             && *seq < self.response_end
         {
