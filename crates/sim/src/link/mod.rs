@@ -301,11 +301,11 @@ impl Channel {
         s
     }
 
-    /// This channel with `kept`'s storage for its queues (which are empty).
-    pub fn with_storage(mut self, kept: ChannelStorage) -> Self {
+    /// Gives this channel `kept`'s storage for its queues (which are empty), where
+    /// it stands.
+    pub fn use_storage(&mut self, kept: ChannelStorage) {
         debug_assert!(self.held.is_empty() && self.arrivals.is_empty());
         (self.held, self.arrivals, self.evicted) = (kept.held, kept.arrivals, kept.evicted);
-        self
     }
 
     /// The loss model's lossy bursts so far.

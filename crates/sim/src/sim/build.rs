@@ -42,7 +42,8 @@ fn channels(
         let r2 = rng::lazy_stream(trial_seed, rng::ids::LINK + 2 * i as u64 + 1);
         for (spec, from, to, r) in [(l.a_to_b, a, b, r1), (l.b_to_a, b, a, r2)] {
             let kept = storage.pop().unwrap_or_default();
-            chans.push(Channel::new(spec, from, to, r).with_storage(kept));
+            chans.push(Channel::new(spec, from, to, r));
+            chans.last_mut().expect("pushed").use_storage(kept);
         }
     }
 }
