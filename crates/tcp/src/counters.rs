@@ -135,6 +135,11 @@ counters! {
     lost_retransmit => "TCPLostRetransmit",
     /// DSACKs received.
     dsack_recv => "TCPDSACKRecv",
+    /// Fast-recovery episodes with at least one retransmission a DSACK showed
+    /// unnecessary, during the episode or after it (until the next episode):
+    /// `prr-imc11.txt` Table 3's "DSACKs/FR", "fast-recoveries causing DSACKs"
+    /// (§2.1). Not a Linux MIB counter.
+    recoveries_dsacked => "RecoveriesDsacked",
     /// DSACKs sent for data below the cumulative ACK.
     dsack_old_sent => "TCPDSACKOldSent",
     /// DSACKs sent for out-of-order duplicates.

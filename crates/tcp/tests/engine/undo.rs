@@ -87,3 +87,34 @@ fn undo_can_be_switched_off() {
     assert_eq!(s.dut.counters().undos(), 0);
     assert_eq!(s.dut.cwnd(), 5);
 }
+
+/// `prr-imc11.txt` §2.1 counts "fast-recoveries causing DSACKs": a recovery counts
+/// once, however many DSACKs show its retransmissions unnecessary, and even when
+/// they arrive after it ended.
+#[test]
+fn a_recovery_shown_spurious_by_dsacks_is_counted_once() {
+    let (mut s, _) = spurious_fast_retransmit(Profile::Rfc.config());
+    assert_eq!(s.dut.counters().recoveries_dsacked, 0);
+    s.at(205.0);
+    s.send(ack(seg(MSS, 13)));
+    assert_eq!(s.dut.ca_state(), CaState::Open);
+    s.expect_burst(seg(MSS, 13), 5, MSS, 205.0);
+    s.at(300.0);
+    s.send(ack(seg(MSS, 13)).sack(&[(1, seg(MSS, 2))]));
+    assert_eq!(s.dut.counters().recoveries_dsacked, 1);
+    // A second DSACK of the same episode's retransmission counts no second time.
+    s.skip_all();
+    s.send(ack(seg(MSS, 13)).sack(&[(1, seg(MSS, 2))]));
+    assert_eq!(s.dut.counters().dsack_recv, 2);
+    assert_eq!(s.dut.counters().recoveries_dsacked, 1);
+}
+
+#[test]
+fn a_needed_recovery_is_not_counted_as_causing_dsacks() {
+    let (mut s, _) = spurious_fast_retransmit(Profile::Rfc.config());
+    s.at(300.0);
+    s.send(ack(seg(MSS, 13)));
+    s.skip_all();
+    assert_eq!(s.dut.counters().recovery_episodes, 1);
+    assert_eq!(s.dut.counters().recoveries_dsacked, 0);
+}

@@ -31,6 +31,9 @@ pub(crate) struct Undo {
     prior_cwnd: u32,
     /// ssthresh to restore; 0 after a CWR, which is never undone to it.
     prior_ssthresh: u32,
+    /// The episode is a fast recovery none of whose retransmissions a DSACK has
+    /// shown unnecessary yet (counted in `RecoveriesDsacked` when one does).
+    recovery_undsacked: bool,
 }
 
 impl Undo {
@@ -58,6 +61,7 @@ impl Undo {
     /// A CWR reduction from `cwnd` begins: it is never undone.
     pub fn on_cwr(&mut self, cwnd: u32) {
         self.marker = None;
+        self.recovery_undsacked = false;
         self.prior_cwnd = cwnd;
     }
     /// A recovery from `cwnd` begins at `una` with `retrans_out` retransmissions
@@ -66,11 +70,13 @@ impl Undo {
         self.prior_cwnd = cwnd;
         self.marker = Some(una);
         self.retrans = retrans_out as i64;
+        self.recovery_undsacked = true;
     }
     /// A timeout: undoable from `marker` if one is given.
     pub fn on_loss(&mut self, marker: Option<u64>) {
         self.marker = marker;
         self.retrans = 0;
+        self.recovery_undsacked = false;
     }
     /// Nothing of the reduction can be undone (a failed fast start's reset).
     pub fn disarm(&mut self) {
@@ -106,6 +112,10 @@ impl Connection {
             self.tx.sb.dsack_retransmitted(lo, hi) as i64
         };
         self.tx.undo.retrans -= undone;
+        if undone > 0 && self.tx.undo.recovery_undsacked {
+            self.tx.undo.recovery_undsacked = false;
+            self.counters.recoveries_dsacked += 1;
+        }
         if self.cfg.undo
             && undone > 0
             && self.tx.undo.retrans <= 0
