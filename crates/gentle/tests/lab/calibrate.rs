@@ -414,8 +414,8 @@ fn the_reactive_web_population_fits_what_the_readme_says_it_fits() {
 #[test]
 fn the_dc1_population_fits_what_the_readme_says_it_fits() {
     // The README (prr-latency): on the calibration's seed (2) and size the
-    // population matches 11 of the 12 within 10%, and misses the retransmission
-    // rate.
+    // population matches 11 of the 12 within 10% (Table 3's fast recoveries
+    // causing DSACKs among them), and misses the retransmission rate.
     let fits = fit_of_seeded(
         "examples/populations/google-2011-dc1.toml",
         "examples/calibration/google-2011-dc1-targets.toml",
@@ -430,8 +430,8 @@ fn the_dc1_population_fits_what_the_readme_says_it_fits() {
         "Server.TimeoutsLoss / Server.RetransSegs",
         "Server.TCPSlowStartRetrans / Server.RetransSegs",
         "Server.TCPFastRetrans / Server.RecoveryEpisodes",
-        "Server.TCPDSACKRecv / Server.RecoveryEpisodes",
-        "Server.TCPDSACKRecv / Server.TCPFastRetrans",
+        "Server.RecoveriesDsacked / Server.RecoveryEpisodes",
+        "Server.RecoveriesDsacked / Server.TCPFastRetrans",
         "Server.TCPLostRetransmit / Server.TCPFastRetrans",
     ];
     assert_eq!(fits.len(), 12);
@@ -692,17 +692,17 @@ fn the_dc1_experiments_run_on_one_population() {
 #[test]
 fn prr_latency_services_fit_what_the_readme_says_they_fit() {
     // The README (prr-latency): the response size of Table 9's services, fitted on
-    // the DC1 population to the baseline's latencies, matches p25, p90 and the mean
-    // within 10% on the calibration's seed, and misses p50 by under 20%.
+    // the DC1 population to the baseline's latencies, matches p25, p50, p90 and the
+    // mean within 10% on the calibration's seed.
     let fits = fit_of(
         "examples/prr-latency.toml",
         "examples/calibration/prr-latency-services-targets.toml",
     );
     assert_eq!(fits.len(), 4);
-    assert_within_10pct_exactly(&fits, &["latency.p25", "latency.p90", "latency.mean"]);
-    for (stat, v, t) in &fits {
-        assert!((v - t).abs() <= 0.20 * t, "{stat}: {v} against {t}");
-    }
+    assert_within_10pct_exactly(
+        &fits,
+        &["latency.p25", "latency.p50", "latency.p90", "latency.mean"],
+    );
 }
 
 #[test]
