@@ -5,6 +5,7 @@
 //! so the output is identical with one thread or many.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
 use std::time::Instant as WallClock;
 
 use gentle_sim::link::ChannelStats;
@@ -95,14 +96,7 @@ impl Observer for TrialObservers {
             o.on_packet(ev, p);
         }
     }
-    fn on_engine(
-        &mut self,
-        t: Instant,
-        node: u16,
-        conn: u32,
-        ev: &Event,
-        nodes: &[std::sync::Arc<str>],
-    ) {
+    fn on_engine(&mut self, t: Instant, node: u16, conn: u32, ev: &Event, nodes: &[Arc<str>]) {
         if let Some(o) = &mut self.trace {
             o.on_engine(t, node, conn, ev, nodes);
         }

@@ -1,5 +1,7 @@
 //! What a trial produces: one record per exchange, one per page load, and totals.
 
+use std::sync::Arc;
+
 use gentle_tcp::Counters;
 use serde::Serialize;
 
@@ -182,9 +184,9 @@ pub struct LinkStats {
     /// Index of the `[[link]]` (the setup's `links`).
     pub link: u32,
     /// The direction: from node ...
-    pub from: std::sync::Arc<str>,
+    pub from: Arc<str>,
     /// ... to node.
-    pub to: std::sync::Arc<str>,
+    pub to: Arc<str>,
     pub stats: ChannelStats,
 }
 

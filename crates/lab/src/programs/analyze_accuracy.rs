@@ -8,6 +8,7 @@
 //! confusion matrix per variant.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use gentle_analyze::{Analyzer, Cause, Options};
 use gentle_sim::observe::{Observer, PacketEvent, PacketView};
@@ -66,14 +67,7 @@ impl Observer for Truth {
         self.sent.push((p.t, rel, p.seg.src_port, p.seg.dst_port));
     }
 
-    fn on_engine(
-        &mut self,
-        t: Instant,
-        node: u16,
-        _conn: u32,
-        ev: &Event,
-        nodes: &[std::sync::Arc<str>],
-    ) {
+    fn on_engine(&mut self, t: Instant, node: u16, _conn: u32, ev: &Event, nodes: &[Arc<str>]) {
         if *nodes[node as usize] != *self.node {
             return;
         }

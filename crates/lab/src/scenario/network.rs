@@ -10,6 +10,7 @@
 //! Keys at the top of the link apply to
 //! both directions; `[link.a_to_b]` and `[link.b_to_a]` override them.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use gentle_sim::link::{
@@ -151,8 +152,8 @@ impl ChanDef {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkDef {
     /// Node names, shared by every trial's link.
-    pub a: std::sync::Arc<str>,
-    pub b: std::sync::Arc<str>,
+    pub a: Arc<str>,
+    pub b: Arc<str>,
     pub a_to_b: ChanDef,
     pub b_to_a: ChanDef,
 }
@@ -178,8 +179,8 @@ impl LinkDef {
             self.b_to_a.sample_rate(rng)
         };
         LinkSpec {
-            a: std::sync::Arc::clone(&self.a),
-            b: std::sync::Arc::clone(&self.b),
+            a: Arc::clone(&self.a),
+            b: Arc::clone(&self.b),
             a_to_b: ab,
             b_to_a: ba,
         }

@@ -17,6 +17,8 @@
 //! keys (a client's receiver policy, its responses) and keep the scenario's
 //! workloads in number and order; the variants and everything else stay one.
 
+use std::sync::Arc;
+
 use super::network::LinkDef;
 use super::reader::{Result, Table};
 use super::sweep::{Setting, flatten, set};
@@ -29,7 +31,7 @@ pub struct Member {
     /// Its share of the trials, the shares summing to 1.
     pub share: f64,
     pub links: Vec<LinkDef>,
-    pub workloads: Vec<std::sync::Arc<gentle_sim::workload::WorkloadSpec>>,
+    pub workloads: Vec<Arc<gentle_sim::workload::WorkloadSpec>>,
 }
 
 /// Reads `[population]` of `root`; empty without one.

@@ -13,6 +13,7 @@
 pub mod command;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use gentle_sim::{Observer, PacketEvent, PacketView};
 use gentle_tcp::{Event, Instant};
@@ -161,14 +162,7 @@ impl Observer for FlowRecorder {
         });
     }
 
-    fn on_engine(
-        &mut self,
-        t: Instant,
-        node: u16,
-        conn: u32,
-        ev: &Event,
-        nodes: &[std::sync::Arc<str>],
-    ) {
+    fn on_engine(&mut self, t: Instant, node: u16, conn: u32, ev: &Event, nodes: &[Arc<str>]) {
         if let Event::CaState {
             from,
             to,

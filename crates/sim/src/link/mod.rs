@@ -27,6 +27,7 @@ mod stats;
 pub mod trace;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use gentle_tcp::{Ecn, Flags, Segment};
@@ -741,8 +742,8 @@ impl Channel {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LinkSpec {
     /// Node names, shared by every trial's copy of the link.
-    pub a: std::sync::Arc<str>,
-    pub b: std::sync::Arc<str>,
+    pub a: Arc<str>,
+    pub b: Arc<str>,
     pub a_to_b: ChannelSpec,
     pub b_to_a: ChannelSpec,
 }

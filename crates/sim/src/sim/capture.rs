@@ -4,6 +4,7 @@
 
 use gentle_tcp::{Event, Instant, Segment};
 use serde::Serialize;
+use std::sync::Arc;
 
 use super::observe::{Observer, PacketEvent, PacketView};
 
@@ -198,14 +199,7 @@ impl Observer for TraceRecorder {
         });
     }
 
-    fn on_engine(
-        &mut self,
-        t: Instant,
-        node: u16,
-        conn: u32,
-        ev: &Event,
-        nodes: &[std::sync::Arc<str>],
-    ) {
+    fn on_engine(&mut self, t: Instant, node: u16, conn: u32, ev: &Event, nodes: &[Arc<str>]) {
         self.lines.push(TraceLine {
             t_ns: t.as_nanos(),
             node: nodes[node as usize].to_string(),

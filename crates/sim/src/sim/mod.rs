@@ -30,9 +30,10 @@ pub use capture::ipv4_frame as capture_frame;
 pub use capture::{Capture, PacketInfo, TraceLine, TraceRecorder, TraceWhat};
 pub use observe::{DropReason, Observer, PacketEvent, PacketView};
 
-use crate::link::{Admit, Channel, LinkSpec};
+use crate::link::{Admit, Channel, ChannelStorage, LinkSpec};
 use crate::packet::{Packet, PacketMeta, Slab};
 use crate::record::TrialResult;
+use crate::rng::HostRng;
 use crate::workload::WorkloadSpec;
 use apps::{AppConn, WorkloadRt};
 use metrics::{EpisodeWatch, TailWatch};
@@ -188,7 +189,7 @@ pub struct Sim<'o> {
     route_scratch: Scratch,
     chans: Vec<Channel>,
     /// Earlier trials' channels' queues not used by this trial's (kept in `spare::Spare` between trials).
-    chan_storage: Vec<crate::link::ChannelStorage>,
+    chan_storage: Vec<ChannelStorage>,
     /// The trial's connections are `conns[..live_conns]`; the slots after them are
     /// an earlier trial's, overwritten where they stand when a connection is made.
     pub(crate) conns: Vec<ConnSlot>,
@@ -199,7 +200,7 @@ pub struct Sim<'o> {
     pub(crate) app_conns: Vec<AppConn>,
     app_conn_by_client: FxHashMap<u64, u32>,
     pub(crate) workloads: Vec<WorkloadRt>,
-    host_rngs: Vec<crate::rng::HostRng>,
+    host_rngs: Vec<HostRng>,
     /// Each host's path state per peer host, left by closed connections (Linux
     /// `tcp_metrics`), for fast start (`fast-start-and-sessions.txt` §3.2).
     path_cache: FxHashMap<(u16, u16), gentle_tcp::PathMetrics>,

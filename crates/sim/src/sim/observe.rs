@@ -16,6 +16,7 @@
 //! travel in [`PacketMeta`], which such sources fill as far as they know.
 
 use gentle_tcp::{Connection, Event, Instant, Segment};
+use std::sync::Arc;
 
 use crate::packet::PacketMeta;
 
@@ -84,7 +85,7 @@ pub struct PacketView<'a> {
     /// The sending connection's ISS and IRS, when known, for relative numbers.
     pub isn: Option<(u32, u32)>,
     /// Host names by index.
-    pub nodes: &'a [std::sync::Arc<str>],
+    pub nodes: &'a [Arc<str>],
 }
 
 /// Receives what the simulator shows. Every method does nothing by default.
@@ -93,14 +94,7 @@ pub trait Observer {
     fn on_packet(&mut self, _ev: PacketEvent, _p: &PacketView<'_>) {}
     /// An engine trace event of connection `conn` at host `node`; only delivered when
     /// [`wants_engine_events`](Self::wants_engine_events) says so.
-    fn on_engine(
-        &mut self,
-        _t: Instant,
-        _node: u16,
-        _conn: u32,
-        _ev: &Event,
-        _nodes: &[std::sync::Arc<str>],
-    ) {
+    fn on_engine(&mut self, _t: Instant, _node: u16, _conn: u32, _ev: &Event, _nodes: &[Arc<str>]) {
     }
     /// Connection `conn` after an input (segment, timer or application call).
     fn on_connection(&mut self, _t: Instant, _conn: u32, _c: &Connection) {}
@@ -115,14 +109,7 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
         self.0.on_packet(ev, p);
         self.1.on_packet(ev, p);
     }
-    fn on_engine(
-        &mut self,
-        t: Instant,
-        node: u16,
-        conn: u32,
-        ev: &Event,
-        nodes: &[std::sync::Arc<str>],
-    ) {
+    fn on_engine(&mut self, t: Instant, node: u16, conn: u32, ev: &Event, nodes: &[Arc<str>]) {
         self.0.on_engine(t, node, conn, ev, nodes);
         self.1.on_engine(t, node, conn, ev, nodes);
     }
@@ -139,14 +126,7 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     fn on_packet(&mut self, ev: PacketEvent, p: &PacketView<'_>) {
         (**self).on_packet(ev, p);
     }
-    fn on_engine(
-        &mut self,
-        t: Instant,
-        node: u16,
-        conn: u32,
-        ev: &Event,
-        nodes: &[std::sync::Arc<str>],
-    ) {
+    fn on_engine(&mut self, t: Instant, node: u16, conn: u32, ev: &Event, nodes: &[Arc<str>]) {
         (**self).on_engine(t, node, conn, ev, nodes);
     }
     fn on_connection(&mut self, t: Instant, conn: u32, c: &Connection) {

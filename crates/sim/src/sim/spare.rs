@@ -16,6 +16,7 @@
 use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -25,13 +26,14 @@ use super::tcp_sessions::HostSession;
 use super::{ConnSlot, Entry};
 use crate::link::{Channel, ChannelStorage};
 use crate::packet::Slab;
+use crate::rng::HostRng;
 
 /// The reusable containers of one simulation, all empty.
 #[derive(Default)]
 pub(super) struct Spare {
     pub heap: BinaryHeap<Reverse<Entry>>,
     pub slab: Slab,
-    pub node_names: Vec<std::sync::Arc<str>>,
+    pub node_names: Vec<Arc<str>>,
     pub route: Vec<u32>,
     pub scratch: Scratch,
     pub chans: Vec<Channel>,
@@ -45,7 +47,7 @@ pub(super) struct Spare {
     pub app_conns: Vec<AppConn>,
     pub app_conn_by_client: FxHashMap<u64, u32>,
     pub workloads: Vec<WorkloadRt>,
-    pub host_rngs: Vec<crate::rng::HostRng>,
+    pub host_rngs: Vec<HostRng>,
     pub path_cache: FxHashMap<(u16, u16), gentle_tcp::PathMetrics>,
     pub host_sessions: Vec<HostSession>,
     pub host_session_of: FxHashMap<(u16, u16), u32>,

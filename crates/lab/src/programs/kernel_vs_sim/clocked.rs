@@ -13,6 +13,7 @@
 use gentle_real::jiffies::JiffiesMap;
 use gentle_tcp::config::SwitchValue;
 use serde::Serialize;
+use std::sync::Arc;
 
 use super::{Side, simulate};
 use crate::scenario::{Scenario, Variant};
@@ -49,7 +50,7 @@ fn on_clock(v: &Variant, hz: u32, map: JiffiesMap, sim_anchor: u64, kernel_ancho
                 .expect("within the switch's range");
         }
     };
-    set(std::sync::Arc::make_mut(&mut v.config));
+    set(Arc::make_mut(&mut v.config));
     for c in v.workload_configs.iter_mut().flatten() {
         set(c);
     }

@@ -20,6 +20,7 @@
 //! Needs root: without it the report says why and nothing runs.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use gentle_sim::{Observer, PacketEvent, PacketView, Sim, rng};
 use gentle_tcp::{CaState, Connection, Event, Instant, RetransKind};
@@ -167,14 +168,7 @@ impl Observer for SimObserver {
             self.first_syn = Some(p.t.as_nanos());
         }
     }
-    fn on_engine(
-        &mut self,
-        t: Instant,
-        _node: u16,
-        _conn: u32,
-        ev: &Event,
-        _nodes: &[std::sync::Arc<str>],
-    ) {
+    fn on_engine(&mut self, t: Instant, _node: u16, _conn: u32, ev: &Event, _nodes: &[Arc<str>]) {
         if let Event::Retransmit { seq, kind, .. } = ev
             && *seq < self.response_end
         {
