@@ -39,50 +39,96 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// A packet of nothing, to be written over.
+    fn empty() -> Packet {
+        Packet {
+            src: 0,
+            dst: 0,
+            seg: Segment::default(),
+            meta: PacketMeta::default(),
+        }
+    }
+
     /// Bytes on the wire: IPv4 header + TCP header + payload.
     pub fn wire_len(&self) -> usize {
         IP_HEADER + self.seg.wire_len()
     }
 }
 
-/// A slab of packets so events carry a small index, and slots are reused.
+/// A slab of packets so events carry a small index, and slots are reused. A freed
+/// slot keeps its packet until the next one is written over it, so that a packet
+/// built in place ([`vacant`](Self::vacant)) costs no write but its own.
 #[derive(Debug, Default)]
 pub struct Slab {
-    slots: Vec<Option<Packet>>,
+    slots: Vec<Packet>,
     free: Vec<u32>,
+    /// Whether each slot holds a live packet (checked in debug builds only).
+    #[cfg(debug_assertions)]
+    live: Vec<bool>,
 }
 
 impl Slab {
     pub fn insert(&mut self, p: Packet) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = Some(p);
-                i
-            }
+        let i = self.vacant();
+        self.slots[i as usize] = p;
+        i
+    }
+    /// A slot for a packet to be built in place, whole: what it holds is not to
+    /// be read. It is live until [`free`](Self::free)d.
+    pub fn vacant(&mut self) -> u32 {
+        let i = match self.free.pop() {
+            Some(i) => i,
             None => {
-                self.slots.push(Some(p));
+                self.slots.push(Packet::empty());
+                #[cfg(debug_assertions)]
+                self.live.push(false);
                 (self.slots.len() - 1) as u32
             }
-        }
+        };
+        self.set_live(i, true);
+        i
     }
     pub fn take(&mut self, i: u32) -> Packet {
-        let p = self.slots[i as usize].take().expect("live packet slot");
-        self.free.push(i);
+        let p = self.get(i).clone(); // the slot's copy goes when it is next written
+        self.free(i);
         p
     }
-    /// Drops the packet in slot `i`.
+    /// Frees slot `i`; its packet is dropped when the slot is next written.
     pub fn free(&mut self, i: u32) {
-        self.slots[i as usize] = None;
+        self.set_live(i, false);
         self.free.push(i);
     }
     pub fn get(&self, i: u32) -> &Packet {
-        self.slots[i as usize].as_ref().expect("live packet slot")
+        self.check_live(i);
+        &self.slots[i as usize]
     }
     pub fn get_mut(&mut self, i: u32) -> &mut Packet {
-        self.slots[i as usize].as_mut().expect("live packet slot")
+        self.check_live(i);
+        &mut self.slots[i as usize]
     }
     pub fn clear(&mut self) {
         self.slots.clear();
         self.free.clear();
+        #[cfg(debug_assertions)]
+        self.live.clear();
+    }
+    #[inline(always)]
+    fn set_live(&mut self, _i: u32, _live: bool) {
+        #[cfg(debug_assertions)]
+        {
+            assert_ne!(
+                self.live[_i as usize], _live,
+                "packet slot {_i} live twice or freed twice"
+            );
+            self.live[_i as usize] = _live;
+        }
+    }
+    #[inline(always)]
+    fn check_live(&self, _i: u32) {
+        #[cfg(debug_assertions)]
+        assert!(
+            self.live[_i as usize],
+            "packet slot {_i} read after it was freed"
+        );
     }
 }

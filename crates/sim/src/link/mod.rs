@@ -373,7 +373,12 @@ impl Channel {
     fn tx_ns(&self, bytes: usize) -> u64 {
         match self.spec.rate_bps {
             None => 0,
-            Some(r) => ((bytes as u128 * 8 * 1_000_000_000) / r as u128) as u64,
+            // Bits times 10⁹ fit 64 bits for any packet (below 2.3 GB); the
+            // 128-bit division is kept for what does not.
+            Some(r) => match (bytes as u64).checked_mul(8 * 1_000_000_000) {
+                Some(n) => n / r,
+                None => ((bytes as u128 * 8 * 1_000_000_000) / r as u128) as u64,
+            },
         }
     }
 

@@ -294,11 +294,16 @@ impl<'o> Sim<'o> {
     /// Puts `pkt` into the slab, where it stays until it is read or dropped, and
     /// on its way from `node`.
     fn send(&mut self, node: u16, pkt: Packet) {
+        let slot = self.slab.insert(pkt);
+        self.send_slot(node, slot);
+    }
+
+    /// [`send`](Self::send) for a packet already in the slab.
+    fn send_slot(&mut self, node: u16, slot: u32) {
         self.tally.packets += 1;
-        if pkt.meta.payload > 0 {
+        if self.slab.get(slot).meta.payload > 0 {
             self.tally.data_packets += 1;
         }
-        let slot = self.slab.insert(pkt);
         self.emit_slot(PacketEvent::Send, node, slot);
         self.forward_slot(node, slot);
     }
@@ -527,8 +532,18 @@ impl<'o> Sim<'o> {
         }
         self.app_progress(c);
         let scb = self.session_membership(c);
-        while let Some(seg) = self.conns[c as usize].conn.poll_transmit(self.now) {
-            self.transmit(c, seg);
+        // Each segment is built where it will travel, in the slab.
+        loop {
+            let slot = self.slab.vacant();
+            let out = &mut self.slab.get_mut(slot).seg;
+            if !self.conns[c as usize]
+                .conn
+                .poll_transmit_into(self.now, out)
+            {
+                self.slab.free(slot);
+                break;
+            }
+            self.transmit_slot(c, slot);
         }
         if let Some(k) = scb {
             self.session_output(k);
@@ -547,8 +562,16 @@ impl<'o> Sim<'o> {
 
     /// Puts segment `seg` of connection `c` on the network.
     pub(crate) fn transmit(&mut self, c: u32, seg: Segment) {
+        let slot = self.slab.vacant();
+        self.slab.get_mut(slot).seg = seg;
+        self.transmit_slot(c, slot);
+    }
+
+    /// Puts the segment of connection `c` built in slab slot `at` on the network.
+    fn transmit_slot(&mut self, c: u32, at: u32) {
         let slot = &self.conns[c as usize];
         let (node, session, is_server) = (slot.node, slot.session, slot.is_server);
+        let seg = &self.slab.get(at).seg;
         let s = &self.app_conns[session as usize];
         let peer = if is_server { s.client } else { s.server };
         let rel_seq = seg.seq.wrapping_sub(slot.conn.iss()) as u64;
@@ -570,18 +593,12 @@ impl<'o> Sim<'o> {
             message,
             from_server: is_server,
             duplicate: false,
-            corrective: payload > 0 && CorrectiveOption::is_encoded(&seg),
+            corrective: payload > 0 && CorrectiveOption::is_encoded(seg),
             rel_ack,
         };
-        self.send(
-            node,
-            Packet {
-                src: node,
-                dst: peer,
-                seg,
-                meta,
-            },
-        );
+        let p = self.slab.get_mut(at);
+        (p.src, p.dst, p.meta) = (node, peer, meta);
+        self.send_slot(node, at);
     }
 
     fn schedule_timer(&mut self, c: u32) {

@@ -7,14 +7,33 @@ use crate::time::Instant;
 use crate::timer_wheel::KernelClock;
 use crate::trace::TimerKind;
 
+/// A timer not running: no deadline is this far (584 years).
+const UNSET: u64 = u64::MAX;
+
 /// When each timer fires, if it is set.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct TimerTable {
-    at: [Option<Instant>; TimerKind::COUNT],
+    /// Each deadline in nanoseconds, [`UNSET`] when the timer is stopped: the
+    /// earliest is a plain minimum, asked for after every input.
+    at: [u64; TimerKind::COUNT],
     /// The time each was armed for, before the kernel clock's rounding.
     asked: [Option<Instant>; TimerKind::COUNT],
     /// Linux's jiffies and timer wheel, when the connection models them.
     clock: Option<KernelClock>,
+}
+
+impl Default for TimerTable {
+    fn default() -> Self {
+        TimerTable {
+            at: [UNSET; TimerKind::COUNT],
+            asked: [None; TimerKind::COUNT],
+            clock: None,
+        }
+    }
+}
+
+fn decode(ns: u64) -> Option<Instant> {
+    (ns != UNSET).then_some(Instant::from_nanos(ns))
 }
 
 impl TimerTable {
@@ -28,13 +47,14 @@ impl TimerTable {
     /// Keeps timer `t` from firing after `limit` (Linux's probe shares one timer
     /// with the RTO, so the probe never waits past it on the wheel either).
     pub fn cap(&mut self, t: TimerKind, limit: Instant) {
-        if let Some(at) = &mut self.at[t as usize] {
-            *at = (*at).min(limit);
+        let at = &mut self.at[t as usize];
+        if *at != UNSET {
+            *at = (*at).min(limit.as_nanos());
         }
     }
     /// When timer `t` fires.
     pub fn get(&self, t: TimerKind) -> Option<Instant> {
-        self.at[t as usize]
+        decode(self.at[t as usize])
     }
     /// The time timer `t` was armed for (its firing time without a kernel clock).
     pub fn asked(&self, t: TimerKind) -> Option<Instant> {
@@ -42,7 +62,7 @@ impl TimerTable {
     }
     /// Sets (`Some`) or stops (`None`) timer `t` to fire exactly at `at`.
     pub fn put(&mut self, t: TimerKind, at: Option<Instant>) {
-        self.at[t as usize] = at;
+        self.at[t as usize] = at.map_or(UNSET, Instant::as_nanos);
         self.asked[t as usize] = at;
     }
     /// Arms timer `t` at `now` for `at`: a kernel timer on the kernel clock's
@@ -52,16 +72,17 @@ impl TimerTable {
             Some(c) if t.on_timer_wheel() => c.fire_time(now, at),
             _ => at,
         };
-        self.at[t as usize] = Some(fire);
+        self.at[t as usize] = fire.as_nanos();
         self.asked[t as usize] = Some(at);
     }
     pub fn is_set(&self, t: TimerKind) -> bool {
-        self.at[t as usize].is_some()
+        self.at[t as usize] != UNSET
     }
     /// Timer `t` is due at `now`: it is stopped and true is returned.
     pub fn take_due(&mut self, t: TimerKind, now: Instant) -> bool {
-        if self.at[t as usize].is_some_and(|at| at <= now) {
-            self.at[t as usize] = None;
+        let at = self.at[t as usize];
+        if at != UNSET && at <= now.as_nanos() {
+            self.at[t as usize] = UNSET;
             self.asked[t as usize] = None;
             true
         } else {
@@ -70,11 +91,11 @@ impl TimerTable {
     }
     /// The earliest deadline.
     pub fn next(&self) -> Option<Instant> {
-        self.at.iter().flatten().min().copied()
+        decode(self.at.iter().copied().fold(UNSET, u64::min))
     }
     /// Stops every timer.
     pub fn clear(&mut self) {
-        self.at = [None; TimerKind::COUNT];
+        self.at = [UNSET; TimerKind::COUNT];
         self.asked = [None; TimerKind::COUNT];
     }
 }

@@ -13,41 +13,38 @@ use crate::wire::{Flags, Options, Segment, Timestamps};
 impl Connection {
     /// Returns the next segment to put on the wire, or `None` if nothing is due now.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
-        if self.ext.proactive().is_on() {
-            let copy = self.proactive_copy(false);
-            if copy.is_some() {
-                return copy;
-            }
+        let mut seg = Segment::default();
+        self.poll_transmit_into(now, &mut seg).then_some(seg)
+    }
+
+    /// [`poll_transmit`](Self::poll_transmit) building the segment in `out` — a
+    /// network's own packet buffer — so that it is never copied on its way out.
+    /// Returns whether a segment was written; `out` is left as it was if not.
+    pub fn poll_transmit_into(&mut self, now: Instant, out: &mut Segment) -> bool {
+        if self.ext.proactive().is_on() && put(out, self.proactive_copy(false)) {
+            return true;
         }
-        // The segment is returned where it was built (one `Option<Segment>` from
-        // here on, looked at by reference), not moved out and back in.
-        let seg = self.next_segment(now);
-        match &seg {
-            None => return self.nothing_to_send(now),
-            Some(s) => {
-                if self.ext.corrective().is_on() && !s.flags.syn() && self.corrective_sent(s) {
-                    return seg; // a Corrective packet: not data, and its ACK is not read
-                }
-                self.on_segment_sent(now, s);
-            }
+        if !self.next_segment(now, out) {
+            return self.nothing_to_send(now, out);
         }
-        seg
+        if self.ext.corrective().is_on() && !out.flags.syn() && self.corrective_sent(out) {
+            return true; // a Corrective packet: not data, and its ACK is not read
+        }
+        self.on_segment_sent(now, out);
+        true
     }
 
     /// [`poll_transmit`](Self::poll_transmit) found nothing due: what ends a burst.
-    fn nothing_to_send(&mut self, now: Instant) -> Option<Segment> {
+    fn nothing_to_send(&mut self, now: Instant, out: &mut Segment) -> bool {
         // A send shorter than `tso` frames: its copies leave now.
-        if self.ext.proactive().is_on() {
-            let copy = self.proactive_copy(true);
-            if copy.is_some() {
-                return copy;
-            }
+        if self.ext.proactive().is_on() && put(out, self.proactive_copy(true)) {
+            return true;
         }
         // A forced retransmission belongs to the ACK that asked for it.
         self.tx.ca.clear_force();
         self.update_persist(now);
         self.chrono_after_send(now);
-        None
+        false
     }
 
     /// The books kept on every segment sent (but a Corrective packet).
@@ -78,7 +75,24 @@ impl Connection {
         }
     }
 
-    fn next_segment(&mut self, now: Instant) -> Option<Segment> {
+    /// Writes the next segment due into `out`: the common ones (retransmissions,
+    /// new data, ACKs) are built there, the rare ones moved there.
+    fn next_segment(&mut self, now: Instant, out: &mut Segment) -> bool {
+        put(out, self.next_control_segment(now))
+            || (self.control_done() && self.next_data_segment(now, out))
+    }
+
+    /// Whether the connection is where data and ACKs are sent (no reset pending,
+    /// past the handshake, not closed).
+    fn control_done(&self) -> bool {
+        !matches!(
+            self.state,
+            State::Closed | State::TimeWait | State::SynSent | State::SynReceived
+        )
+    }
+
+    /// A reset, a SYN or SYN-ACK, or the ACK of TIME-WAIT, when one is due.
+    fn next_control_segment(&mut self, now: Instant) -> Option<Segment> {
         if let Some(seq) = self.ctl.rst_reply.take() {
             let mut s = self.base_segment(now, Flags::RST, seq);
             s.ack = 0;
@@ -113,27 +127,30 @@ impl Connection {
                 self.ctl.syn_pending = self.ctl.syn_copy;
                 Some(self.syn_segment(now))
             }
-            _ => {
-                if let Some(s) = self.corrective_transmit(now) {
-                    return Some(s);
-                }
-                if self.tx.tlp.pending()
-                    && let Some(s) = self.loss_probe_transmit(now)
-                {
-                    return Some(s);
-                }
-                if let Some(s) = self.retransmit(now) {
-                    return Some(s);
-                }
-                if let Some(s) = self.send_new(now) {
-                    return Some(s);
-                }
-                if self.tx.persist.probe_due() {
-                    return self.persist_segment(now);
-                }
-                self.rx.ack_due().then(|| self.ack_segment(now))
-            }
+            _ => None,
         }
+    }
+
+    /// In a synchronized state: Corrective's packet, a loss probe, a
+    /// retransmission, new data, a window probe or an ACK, the first that is due.
+    fn next_data_segment(&mut self, now: Instant, out: &mut Segment) -> bool {
+        if put(out, self.corrective_transmit(now)) {
+            return true;
+        }
+        if self.tx.tlp.pending() && put(out, self.loss_probe_transmit(now)) {
+            return true;
+        }
+        if self.retransmit(now, out) || self.send_new(now, out) {
+            return true;
+        }
+        if self.tx.persist.probe_due() {
+            return put(out, self.persist_segment(now));
+        }
+        if self.rx.ack_due() {
+            self.data_or_ack_into(now, Flags::ACK, self.snd.nxt, out);
+            return true;
+        }
+        false
     }
 
     fn syn_segment(&mut self, now: Instant) -> Segment {
@@ -181,7 +198,14 @@ impl Connection {
     }
 
     pub(crate) fn base_segment(&self, now: Instant, flags: Flags, seq: u64) -> Segment {
-        let mut s = Segment {
+        let mut s = Segment::default();
+        self.base_segment_into(now, flags, seq, &mut s);
+        s
+    }
+
+    /// [`base_segment`](Self::base_segment) written over `s`.
+    fn base_segment_into(&self, now: Instant, flags: Flags, seq: u64, s: &mut Segment) {
+        *s = Segment {
             src_port: self.ctl.ports.0,
             dst_port: self.ctl.ports.1,
             seq: self.wire_seq(seq),
@@ -203,19 +227,24 @@ impl Connection {
             s.options.experimental = Some(self.corrective_option(flags.rst()));
         }
         if self.ext.ecn().is_on() && flags.ack() && !flags.syn() {
-            self.ecn_echo(&mut s);
+            self.ecn_echo(s);
         }
-        s
     }
 
     /// A segment with ACK set, carrying SACK blocks when there is out-of-order data
     /// or a DSACK to report.
     pub(crate) fn data_or_ack(&mut self, now: Instant, flags: Flags, seq: u64) -> Segment {
-        let mut s = self.base_segment(now, flags | Flags::ACK, seq);
+        let mut s = Segment::default();
+        self.data_or_ack_into(now, flags, seq, &mut s);
+        s
+    }
+
+    /// [`data_or_ack`](Self::data_or_ack) written over `s`.
+    fn data_or_ack_into(&mut self, now: Instant, flags: Flags, seq: u64, s: &mut Segment) {
+        self.base_segment_into(now, flags | Flags::ACK, seq, s);
         if let Some(blocks) = self.sack_to_report() {
             s.options.sack = blocks;
         }
-        s
     }
 
     fn ack_segment(&mut self, now: Instant) -> Segment {
@@ -237,6 +266,13 @@ impl Connection {
     /// first sent with (Linux `tcp_retransmit_skb` resends the skb's flags), and
     /// the scoreboard's record of it.
     pub(crate) fn resent(&mut self, now: Instant, i: usize) -> Option<(Segment, TxSeg)> {
+        let mut s = Segment::default();
+        let seg = self.resent_into(now, i, &mut s)?;
+        Some((s, seg))
+    }
+
+    /// [`resent`](Self::resent) written over `s`.
+    fn resent_into(&mut self, now: Instant, i: usize, s: &mut Segment) -> Option<TxSeg> {
         let seg = *self.tx.sb.get(i)?;
         // Linux `tcp_retransmit_skb`: "Save stamp of the first (attempted)
         // retransmit".
@@ -251,31 +287,38 @@ impl Connection {
         if seg.fin {
             flags.insert(Flags::FIN);
         }
-        let mut s = self.data_or_ack(now, flags, seg.start);
+        self.data_or_ack_into(now, flags, seg.start, s);
         s.payload = self
             .snd
             .buf
             .slice(seg.start, (data_end - seg.start) as usize);
-        Some((s, seg))
+        Some(seg)
     }
 
-    fn retransmit(&mut self, now: Instant) -> Option<Segment> {
+    /// Writes the next retransmission due (RFC 6675 NextSeg rule 1, or a forward
+    /// retransmission) into `out`.
+    fn retransmit(&mut self, now: Instant, out: &mut Segment) -> bool {
         if self.tx.member.is_on() {
             if !self.session_may_send() {
-                return None;
+                return false;
             }
         } else if self.tx.sb.pipe() >= self.tx.cong.cwnd() && !self.tx.ca.force_retransmit() {
-            return None;
+            return false;
         }
         let (i, forward) = match self.tx.sb.next_lost() {
             Some(i) => (i, false),
-            None => (self.forward_retransmit_candidate()?, true),
+            None => match self.forward_retransmit_candidate() {
+                Some(i) => (i, true),
+                None => return false,
+            },
         };
         if forward {
             self.counters.forward_retrans += 1;
         }
         self.tx.ca.clear_force();
-        let (s, TxSeg { start, end, .. }) = self.resent(now, i)?;
+        let Some(TxSeg { start, end, .. }) = self.resent_into(now, i, out) else {
+            return false;
+        };
         let snd_nxt = self.snd.nxt;
         self.tx.sb.on_retransmit(i, now, snd_nxt);
         let kind = match self.tx.ca.state() {
@@ -295,7 +338,7 @@ impl Connection {
             }
         };
         self.counters.retrans_segs += 1;
-        self.counters.bytes_retrans += s.payload.len() as u64;
+        self.counters.bytes_retrans += out.payload.len() as u64;
         let tsval = self.tsval(now);
         self.tx.undo.on_retransmit(tsval);
         if !self.tx.member.is_on() && !self.timers.is_set(TimerKind::Retransmission) {
@@ -313,7 +356,7 @@ impl Connection {
                 kind,
             },
         );
-        Some(s)
+        true
     }
 
     /// Linux `tcp_xmit_retransmit_queue` forward retransmission
@@ -354,37 +397,37 @@ impl Connection {
             && unsent <= self.opts.smss as u64
     }
 
-    fn send_new(&mut self, now: Instant) -> Option<Segment> {
+    fn send_new(&mut self, now: Instant, out: &mut Segment) -> bool {
         let unsent = self.snd.buf.end().saturating_sub(self.snd.nxt);
         let fin_due = self.snd.app_closed && !self.snd.fin_sent && unsent == 0;
         if unsent == 0 && !fin_due {
-            return None;
+            return false;
         }
         if !matches!(self.state, State::Established | State::CloseWait) {
-            return None;
+            return false;
         }
         if self.tx.member.is_on() {
             if !self.session_may_send() {
-                return None;
+                return false;
             }
         } else if self.in_flight_for_cwnd() >= self.tx.cong.cwnd() && !self.final_fin(unsent) {
             self.cwnd_validate(true);
-            return None;
+            return false;
         }
         let len = unsent.min(self.opts.smss as u64).min(self.window_room());
         if !fin_due && !self.sws_allows(len, unsent) {
-            return None; // the window is closed or too small: see `persist`
+            return false; // the window is closed or too small: see `persist`
         }
         let fin_with = self.snd.app_closed && len == unsent;
         if self.nagle_holds(len, fin_with) {
-            return None;
+            return false;
         }
         let len = len as usize;
         if !self.tx.member.is_on() {
             self.restart_after_idle(now);
         }
         if self.tx.fast_start.active() && !self.fast_start_may_send(now) {
-            return None;
+            return false;
         }
         let start = self.snd.nxt;
         let payload = self.snd.buf.slice(start, len);
@@ -406,15 +449,15 @@ impl Connection {
             flags.insert(Flags::FIN);
             self.fin_goes(now);
         }
-        let mut s = self.data_or_ack(now, flags, start);
-        s.payload = payload;
-        self.ecn_new_data(&mut s);
+        self.data_or_ack_into(now, flags, start, out);
+        out.payload = payload;
+        self.ecn_new_data(out);
         if self.tx.member.marks() {
-            s.flags.insert(Flags::FAST_START);
+            out.flags.insert(Flags::FAST_START);
             self.counters.fast_start_segs += 1;
         }
         if self.tx.fast_start.active() {
-            self.fast_start_on_send(now, start, &mut s);
+            self.fast_start_on_send(now, start, out);
         }
         self.record_new_data(now, start, len as u64, fin, (pushed, tso_end || pushed));
         // Linux `tcp_write_xmit`: cwnd-limited also when what is in flight fills it.
@@ -424,7 +467,7 @@ impl Connection {
         if self.cfg.tlp && !self.tx.member.is_on() {
             self.schedule_pto(now);
         }
-        Some(s)
+        true
     }
 
     /// Books newly sent data `[start, start + len)` (and a FIN after it; `psh`:
@@ -468,5 +511,16 @@ impl Connection {
                 now + self.tx.rtt.rto_backed_off(),
             );
         }
+    }
+}
+
+/// Moves `seg`, if any, into `out`; whether there was one.
+fn put(out: &mut Segment, seg: Option<Segment>) -> bool {
+    match seg {
+        Some(s) => {
+            *out = s;
+            true
+        }
+        None => false,
     }
 }
