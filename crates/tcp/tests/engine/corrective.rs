@@ -279,6 +279,43 @@ fn retransmissions_are_not_encoded_and_acked_blocks_are_skipped() {
     assert_eq!(s.dut.counters().corrective_sent, 1);
 }
 
+/// The peer acknowledges the data of the last segment but not its FIN (Corrective
+/// rebuilt the bytes; a flag cannot be rebuilt): the retransmission is the FIN
+/// alone, from snd.una (Linux `tcp_retransmit_skb` trims what was acknowledged,
+/// `tcp_trim_head`), not the acknowledged bytes again.
+#[test]
+fn a_segment_acknowledged_but_for_its_fin_is_resent_as_the_fin_alone() {
+    let mut s = Script::server(cfg(), peer());
+    // Written and closed at once: the FIN rides on the last data segment.
+    assert!(s.dut.write(pattern(0, 2 * MSS as usize)));
+    s.dut.close();
+    s.flush();
+    s.expect(tx(1, MSS).at(100.0));
+    s.expect(tx(1 + MSS, MSS).flags(Flags::ACK | Flags::FIN).at(100.0));
+    s.at(120.0);
+    s.send(ack(1 + 2 * MSS));
+    s.skip_all(); // the Corrective packet, if it went before the ACK
+    let mut fin = None;
+    for _ in 0..4 {
+        let Some(t) = s.next_timeout() else { break };
+        s.at(t);
+        while s.pending() > 0 && fin.is_none() {
+            let seg = s.expect(Exp::default());
+            if seg.flags.fin() {
+                fin = Some(seg);
+            }
+        }
+        if fin.is_some() {
+            break;
+        }
+    }
+    let fin = fin.expect("the FIN is retransmitted");
+    assert_eq!(s.rel_seq(&fin), 1 + 2 * MSS, "from snd.una");
+    assert!(fin.payload.is_empty(), "no acknowledged byte is sent again");
+    s.send(ack(2 + 2 * MSS));
+    assert_eq!(s.dut.counters().retrans_segs, 1);
+}
+
 // ------------------------------------------------------------------ receiving
 
 /// DUT as receiver: the peer sends `n` segments of `body` except those in `lost`,

@@ -27,6 +27,7 @@ mod sack_generation;
 mod script;
 mod session;
 mod timer_wheel;
+mod transmit_into;
 mod tso_psh;
 mod undo;
 mod wire;

@@ -274,6 +274,13 @@ impl Connection {
     /// [`resent`](Self::resent) written over `s`.
     fn resent_into(&mut self, now: Instant, i: usize, s: &mut Segment) -> Option<TxSeg> {
         let seg = *self.tx.sb.get(i)?;
+        // Linux `tcp_retransmit_skb`: a segment acknowledged in part (its data
+        // recovered by Corrective, not its FIN; a peer that took part of it) is
+        // resent from snd.una (`tcp_trim_head`) — its acknowledged bytes are gone.
+        let seg = TxSeg {
+            start: seg.start.max(self.snd.una),
+            ..seg
+        };
         // Linux `tcp_retransmit_skb`: "Save stamp of the first (attempted)
         // retransmit".
         self.ctl.retrans_stamp.get_or_insert(now);

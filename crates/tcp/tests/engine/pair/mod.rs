@@ -34,6 +34,41 @@ pub struct Pair {
     link_free: u64,
     to_client: VecDeque<(u64, Segment)>,
     to_server: VecDeque<(u64, Segment)>,
+    /// Output through `poll_transmit_into` (a reused buffer, checked untouched when
+    /// nothing is sent) rather than `poll_transmit`.
+    pub into: bool,
+}
+
+/// What a buffer holds before `poll_transmit_into` is asked to fill it: a segment
+/// no engine sends.
+fn sentinel() -> Segment {
+    Segment {
+        src_port: 7,
+        dst_port: 7,
+        seq: 0xdead_beef,
+        window: 7,
+        urgent: 7,
+        payload: bytes::Bytes::from_static(b"sentinel"),
+        ..Segment::default()
+    }
+}
+
+/// The next segment `c` sends at `now`, by either entry point.
+fn poll(c: &mut Connection, now: Instant, into: bool) -> Option<Segment> {
+    if !into {
+        return c.poll_transmit(now);
+    }
+    let mut out = sentinel();
+    if c.poll_transmit_into(now, &mut out) {
+        Some(out)
+    } else {
+        assert_eq!(
+            out,
+            sentinel(),
+            "poll_transmit_into wrote a segment it did not send"
+        );
+        None
+    }
 }
 
 impl Pair {
@@ -52,6 +87,7 @@ impl Pair {
             link_free: 0,
             to_client: VecDeque::with_capacity(1024),
             to_server: VecDeque::with_capacity(1024),
+            into: false,
         }
     }
 
@@ -59,7 +95,7 @@ impl Pair {
     /// segment, whether the path loses it. Returns the data segments sent.
     pub fn server_output(&mut self, drop: &mut dyn FnMut(&Segment) -> bool) -> u64 {
         let mut sent = 0;
-        while let Some(s) = self.server.poll_transmit(self.now) {
+        while let Some(s) = poll(&mut self.server, self.now, self.into) {
             if !s.payload.is_empty() {
                 sent += 1;
                 if drop(&s) {
@@ -75,7 +111,7 @@ impl Pair {
 
     /// Puts what the client has to send on the path.
     pub fn client_output(&mut self) {
-        while let Some(s) = self.client.poll_transmit(self.now) {
+        while let Some(s) = poll(&mut self.client, self.now, self.into) {
             self.to_server
                 .push_back((self.now.as_nanos() + self.one_way_ns, s));
         }
