@@ -59,8 +59,13 @@ impl Connection {
             self.persist_on_ack();
         }
         // Linux `tcp_ack`: fackets_out before this ACK's SACK blocks, for the
-        // "non-retransmitted hole got filled" reordering test.
-        let prior_fackets = self.tx.sb.fackets_out();
+        // "non-retransmitted hole got filled" reordering test of an ACK that
+        // advances snd.una (the only one that reads it).
+        let prior_fackets = if ack > prior_una {
+            self.tx.sb.fackets_out()
+        } else {
+            0
+        };
         let (mut newly_sacked, mut dsack) = (0, false);
         if self.opts.sack && !seg.options.sack.is_empty() {
             (newly_sacked, dsack) = self.process_sack(now, seg, ack, prior_una);
@@ -101,7 +106,7 @@ impl Connection {
         // after ECE only in slow start; and cwnd-limited, `cwnd_validation`) —
         // before loss detection in Linux 3.x, after it with `late_cwnd_growth`.
         let acked_segs = if self.cfg.abc { acked.segs } else { 1 };
-        if !self.cfg.late_cwnd_growth {
+        if !self.cfg.late_cwnd_growth && una_advanced {
             self.grow_cwnd(now, una_advanced, prior_ca, acked_segs, prior_in_flight);
         }
 
@@ -130,7 +135,9 @@ impl Connection {
             // ordering").
             let progress = una_advanced
                 || (newly_sacked > 0 && self.tx.loss.reordering() > self.cfg.dupthresh);
-            self.grow_cwnd(now, progress, state, segs, prior_in_flight);
+            if progress {
+                self.grow_cwnd(now, progress, state, segs, prior_in_flight);
+            }
         }
 
         self.rearm_after_ack(
