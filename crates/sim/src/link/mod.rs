@@ -707,7 +707,7 @@ impl Channel {
     /// whether a duplicate follows.
     #[inline(always)]
     pub fn propagation(&mut self, payload: u32, depart_ns: u64) -> (u64, bool, bool) {
-        let mut d = self.spec.delay;
+        let d = self.spec.delay;
         let mut held_back = false;
         if payload > 0 {
             self.data_count += 1;
@@ -720,10 +720,11 @@ impl Channel {
             Some(r) => r,
             None => self.rng.get(),
         };
+        let mut hold = Duration::ZERO;
         if let Some(r) = self.spec.reorder {
             let listed = payload > 0 && r.packets.contains(&self.data_count);
             if listed || (r.p > 0.0 && rng.gen_bool(r.p)) {
-                d += r.extra;
+                hold = r.extra;
                 self.stats.reordered += 1;
                 held_back = true;
             }
@@ -735,6 +736,10 @@ impl Channel {
             held_back |= j.reorder;
             self.stats.reordered += overtakes as u64;
         }
+        // The hold comes after the jitter's queue, which keeps its packets in order:
+        // a packet held back is overtaken by those sent after it, jitter or not (its
+        // hold is another path, not a queue the others wait behind).
+        due += hold.as_nanos() as u64;
         let dup = self.spec.duplicate > 0.0 && rng.gen_bool(self.spec.duplicate);
         if dup {
             self.stats.duplicated += 1;

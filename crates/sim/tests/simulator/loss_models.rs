@@ -390,3 +390,50 @@ fn a_bursts_first_loss_takes_the_rest_with_rest_of_burst_and_lossy_bursts_are_co
     }
     assert_eq!(l.burst_counts().lossy, 0, "an 11-packet burst");
 }
+
+/// `reorder` on a link whose delay variation keeps packets in order: the held-back
+/// packet is overtaken by those sent after it, as on a link without the variation,
+/// and the others still keep their order (the hold is another path, not a queue
+/// they wait behind).
+#[test]
+fn a_held_back_packet_is_overtaken_on_a_link_with_delay_variation_too() {
+    use gentle_sim::link::{Channel, ChannelSpec, Jitter, JitterDist, Reorder};
+    use std::time::Duration;
+    for jitter in [false, true] {
+        let spec = ChannelSpec {
+            delay: Duration::from_millis(20),
+            reorder: Some(Reorder {
+                p: 0.0,
+                extra: Duration::from_millis(10),
+                packets: [5, 0, 0, 0],
+            }),
+            jitter: jitter.then_some(Jitter {
+                mean: Duration::from_millis(1),
+                dist: JitterDist::Exponential,
+                correlation: 0.5,
+                reorder: false,
+            }),
+            ..Default::default()
+        };
+        let mut c = Channel::new(spec, 0, 1, rng::stream(42, rng::ids::LINK));
+        // A data packet every millisecond; the fifth is held back 10 ms.
+        let arrivals: Vec<(u64, bool)> = (0..20u64)
+            .map(|k| {
+                let (t, may_overtake, _) = c.propagation(1000, k * 1_000_000);
+                (t, may_overtake)
+            })
+            .collect();
+        let held = arrivals[4].0;
+        let overtaking = arrivals[5..].iter().filter(|a| a.0 < held).count();
+        assert!(
+            overtaking >= 7,
+            "jitter {jitter}: {overtaking} packets overtake the held one"
+        );
+        assert!(arrivals[4].1, "the held packet may arrive out of order");
+        let others: Vec<u64> = (0..20).filter(|&i| i != 4).map(|i| arrivals[i].0).collect();
+        assert!(
+            others.windows(2).all(|w| w[0] <= w[1]),
+            "jitter {jitter}: the others keep their order"
+        );
+    }
+}
