@@ -78,17 +78,23 @@ impl Connection {
     /// Writes the next segment due into `out`: the common ones (retransmissions,
     /// new data, ACKs) are built there, the rare ones moved there.
     fn next_segment(&mut self, now: Instant, out: &mut Segment) -> bool {
-        put(out, self.next_control_segment(now))
-            || (self.control_done() && self.next_data_segment(now, out))
+        if self.control_due() {
+            return put(out, self.next_control_segment(now));
+        }
+        self.next_data_segment(now, out)
     }
 
-    /// Whether the connection is where data and ACKs are sent (no reset pending,
-    /// past the handshake, not closed).
-    fn control_done(&self) -> bool {
-        !matches!(
-            self.state,
-            State::Closed | State::TimeWait | State::SynSent | State::SynReceived
-        )
+    /// Whether what is due, if anything, is a control segment: a reset is pending,
+    /// or the connection is not where data and ACKs are sent (closed, TIME-WAIT, or
+    /// in the handshake).
+    #[inline]
+    fn control_due(&self) -> bool {
+        self.ctl.rst_reply.is_some()
+            || self.ctl.rst_pending
+            || matches!(
+                self.state,
+                State::Closed | State::TimeWait | State::SynSent | State::SynReceived
+            )
     }
 
     /// A reset, a SYN or SYN-ACK, or the ACK of TIME-WAIT, when one is due.
@@ -134,7 +140,7 @@ impl Connection {
     /// In a synchronized state: Corrective's packet, a loss probe, a
     /// retransmission, new data, a window probe or an ACK, the first that is due.
     fn next_data_segment(&mut self, now: Instant, out: &mut Segment) -> bool {
-        if put(out, self.corrective_transmit(now)) {
+        if self.ext.corrective().encoding() && put(out, self.corrective_transmit(now)) {
             return true;
         }
         if self.tx.tlp.pending() && put(out, self.loss_probe_transmit(now)) {
