@@ -107,7 +107,7 @@ impl Connection {
         // before loss detection in Linux 3.x, after it with `late_cwnd_growth`.
         let acked_segs = if self.cfg.abc { acked.segs } else { 1 };
         if !self.cfg.late_cwnd_growth && una_advanced {
-            self.grow_cwnd(now, una_advanced, prior_ca, acked_segs, prior_in_flight);
+            self.grow_cwnd(now, prior_ca, acked_segs, prior_in_flight);
         }
 
         if self.rack_on() {
@@ -136,7 +136,7 @@ impl Connection {
             let progress = una_advanced
                 || (newly_sacked > 0 && self.tx.loss.reordering() > self.cfg.dupthresh);
             if progress {
-                self.grow_cwnd(now, progress, state, segs, prior_in_flight);
+                self.grow_cwnd(now, state, segs, prior_in_flight);
             }
         }
 
@@ -543,18 +543,12 @@ impl Connection {
         self.tx.sb.retrans_out() == 0
     }
 
-    /// Grows cwnd on an ACK of new data when `state` allows it (Linux
-    /// `tcp_may_raise_cwnd`, then `tcp_cong_avoid` if cwnd-limited).
-    fn grow_cwnd(
-        &mut self,
-        now: Instant,
-        una_advanced: bool,
-        state: CaState,
-        segs: u32,
-        prior_in_flight: u32,
-    ) {
-        if una_advanced
-            && !matches!(state, CaState::Recovery | CaState::Cwr)
+    /// Grows cwnd on an ACK that made progress (new data acknowledged, or with
+    /// `late_cwnd_growth` newly SACKed past a raised reordering threshold) when
+    /// `state` allows it (Linux `tcp_may_raise_cwnd`, then `tcp_cong_avoid` if
+    /// cwnd-limited). The caller decides what progress is.
+    fn grow_cwnd(&mut self, now: Instant, state: CaState, segs: u32, prior_in_flight: u32) {
+        if !matches!(state, CaState::Recovery | CaState::Cwr)
             && (!self.ext.ecn().ack_ece() || self.tx.cong.cwnd() < self.tx.cong.ssthresh())
             && self.tx.frto == Frto::Off
             && self.is_cwnd_limited(prior_in_flight)
