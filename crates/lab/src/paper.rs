@@ -121,7 +121,7 @@ pub fn section(scn: &Scenario, run: &RunResult) -> String {
     let n = judged.iter().filter(|j| j.agrees).count();
     let _ = writeln!(
         s,
-        "{n} of {} agree (an effect: the paper's sign, within {}x, and ~ if its interval holds 0 does not; a level: within {:.0}%)",
+        "{n} of {} agree (an effect agrees with the paper's sign, within {}x of it, and an interval without 0: one marked ~ holds 0; a level agrees within {:.0}%)",
         judged.len(),
         crate::scenario::paper::EFFECT_FACTOR,
         crate::scenario::paper::LEVEL_SHARE * 100.0

@@ -279,7 +279,10 @@ pub fn pcap_bytes(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
 pub fn write_whole(path: &Path, data: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let name = path
         .file_name()
         .map_or("file".into(), |n| n.to_string_lossy());

@@ -341,6 +341,47 @@ profile = "linux-3.10"
 
 /// The statistics of population `population`'s calibrated variant, run as its
 /// `[calibrate]` table says (its trials, its seed), against the targets of `file`.
+#[test]
+fn a_fitted_file_written_elsewhere_builds_on_the_same_base_and_all_may_read_it() {
+    // prr-latency builds on `populations/google-2011-dc1.toml`, a path relative to
+    // its own directory: written elsewhere, the fitted file names its base from there.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = common::scratch("calibrate-base");
+    let out = dir.join("fitted.toml");
+    let o = gentle(&[
+        "calibrate",
+        root.join("examples/prr-latency.toml").to_str().unwrap(),
+        "--targets",
+        root.join("examples/calibration/prr-latency-services-targets.toml")
+            .to_str()
+            .unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--candidates",
+        "2",
+        "--trials",
+        "100",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fitted = std::fs::read_to_string(&out).unwrap();
+    let base = fitted
+        .lines()
+        .find_map(|l| l.strip_prefix("base = "))
+        .expect("a base");
+    assert_ne!(base, "\"populations/google-2011-dc1.toml\"", "{fitted}");
+    let run = gentle(&["run", out.to_str().unwrap(), "--trials", "20"]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // Readable by all, as the file `fs::write` would make (not the temporary
+    // file's owner-only mode).
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644, "{mode:o}");
+}
+
 fn fit_of(population: &str, file: &str) -> Vec<(String, f64, f64)> {
     fit_of_seeded(population, file, None)
 }

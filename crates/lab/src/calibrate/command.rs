@@ -139,8 +139,10 @@ pub fn command_with(a: CalibrateArgs, eval: Option<(&dyn Evaluator, usize)>) -> 
         }
     };
     if let Some(out) = &a.out {
-        let text = job.cal.fitted_text(&fit.best.values, &header(&job, &fit));
-        if let Err(e) = write_atomically(out, text.as_bytes()) {
+        let text = job
+            .cal
+            .fitted_text(&fit.best.values, &header(&job, &fit), out);
+        if let Err(e) = crate::staging::write_whole(out, text.as_bytes()) {
             eprintln!("error: cannot write {}: {e}", out.display());
             return 1;
         }
@@ -187,17 +189,6 @@ fn through_python(a: &CalibrateArgs) -> u8 {
         }
     }
     crate::sweeping::command::python_command("calibrate", &args)
-}
-
-fn write_atomically(path: &PathBuf, data: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, data)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// The comment lines at the top of the fitted file.
@@ -317,6 +308,16 @@ pub fn report(job: &Job, fit: &Fit, searched: bool) -> String {
         super::REPLICATES,
         fit.best.loss,
         fit.start.loss
+    );
+    let _ = writeln!(
+        s,
+        "error: the mean on the other seeds against the target; noise (sd): one run's standard \
+         deviation over those seeds; ok: an error within {:.0}% or {} sd. loss: the weighted mean \
+         of squared log-ratios of value to target on the calibration's seed (a value at or below \
+         {:.0}% of its target counts as that).",
+        TOLERANCE * 100.0,
+        super::NOISE_SDS,
+        super::FLOOR * 100.0,
     );
     s
 }

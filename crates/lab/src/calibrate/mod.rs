@@ -80,8 +80,9 @@ pub struct Fit {
     pub candidates: usize,
     /// ... of which distinct (a repeat of one value runs once).
     pub evaluations: usize,
-    /// Each target's standard deviation over the best candidate's runs from
-    /// [`REPLICATES`] + 1 seeds.
+    /// Each target's standard deviation over the best candidate's runs from the
+    /// [`REPLICATES`] other seeds (one run's noise; the search's own seed, which
+    /// its selection favoured, left out).
     pub noise: Vec<Option<f64>>,
     /// Each target's mean over the best candidate's runs from the [`REPLICATES`]
     /// other seeds: the fit on draws the search did not see.
@@ -425,11 +426,13 @@ fn cmp_values(a: &[f64], b: &[f64]) -> std::cmp::Ordering {
         .unwrap_or(std::cmp::Ordering::Equal)
 }
 
-/// Each target's standard deviation over the best candidate's run and
-/// [`REPLICATES`] runs from other seeds, and its mean over those other runs.
+/// Each target's standard deviation and mean over the best candidate's
+/// [`REPLICATES`] runs from other seeds.
 type Noise = (Vec<Option<f64>>, Vec<Option<f64>>);
 fn noise(eval: &dyn Evaluator, best: &Evaluation, o: &Options) -> Result<Noise, LabError> {
-    let mut runs = vec![best.stats.clone()];
+    // Only the other seeds' runs: the search's own is the one its selection
+    // favoured, whose distance from the others is that selection, not noise.
+    let mut runs = Vec::with_capacity(REPLICATES as usize);
     for k in 1..=REPLICATES {
         let seed = crate::scenario::point_seed(o.seed, &[("replicate".into(), k.to_string())]);
         runs.push(eval.measure(&best.values, o.trials, seed)?);
@@ -447,7 +450,7 @@ fn noise(eval: &dyn Evaluator, best: &Evaluation, o: &Options) -> Result<Noise, 
         .collect();
     let other = (0..best.stats.len())
         .map(|i| {
-            let xs: Vec<f64> = runs[1..].iter().filter_map(|r| r[i]).collect();
+            let xs: Vec<f64> = runs.iter().filter_map(|r| r[i]).collect();
             (!xs.is_empty()).then(|| mean(&xs))
         })
         .collect();
@@ -456,7 +459,44 @@ fn noise(eval: &dyn Evaluator, best: &Evaluation, o: &Options) -> Result<Noise, 
 
 #[cfg(test)]
 mod tests {
-    use super::{FLOOR, error};
+    use super::{Evaluation, Evaluator, FLOOR, Options, REPLICATES, error, noise};
+    use crate::LabError;
+
+    /// Measures 1, 2, 3, ... on successive calls, whatever the candidate.
+    struct Counting(std::sync::atomic::AtomicU32);
+
+    impl Evaluator for Counting {
+        fn measure(&self, _: &[f64], _: u64, _: u64) -> Result<Vec<Option<f64>>, LabError> {
+            let k = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            Ok(vec![Some(k as f64)])
+        }
+        fn parallel(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn the_noise_is_the_other_seeds_alone() {
+        // The search's own run (100: the draws its selection favoured) is neither
+        // in the noise nor in the other seeds' mean.
+        let best = Evaluation {
+            values: vec![0.5],
+            stats: vec![Some(100.0)],
+            loss: 0.0,
+        };
+        let o = Options {
+            candidates: 1,
+            trials: 10,
+            seed: 1,
+            progress: false,
+        };
+        let (sd, other) = noise(&Counting(0.into()), &best, &o).unwrap();
+        assert_eq!(REPLICATES, 4);
+        // 1, 2, 3, 4: mean 2.5, sample sd sqrt(5/3).
+        assert_eq!(other, vec![Some(2.5)]);
+        let want = (5.0f64 / 3.0).sqrt();
+        assert!((sd[0].unwrap() - want).abs() < 1e-12, "{sd:?}");
+    }
 
     #[test]
     fn a_value_at_or_below_zero_is_as_far_off_as_the_floor() {

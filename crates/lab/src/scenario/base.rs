@@ -87,7 +87,7 @@ fn read(file: &str, name: &str) -> std::result::Result<(String, String), String>
 }
 
 /// `path` without its `.` and `dir/..` parts.
-fn normalise(path: &Path) -> std::path::PathBuf {
+pub(crate) fn normalise(path: &Path) -> std::path::PathBuf {
     let mut out = std::path::PathBuf::new();
     for c in path.components() {
         match c {

@@ -16,6 +16,7 @@
 //! ```
 
 use std::ops::Range;
+use std::path::Path;
 
 use toml_edit::{Item, TableLike, Value};
 
@@ -220,11 +221,24 @@ impl Calibratable {
     }
 
     /// The file's text with every free parameter set to `values`, its formatting
-    /// and comments kept, under a header of `header` comment lines.
-    pub fn fitted_text(&self, values: &[f64], header: &[String]) -> String {
+    /// and comments kept, under a header of `header` comment lines, to be written
+    /// to `out`: a `base` it names is named from `out`'s directory, so that the
+    /// fitted file builds on the same base wherever it is written.
+    pub fn fitted_text(&self, values: &[f64], header: &[String], out: &Path) -> String {
         let mut doc: toml_edit::DocumentMut = self.text.parse().expect("parsed before");
         for (f, &v) in self.spec.free.iter().zip(values) {
             set_path(doc.as_table_mut(), &f.path, f.value(v)).expect("checked at parse");
+        }
+        let moved = doc
+            .get("base")
+            .and_then(|b| b.as_str())
+            .and_then(|b| rebase(Path::new(&self.file), b, out));
+        if let Some(b) = moved
+            && let Some(v) = doc.get_mut("base").and_then(|i| i.as_value_mut())
+        {
+            let decor = v.decor().clone();
+            *v = toml_edit::Value::from(b);
+            *v.decor_mut() = decor;
         }
         let mut out = String::new();
         for h in header {
@@ -235,6 +249,39 @@ impl Calibratable {
         out.push_str(without_fitted_header(&doc.to_string()));
         out
     }
+}
+
+/// Base `base` of the scenario in `file` (a path relative to its directory) named
+/// from the directory of `out` instead, when that is another; `None` when it is
+/// the same directory or the paths cannot be resolved.
+fn rebase(file: &Path, base: &str, out: &Path) -> Option<String> {
+    let dir = |p: &Path| {
+        p.parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf()
+    };
+    let absolute = |p: &Path| {
+        std::path::absolute(p)
+            .ok()
+            .map(|p| super::base::normalise(&p))
+    };
+    let (from, to) = (absolute(&dir(file))?, absolute(&dir(out))?);
+    if from == to || Path::new(base).is_absolute() {
+        return None;
+    }
+    let target = super::base::normalise(&from.join(base));
+    let common = target
+        .components()
+        .zip(to.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut rel = std::path::PathBuf::new();
+    for _ in to.components().skip(common) {
+        rel.push("..");
+    }
+    rel.extend(target.components().skip(common));
+    rel.to_str().map(str::to_string)
 }
 
 /// The first line of the header `fitted_text` writes.

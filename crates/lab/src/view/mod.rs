@@ -232,21 +232,8 @@ fn run(a: &Args) -> Result<String, Failed> {
 
 /// Writes the page whole: a temporary file beside it, renamed into place.
 fn write(out: &Path, bytes: &[u8]) -> Result<(), Failed> {
-    use std::io::Write;
-    let dir = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let fail = |e: &dyn std::fmt::Display| (1, format!("error: {}: {e}", out.display()));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| fail(&e))?;
-    tmp.write_all(bytes).map_err(|e| fail(&e))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::Permissions::from_mode(0o644);
-        tmp.as_file().set_permissions(mode).map_err(|e| fail(&e))?;
-    }
-    tmp.persist(out).map_err(|e| fail(&e))?;
-    Ok(())
+    crate::staging::write_whole(out, bytes)
+        .map_err(|e| (1, format!("error: {}: {e}", out.display())))
 }
 
 /// Opens the page in the desktop's browser (a failure is only reported).
