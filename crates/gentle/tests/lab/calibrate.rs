@@ -251,6 +251,12 @@ fn bad_input_is_refused_at_its_place_before_any_work() {
         "unknown-stat-targets.toml:2:8: error: `stat` in [[target]] #1: unknown statistic `RetransSeg`; did you mean `RetransSegs`?",
     );
     case(
+        "unknown-server-stat",
+        &good,
+        Some("[[target]]\nstat = \"Server.TCPFastRetran / Server.RetransSegs\"\nvalue = 0.2\n"),
+        "unknown statistic `Server.TCPFastRetran`; did you mean `Server.TCPFastRetrans`?",
+    );
+    case(
         "no-targets",
         &good,
         Some("# nothing\n"),

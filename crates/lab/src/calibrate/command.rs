@@ -330,22 +330,31 @@ fn title(job: &Job, fit: &Fit, searched: bool) -> String {
     let targets = plural(job.targets.len(), "target");
     if searched {
         format!(
-            "{name}: {} fitted to {targets} — {} candidates ({} distinct) and the scenario as written, x {} trials of {variant}, seed {} ({:.0} s)",
+            "{name}: {} fitted to {targets} — {} candidates ({} distinct) and the scenario as written, x {} trials of {variant}, seed {} ({})",
             plural(job.cal.spec.free.len(), "parameter"),
             fit.candidates,
             fit.evaluations.saturating_sub(1),
             o.trials,
             o.seed,
-            fit.wall_seconds
+            seconds(fit.wall_seconds)
         )
     } else {
         format!(
-            "{name}: the scenario as written against {targets}, x {} trials of {variant}, seed {} and {} other seeds ({:.0} s)",
+            "{name}: the scenario as written against {targets}, x {} trials of {variant}, seed {} and {} other seeds ({})",
             o.trials,
             o.seed,
             super::REPLICATES,
-            fit.wall_seconds
+            seconds(fit.wall_seconds)
         )
+    }
+}
+
+/// A wall time: tenths of a second below ten seconds, whole seconds above.
+fn seconds(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.1} s")
+    } else {
+        format!("{s:.0} s")
     }
 }
 

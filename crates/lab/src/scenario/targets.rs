@@ -256,8 +256,18 @@ fn atom(a: &str, counters: &[&str]) -> std::result::Result<Atom, String> {
     }
     let mut names: Vec<&str> = counters.to_vec();
     names.extend_from_slice(EXTRA_ATOMS);
-    let hint = super::error::suggest(a, &names)
-        .map(|s| format!("; did you mean `{s}`?"))
+    // A misspelt `Server.` or `Backend.` counter: the nearest counter, prefixed.
+    let (prefix, bare) = [SERVER, BACKEND]
+        .iter()
+        .find_map(|p| a.strip_prefix(p).map(|r| (*p, r)))
+        .unwrap_or(("", a));
+    let names = if prefix.is_empty() {
+        &names[..]
+    } else {
+        counters
+    };
+    let hint = super::error::suggest(bare, names)
+        .map(|s| format!("; did you mean `{prefix}{s}`?"))
         .unwrap_or_default();
     if a.is_empty() {
         return Err("an empty term".into());
