@@ -460,23 +460,21 @@ fn the_reactive_web_population_fits_what_the_readme_says_it_fits() {
 
 #[test]
 fn the_dc1_population_fits_what_the_readme_says_it_fits() {
-    // The README (prr-latency): on the calibration's seed (2) and size the
-    // population matches 11 of the 12 within 10% (Table 3's fast recoveries
-    // causing DSACKs among them), and misses the timeouts in Open.
+    // The README (prr-latency): on the calibration's seed (2) and size (20000
+    // trials) the population matches 7 of the 12 within 10% (Table 3's fast
+    // recoveries causing DSACKs among them); the retransmission rate, the fast
+    // retransmits' share and their number per recovery, and the timeouts in Open
+    // and in Recovery are 10-18% off.
     let fits = fit_of_seeded(
         "examples/populations/google-2011-dc1.toml",
         "examples/calibration/google-2011-dc1-targets.toml",
         Some(2),
     );
     let claimed = [
-        "Server.RetransSegs / Server.OutSegs",
         "ExchangesWithServerRetrans / Exchanges",
-        "Server.TCPFastRetrans / Server.RetransSegs",
         "Server.TimeoutsDisorder / Server.RetransSegs",
-        "Server.TimeoutsRecovery / Server.RetransSegs",
         "Server.TimeoutsLoss / Server.RetransSegs",
         "Server.TCPSlowStartRetrans / Server.RetransSegs",
-        "Server.TCPFastRetrans / Server.RecoveryEpisodes",
         "Server.RecoveriesDsacked / Server.RecoveryEpisodes",
         "Server.RecoveriesDsacked / Server.TCPFastRetrans",
         "Server.TCPLostRetransmit / Server.TCPFastRetrans",
