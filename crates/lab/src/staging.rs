@@ -274,8 +274,9 @@ pub fn pcap_bytes(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
 }
 
 /// Writes `data` to `path` whole: into a new temporary file beside it, renamed into
-/// place once written (removed if the writing fails). The file is readable by all,
-/// as `fs::write` makes it (a temporary file is made for its owner alone).
+/// place once written (removed if the writing fails). A new file gets the mode
+/// `fs::write` gives one (0666 less the umask; a temporary file would be its
+/// owner's alone), a file replaced keeps its own.
 pub fn write_whole(path: &Path, data: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
@@ -286,13 +287,16 @@ pub fn write_whole(path: &Path, data: &[u8]) -> std::io::Result<()> {
     let name = path
         .file_name()
         .map_or("file".into(), |n| n.to_string_lossy());
+    let kept = std::fs::metadata(path).ok().map(|m| m.permissions());
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)?;
     tmp.write_all(data)?;
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    if let Some(mode) = kept {
+        tmp.as_file().set_permissions(mode)?;
+    }
     tmp.persist(path).map(|_| ()).map_err(|e| e.error)
 }
 
@@ -316,13 +320,30 @@ mod tests {
         write_whole(&path, b"PAR1 mine").unwrap();
         write_whole(&path, b"PAR1 mine again").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"PAR1 mine again");
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o644);
         for o in &others {
             assert_eq!(std::fs::read(o).unwrap(), b"another writer's");
         }
         // Nothing else is left behind.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    /// A new file has the mode `fs::write` gives one (the umask's), not the owner-only
+    /// mode of a temporary file; a file written over keeps its mode.
+    #[test]
+    fn a_new_file_has_the_umasks_mode_and_a_replaced_one_keeps_its_own() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, b"x").unwrap();
+        let whole = dir.path().join("whole");
+        write_whole(&whole, b"x").unwrap();
+        assert_eq!(mode(&whole), mode(&plain));
+        // 0640 is a mode neither a temporary file (0600) nor a umask of 022 or 002
+        // gives.
+        std::fs::set_permissions(&whole, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_whole(&whole, b"y").unwrap();
+        assert_eq!(mode(&whole), 0o640);
+        assert_eq!(std::fs::read(&whole).unwrap(), b"y");
     }
 }

@@ -348,7 +348,7 @@ profile = "linux-3.10"
 /// The statistics of population `population`'s calibrated variant, run as its
 /// `[calibrate]` table says (its trials, its seed), against the targets of `file`.
 #[test]
-fn a_fitted_file_written_elsewhere_builds_on_the_same_base_and_all_may_read_it() {
+fn a_fitted_file_written_elsewhere_builds_on_the_same_base_with_the_umasks_mode() {
     // prr-latency builds on `populations/google-2011-dc1.toml`, a path relative to
     // its own directory: written elsewhere, the fitted file names its base from there.
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -381,11 +381,13 @@ fn a_fitted_file_written_elsewhere_builds_on_the_same_base_and_all_may_read_it()
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    // Readable by all, as the file `fs::write` would make (not the temporary
-    // file's owner-only mode).
+    // The mode `fs::write` gives a new file (the umask's), not the temporary file's
+    // owner-only one.
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o644, "{mode:o}");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let plain = dir.join("plain");
+    std::fs::write(&plain, "x").unwrap();
+    assert_eq!(mode(&out), mode(&plain), "{:o}", mode(&out));
 }
 
 fn fit_of(population: &str, file: &str) -> Vec<(String, f64, f64)> {

@@ -311,13 +311,21 @@ pub fn report(job: &Job, fit: &Fit, searched: bool) -> String {
     );
     let _ = writeln!(
         s,
-        "error: the mean on the other seeds against the target; noise (sd): one run's standard \
-         deviation over those seeds; ok: an error within {:.0}% or {} sd. loss: the weighted mean \
-         of squared log-ratios of value to target on the calibration's seed (a value at or below \
-         {:.0}% of its target counts as that).",
-        TOLERANCE * 100.0,
-        super::NOISE_SDS,
-        super::FLOOR * 100.0,
+        "\nvalue: the target. {seed}: the statistic on the calibration's seed; other seeds: \
+         its mean\non {n} other seeds, and error that mean's difference from the target, \
+         relative; noise (sd): the\nstandard deviation of one run over those seeds. ok: \
+         the error within {tol:.0}%, or the mean within\n{sds} sd of the target; else MISS. \
+         loss: the weighted mean of squared log-ratios of statistic\nto target on the \
+         calibration's seed (a statistic below {floor:.0}% of its target counts as {floor:.0}%).",
+        seed = if searched {
+            "as written, fitted"
+        } else {
+            "this seed"
+        },
+        n = super::REPLICATES,
+        tol = TOLERANCE * 100.0,
+        sds = super::NOISE_SDS,
+        floor = super::FLOOR * 100.0,
     );
     s
 }
