@@ -903,6 +903,7 @@ fn a_target_counts_as_fitted_by_its_value_on_seeds_the_search_did_not_see() {
         best: at(seed),
         candidates: 10,
         evaluations: 10,
+        finalists: 1,
         noise: vec![Some(sd)],
         other_seeds: vec![others],
         trials: 100,

@@ -338,12 +338,14 @@ fn title(job: &Job, fit: &Fit, searched: bool) -> String {
     let targets = plural(job.targets.len(), "target");
     if searched {
         format!(
-            "{name}: {} fitted to {targets} — {} candidates ({} distinct) and the scenario as written, x {} trials of {variant}, seed {} ({})",
+            "{name}: {} fitted to {targets} — {} candidates ({} distinct) and the scenario as written, x {} trials of {variant}, seed {}; the best {} run again from {} seeds ({})",
             plural(job.cal.spec.free.len(), "parameter"),
             fit.candidates,
             fit.evaluations.saturating_sub(1),
             o.trials,
             o.seed,
+            fit.finalists,
+            super::VALIDATIONS,
             seconds(fit.wall_seconds)
         )
     } else {

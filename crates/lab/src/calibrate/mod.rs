@@ -14,11 +14,14 @@
 //! between candidates are the parameters' and not the draws'). Its loss is the
 //! weighted mean of squared errors over the targets, each error the logarithm of
 //! the ratio of value to target (a value twice the target is as far off as one
-//! half of it; for small errors, the relative error). The best candidate is
-//! then run again from [`REPLICATES`] other seeds: each target's run-to-run noise,
-//! and its mean on draws the search never saw. A target counts as fitted by that
-//! mean: the search's own seed flatters the best candidate (of many candidates,
-//! the best is partly the one its draws favoured), the more so the fewer trials.
+//! half of it; for small errors, the relative error). The search's seed flatters
+//! its best candidate (of many candidates, the best is partly the one its draws
+//! favoured, the more so the fewer the trials and the rarer the events a target
+//! counts), so its [`FINALISTS`] best are run again from [`VALIDATIONS`] seeds of
+//! their own and the fit is the one with the least loss there; the fit is then run
+//! from [`REPLICATES`] further seeds: each target's run-to-run noise, and its mean
+//! on draws that neither ranked nor chose it. A target counts as fitted by that
+//! mean.
 //! Same scenario, targets and seed: the same fit.
 //!
 //! Candidates run through an [`Evaluator`]: [`Local`] runs one candidate after
@@ -44,6 +47,15 @@ use crate::scenario::targets::Target;
 
 /// Extra runs of the best candidate, from other seeds, that measure the noise.
 pub const REPLICATES: u64 = 4;
+/// The best candidates of the search (by its seed's loss) that are run again from
+/// [`VALIDATIONS`] other seeds, the fit being the one with the least loss there:
+/// of many candidates the search's seed ranks first partly by its draws' luck,
+/// the more so the rarer the events a target counts.
+pub const FINALISTS: usize = 4;
+/// Runs of each finalist from seeds of their own (neither the search's nor the
+/// [`REPLICATES`]', so that the fit reported is measured on draws it was not
+/// chosen by).
+pub const VALIDATIONS: u64 = 4;
 /// A fitted value within this relative error of its target counts as fitted (the
 /// issue's 10%) ...
 pub const TOLERANCE: f64 = 0.10;
@@ -80,6 +92,9 @@ pub struct Fit {
     pub candidates: usize,
     /// ... of which distinct (a repeat of one value runs once).
     pub evaluations: usize,
+    /// The best of the search run again to choose the fit ([`FINALISTS`]; fewer
+    /// when fewer were evaluated).
+    pub finalists: usize,
     /// Each target's standard deviation over the best candidate's runs from the
     /// [`REPLICATES`] other seeds (one run's noise; the search's own seed, which
     /// its selection favoured, left out).
@@ -280,16 +295,22 @@ impl Search<'_> {
     /// better, else among equal losses the first by their values (so that the best
     /// is one whatever the order of the cache).
     fn best(&self) -> Option<Evaluation> {
+        self.ranked(1).pop()
+    }
+
+    /// The `n` best candidates so far, best first, ordered as [`Self::best`] orders
+    /// them.
+    fn ranked(&self, n: usize) -> Vec<Evaluation> {
         let start = key(&self.c.start);
-        self.lock_cache()
-            .iter()
-            .min_by(|(ka, a), (kb, b)| {
-                a.loss
-                    .total_cmp(&b.loss)
-                    .then((**ka != start).cmp(&(**kb != start)))
-                    .then_with(|| cmp_values(&a.values, &b.values))
-            })
-            .map(|(_, e)| e.clone())
+        let cache = self.lock_cache();
+        let mut all: Vec<(&Vec<u64>, &Evaluation)> = cache.iter().collect();
+        all.sort_by(|(ka, a), (kb, b)| {
+            a.loss
+                .total_cmp(&b.loss)
+                .then((**ka != start).cmp(&(**kb != start)))
+                .then_with(|| cmp_values(&a.values, &b.values))
+        });
+        all.into_iter().take(n).map(|(_, e)| e.clone()).collect()
     }
 }
 
@@ -369,7 +390,8 @@ pub fn calibrate_with(
         return Err(e);
     }
     let start = search.lock_cache()[&key(&c.start)].clone();
-    let best = search.best().expect("evaluated");
+    let finalists = search.ranked(FINALISTS);
+    let best = validated(eval, finalists.clone(), targets, o)?;
     let evaluations = search.lock_cache().len();
     let asked = search.asked.load(Ordering::SeqCst);
     let candidates = if eval.parallel() {
@@ -383,11 +405,66 @@ pub fn calibrate_with(
         best,
         candidates,
         evaluations,
+        finalists: finalists.len(),
         noise,
         other_seeds,
         trials: o.trials,
         wall_seconds: began.elapsed().as_secs_f64(),
     })
+}
+
+/// Of `finalists` (best first by the search's seed), the one whose statistics on
+/// [`VALIDATIONS`] seeds of their own, averaged, have the least loss (the first of
+/// equals); the only one without running it again.
+fn validated(
+    eval: &dyn Evaluator,
+    finalists: Vec<Evaluation>,
+    targets: &[Target],
+    o: &Options,
+) -> Result<Evaluation, LabError> {
+    if finalists.len() < 2 {
+        return Ok(finalists
+            .into_iter()
+            .next()
+            .expect("the start was evaluated"));
+    }
+    let mut best: Option<(f64, Evaluation)> = None;
+    for f in finalists {
+        let runs = runs(eval, &f.values, o, "validation", VALIDATIONS)?;
+        let l = loss(&means(&runs, targets.len()), targets);
+        if best.as_ref().is_none_or(|(b, _)| l < *b) {
+            best = Some((l, f));
+        }
+    }
+    Ok(best.expect("finalists").1)
+}
+
+/// Runs of the candidate at `values` from `n` seeds derived from the calibration's
+/// and `label` (the same label and seed: the same seeds).
+fn runs(
+    eval: &dyn Evaluator,
+    values: &[f64],
+    o: &Options,
+    label: &str,
+    n: u64,
+) -> Result<Vec<Vec<Option<f64>>>, LabError> {
+    (1..=n)
+        .map(|k| {
+            let seed = crate::scenario::point_seed(o.seed, &[(label.into(), k.to_string())]);
+            eval.measure(values, o.trials, seed)
+        })
+        .collect()
+}
+
+/// Each of `len` statistics' mean over `runs` (over the runs where it is defined;
+/// `None` where it is in none).
+fn means(runs: &[Vec<Option<f64>>], len: usize) -> Vec<Option<f64>> {
+    (0..len)
+        .map(|i| {
+            let xs: Vec<f64> = runs.iter().filter_map(|r| r[i]).collect();
+            (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+        })
+        .collect()
 }
 
 /// The scenario as written against `targets`, nothing searched (`gentle calibrate
@@ -409,6 +486,7 @@ pub fn check(c: &Calibratable, targets: &[Target], o: &Options) -> Result<Fit, L
         start,
         candidates: 0,
         evaluations: 1,
+        finalists: 1,
         noise,
         other_seeds,
         trials: o.trials,
@@ -432,26 +510,16 @@ type Noise = (Vec<Option<f64>>, Vec<Option<f64>>);
 fn noise(eval: &dyn Evaluator, best: &Evaluation, o: &Options) -> Result<Noise, LabError> {
     // Only the other seeds' runs: the search's own is the one its selection
     // favoured, whose distance from the others is that selection, not noise.
-    let mut runs = Vec::with_capacity(REPLICATES as usize);
-    for k in 1..=REPLICATES {
-        let seed = crate::scenario::point_seed(o.seed, &[("replicate".into(), k.to_string())]);
-        runs.push(eval.measure(&best.values, o.trials, seed)?);
-    }
-    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let runs = runs(eval, &best.values, o, "replicate", REPLICATES)?;
+    let other = means(&runs, best.stats.len());
     let sd = (0..best.stats.len())
         .map(|i| {
             let xs: Vec<f64> = runs.iter().filter_map(|r| r[i]).collect();
             (xs.len() >= 2).then(|| {
-                let m = mean(&xs);
+                let m = xs.iter().sum::<f64>() / xs.len() as f64;
                 let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64;
                 var.sqrt()
             })
-        })
-        .collect();
-    let other = (0..best.stats.len())
-        .map(|i| {
-            let xs: Vec<f64> = runs.iter().filter_map(|r| r[i]).collect();
-            (!xs.is_empty()).then(|| mean(&xs))
         })
         .collect();
     Ok((sd, other))
@@ -459,7 +527,7 @@ fn noise(eval: &dyn Evaluator, best: &Evaluation, o: &Options) -> Result<Noise, 
 
 #[cfg(test)]
 mod tests {
-    use super::{Evaluation, Evaluator, FLOOR, Options, REPLICATES, error, noise};
+    use super::{Evaluation, Evaluator, FLOOR, Options, REPLICATES, error, noise, validated};
     use crate::LabError;
 
     /// Measures 1, 2, 3, ... on successive calls, whatever the candidate.
@@ -473,6 +541,48 @@ mod tests {
         fn parallel(&self) -> bool {
             false
         }
+    }
+
+    /// Measures the candidate's first value, on every seed.
+    struct Echo;
+
+    impl Evaluator for Echo {
+        fn measure(&self, values: &[f64], _: u64, _: u64) -> Result<Vec<Option<f64>>, LabError> {
+            Ok(vec![Some(values[0])])
+        }
+        fn parallel(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn the_fit_is_the_finalist_best_on_seeds_of_their_own() {
+        let targets = crate::scenario::targets::parse_targets(
+            "t.toml",
+            "[[target]]\nstat = \"RetransSegs\"\nvalue = 0.5\n",
+            &["RetransSegs"],
+        )
+        .unwrap();
+        let at = |x: f64, search_loss: f64| Evaluation {
+            values: vec![x],
+            stats: vec![Some(x)],
+            loss: search_loss,
+        };
+        let o = Options {
+            candidates: 1,
+            trials: 10,
+            seed: 1,
+            progress: false,
+        };
+        // The search's seed ranked 0.9 first; run again, 0.5 meets the target.
+        let chosen = validated(&Echo, vec![at(0.9, 0.0), at(0.5, 0.1)], &targets, &o).unwrap();
+        assert_eq!(chosen.values, vec![0.5]);
+        // Equal on the other seeds: the search's order stands.
+        let chosen = validated(&Echo, vec![at(0.6, 0.0), at(0.6, 0.1)], &targets, &o).unwrap();
+        assert_eq!(chosen.loss, 0.0);
+        // One finalist is the fit without another run.
+        let chosen = validated(&Counting(0.into()), vec![at(0.7, 0.0)], &targets, &o).unwrap();
+        assert_eq!(chosen.values, vec![0.7]);
     }
 
     #[test]
