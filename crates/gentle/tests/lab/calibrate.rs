@@ -257,6 +257,12 @@ fn bad_input_is_refused_at_its_place_before_any_work() {
         "unknown statistic `Server.TCPFastRetran`; did you mean `Server.TCPFastRetrans`?",
     );
     case(
+        "misspelt-prefix",
+        &good,
+        Some("[[target]]\nstat = \"Sever.TCPFastRetrans / Server.RetransSegs\"\nvalue = 0.2\n"),
+        "unknown statistic `Sever.TCPFastRetrans`; did you mean `Server.TCPFastRetrans`?",
+    );
+    case(
         "no-targets",
         &good,
         Some("# nothing\n"),

@@ -256,11 +256,25 @@ fn atom(a: &str, counters: &[&str]) -> std::result::Result<Atom, String> {
     }
     let mut names: Vec<&str> = counters.to_vec();
     names.extend_from_slice(EXTRA_ATOMS);
-    // A misspelt `Server.` or `Backend.` counter: the nearest counter, prefixed.
-    let (prefix, bare) = [SERVER, BACKEND]
-        .iter()
-        .find_map(|p| a.strip_prefix(p).map(|r| (*p, r)))
-        .unwrap_or(("", a));
+    // A misspelt `Server.` or `Backend.` counter (or a misspelt prefix): the
+    // nearest counter, under the nearest prefix.
+    let prefixes = [SERVER.trim_end_matches('.'), BACKEND.trim_end_matches('.')];
+    let (prefix, bare) = match a.split_once('.') {
+        Some((head, rest)) if !head.eq_ignore_ascii_case("latency") => {
+            let p = prefixes
+                .iter()
+                .find(|p| p.eq_ignore_ascii_case(head))
+                .copied()
+                .or_else(|| super::error::suggest(head, &prefixes));
+            p.map_or(("", a), |p| (p, rest))
+        }
+        _ => ("", a),
+    };
+    let prefix = if prefix.is_empty() {
+        String::new()
+    } else {
+        format!("{prefix}.")
+    };
     let names = if prefix.is_empty() {
         &names[..]
     } else {
