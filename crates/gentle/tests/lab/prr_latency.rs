@@ -2,11 +2,11 @@
 //! size, on its calibrated population, checked for the paper's findings that hold
 //! on any Web-like workload: Linux ends many recoveries with cwnd below three
 //! segments (Table 7: "over 50%" of those of short responses; a sixth of those
-//! of Table 9's services, 123 kB on average), PRR and RFC 3517 end at ssthresh, far
+//! of Table 9's services, 119 kB on average), PRR and RFC 3517 end at ssthresh, far
 //! fewer below 3; PRR has a lower median latency for responses with retransmissions
 //! (Table 9), its 95% interval below 0 (the trials are paired: same seeds, same
 //! loss patterns). Table 8's fewer timeouts in recovery is not asserted: on the
-//! population they fall with PRR and stay with RFC 3517 (about 1,500 per variant).
+//! population they fall with PRR and stay with RFC 3517 (about 1,650 per variant).
 
 use gentle_lab::catalogue;
 use gentle_lab::runner::VariantResult;

@@ -391,7 +391,8 @@ pub fn calibrate_with(
     }
     let start = search.lock_cache()[&key(&c.start)].clone();
     let finalists = search.ranked(FINALISTS);
-    let best = validated(eval, finalists.clone(), targets, o)?;
+    let finalists_n = finalists.len();
+    let best = validated(eval, finalists, targets, o)?;
     let evaluations = search.lock_cache().len();
     let asked = search.asked.load(Ordering::SeqCst);
     let candidates = if eval.parallel() {
@@ -405,7 +406,7 @@ pub fn calibrate_with(
         best,
         candidates,
         evaluations,
-        finalists: finalists.len(),
+        finalists: finalists_n,
         noise,
         other_seeds,
         trials: o.trials,
@@ -515,8 +516,8 @@ fn noise(eval: &dyn Evaluator, best: &Evaluation, o: &Options) -> Result<Noise, 
     let sd = (0..best.stats.len())
         .map(|i| {
             let xs: Vec<f64> = runs.iter().filter_map(|r| r[i]).collect();
+            let m = other[i]?;
             (xs.len() >= 2).then(|| {
-                let m = xs.iter().sum::<f64>() / xs.len() as f64;
                 let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64;
                 var.sqrt()
             })

@@ -254,35 +254,30 @@ fn atom(a: &str, counters: &[&str]) -> std::result::Result<Atom, String> {
     {
         return Ok(Atom::Count(a.to_string()));
     }
-    let mut names: Vec<&str> = counters.to_vec();
-    names.extend_from_slice(EXTRA_ATOMS);
-    // A misspelt `Server.` or `Backend.` counter (or a misspelt prefix): the
-    // nearest counter, under the nearest prefix.
+    // A misspelt counter; under `Server.` or `Backend.` (or a misspelt prefix), the
+    // nearest counter under the nearest prefix.
     let prefixes = [SERVER.trim_end_matches('.'), BACKEND.trim_end_matches('.')];
-    let (prefix, bare) = match a.split_once('.') {
-        Some((head, rest)) if !head.eq_ignore_ascii_case("latency") => {
+    let prefixed = a
+        .split_once('.')
+        .filter(|(head, _)| !head.eq_ignore_ascii_case("latency"))
+        .and_then(|(head, rest)| {
             let p = prefixes
                 .iter()
                 .find(|p| p.eq_ignore_ascii_case(head))
-                .copied()
-                .or_else(|| super::error::suggest(head, &prefixes));
-            p.map_or(("", a), |p| (p, rest))
+                .copied();
+            p.or_else(|| super::error::suggest(head, &prefixes))
+                .map(|p| (p, rest))
+        });
+    let hint = match prefixed {
+        Some((p, rest)) => super::error::suggest(rest, counters).map(|s| format!("{p}.{s}")),
+        None => {
+            let mut names: Vec<&str> = counters.to_vec();
+            names.extend_from_slice(EXTRA_ATOMS);
+            super::error::suggest(a, &names).map(str::to_string)
         }
-        _ => ("", a),
-    };
-    let prefix = if prefix.is_empty() {
-        String::new()
-    } else {
-        format!("{prefix}.")
-    };
-    let names = if prefix.is_empty() {
-        &names[..]
-    } else {
-        counters
-    };
-    let hint = super::error::suggest(bare, names)
-        .map(|s| format!("; did you mean `{prefix}{s}`?"))
-        .unwrap_or_default();
+    }
+    .map(|s| format!("; did you mean `{s}`?"))
+    .unwrap_or_default();
     if a.is_empty() {
         return Err("an empty term".into());
     }
