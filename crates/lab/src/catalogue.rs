@@ -70,6 +70,16 @@ pub const CATALOGUE: &[Experiment] = &[
         toml: include_str!("../../../examples/combined-table2.toml"),
     },
     Experiment {
+        name: "proactive-table6-population",
+        summary: "proactive-table6 on Google's 2013 frontends (the 2013 client population, the backend leg fitted to Table 6's baseline): Table 6 beside",
+        toml: include_str!("../../../examples/proactive-table6-population.toml"),
+    },
+    Experiment {
+        name: "combined-table2-population",
+        summary: "combined-table2 on Google's 2013 frontends (the 2013 client population, the backend leg fitted to Table 6's baseline): Table 2 beside",
+        toml: include_str!("../../../examples/combined-table2-population.toml"),
+    },
+    Experiment {
         name: "proactive-tso",
         summary: "Proactive with segmentation offload: copies behind a send of 8 frames bring a spurious fast retransmit; offload off, none (gentle-aggression Figure 8)",
         toml: include_str!("../../../examples/proactive-tso.toml"),

@@ -461,15 +461,9 @@ fn every_example_is_built_in_or_tested() {
     tested.sort();
     assert_eq!(
         tested,
-        [
-            "analyze-frontend.toml",
-            "corrective.toml",
-            "proactive-table6-population.toml"
-        ],
+        ["analyze-frontend.toml", "corrective.toml"],
         "add new examples to the catalogue or here"
     );
-    // proactive-table6-population.toml: tests/lab/calibrate.rs checks its fit and
-    // what the README says of its result.
     // analyze-frontend.toml: the capture `gentle analyze` is tested on
     // (tests/analyze.rs) and `gentle bench` times it on.
     // corrective.toml: Corrective rebuilds lost segments without a timeout and cuts

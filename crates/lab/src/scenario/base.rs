@@ -7,7 +7,9 @@
 //! what the population fixes without copying it: a `[[variant]]` named as one of
 //! the base's replaces it (in its place), and `[workload]` written as a table (not
 //! `[[workload]]`) is laid over every workload of the base (`connection = "fresh"`,
-//! a `backend`). The path is relative to the
+//! a `backend`). A base may have a base of its own (a setting's population built on
+//! a wider one: the 2013 frontends and their backend leg on the 2013 clients), to
+//! [`MAX_DEPTH`] files deep. The path is relative to the
 //! file's directory; the built-in experiments' bases are compiled in.
 
 use std::borrow::Cow;
@@ -32,12 +34,30 @@ pub const BUILT_IN: &[(&str, &str)] = &[
         "examples/populations/google-2013.toml",
         include_str!("../../../../examples/populations/google-2013.toml"),
     ),
+    (
+        "examples/populations/google-2013-frontends.toml",
+        include_str!("../../../../examples/populations/google-2013-frontends.toml"),
+    ),
 ];
 
-/// `root` laid over its base when it names one; `root` itself otherwise.
+/// How many bases deep a scenario may be built (a chain longer than any setting
+/// needs, so that a cycle is reported rather than followed).
+pub const MAX_DEPTH: usize = 4;
+
+/// `root` laid over its base (and that over its own base, and so on) when it names
+/// one; `root` itself otherwise.
 pub fn with_base<'a>(
     src: Source<'_>,
     root: &'a toml_edit::Table,
+) -> Result<Cow<'a, toml_edit::Table>> {
+    with_base_at(src, root, 0)
+}
+
+/// [`with_base`] for a file `depth` bases below the scenario.
+fn with_base_at<'a>(
+    src: Source<'_>,
+    root: &'a toml_edit::Table,
+    depth: usize,
 ) -> Result<Cow<'a, toml_edit::Table>> {
     let top = Table::new(src, root, Some(0..0), "the scenario");
     let Some(name) = top.str("base", "the path of a scenario file to build on")? else {
@@ -54,17 +74,19 @@ pub fn with_base<'a>(
         file: &file,
         text: &text,
     };
-    let doc = super::parse_toml(base_src)?;
-    if doc.as_table().contains_key("base") {
+    if depth + 1 >= MAX_DEPTH {
         return Err(top.bad(
             "base",
-            format!("{file} has a base of its own"),
-            "a base without `base`",
+            format!("{file} is more than {MAX_DEPTH} bases deep (do the bases name each other?)"),
+            "a chain of bases that ends in a file without `base`",
         ));
     }
-    // The base is a scenario by itself: its errors are reported in its own file.
-    super::parse_doc(base_src, doc.as_table())?;
-    let mut merged = doc.as_table().clone();
+    let doc = super::parse_toml(base_src)?;
+    // The base is a scenario by itself, on its own bases: its errors are reported in
+    // its own file.
+    let base = with_base_at(base_src, doc.as_table(), depth + 1)?;
+    super::parse_doc(base_src, base.as_ref())?;
+    let mut merged = base.into_owned();
     let mut over = root.clone();
     over.remove("base");
     lay_over(&mut merged, over);
