@@ -48,8 +48,15 @@ macro_rules! counters {
 }
 
 counters! {
-    /// Data segments sent, including retransmissions.
+    /// Segments sent as Linux counts `TCP_MIB_OUTSEGS`: those that send sequence
+    /// space for the first time (new data, the first SYN, a FIN) or carry none (ACKs,
+    /// resets), and every SYN-ACK (`tcp_make_synack`); retransmissions are not
+    /// (`tcp_transmit_skb` counts a segment only if `after(end_seq, snd_nxt) ||
+    /// seq == end_seq`). The papers' "retransmission rate" is `RetransSegs` over
+    /// this (`prr-imc11.txt` §2: "the Linux TCP SNMP statistics").
     segs_out => "OutSegs",
+    /// Data segments sent, retransmissions included (Linux `tcpi_data_segs_out`).
+    data_segs_out => "DataSegsOut",
     /// Segments received.
     segs_in => "InSegs",
     /// Payload bytes sent, including retransmissions.

@@ -94,7 +94,7 @@ fn a_captures_statistics_are_the_engines_and_fit_a_scenario_to_it() {
     // What the capture shows exactly: the server's retransmission rate, its
     // timeouts and the response times.
     for stat in [
-        "(Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans) / Server.OutSegs",
+        "(Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans) / Server.DataSegsOut",
         "Server.TCPTimeouts / (Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans)",
         "ExchangesWithServerRetrans / Exchanges",
         "latency.p50",
@@ -131,7 +131,7 @@ fn a_captures_statistics_are_the_engines_and_fit_a_scenario_to_it() {
     let kept: String = text
         .split("\n[[target]]")
         .skip(1)
-        .filter(|t| t.contains("(Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans) / Server.OutSegs") || t.contains("latency."))
+        .filter(|t| t.contains("(Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans) / Server.DataSegsOut") || t.contains("latency."))
         .map(|t| format!("\n[[target]]{t}"))
         .collect();
     std::fs::write(dir.join("fit-targets.toml"), kept).unwrap();

@@ -21,7 +21,7 @@ fn proactive_on_the_backend_masks_its_losses() {
         panic!("two variants")
     };
     let rate = |v: &gentle_lab::runner::VariantResult| {
-        v.backend.data_retrans_segs() as f64 / v.backend.segs_out as f64
+        v.backend.data_retrans_segs() as f64 / v.backend.data_segs_out as f64
     };
     assert!(
         rate(linux) > 0.005 && rate(linux) < 0.02,

@@ -30,7 +30,7 @@ fn reactive_converts_tail_timeouts() {
     );
     assert!(r.recovery_episodes > l.recovery_episodes);
     assert!(r.undos() < l.undos());
-    let overhead = r.loss_probes as f64 / r.segs_out as f64;
+    let overhead = r.loss_probes as f64 / r.data_segs_out as f64;
     assert!(
         overhead > 0.0 && overhead < 0.03,
         "probe overhead {overhead}"

@@ -7,7 +7,7 @@
 //!
 //! | statistic | from the capture |
 //! |---|---|
-//! | `(Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans) / Server.OutSegs` | the server's retransmissions of data over its data packets |
+//! | `(Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans) / Server.DataSegsOut` | the server's retransmissions of data over its data packets |
 //! | `ExchangesWithServerRetrans / Exchanges` | exchanges during which the server retransmitted |
 //! | `Server.TCPFastRetrans / (Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans)` | fast and early retransmissions (Linux counts both as sent in Recovery) |
 //! | `Server.TCPTimeouts / (Server.RetransSegs + Server.LossProbesUncounted - Server.TCPSynRetrans)` | timeouts' first retransmissions |
@@ -70,7 +70,7 @@ fn stats(a: &Analysis, server_side: bool) -> Vec<Stat> {
         .count() as u64;
     let mut out = vec![
         ratio(
-            concat!("(", data_retrans!(), ") / Server.OutSegs"),
+            concat!("(", data_retrans!(), ") / Server.DataSegsOut"),
             all,
             t.data_packets,
             "server data packets were retransmissions",

@@ -640,7 +640,10 @@ fn assemble(
         r.counters.retrans_segs += i.total_retrans as u64;
         r.counters.timeouts += i.total_rto as u64;
         r.counters.bytes_retrans += i.bytes_retrans;
-        r.counters.segs_out += i.data_segs_out as u64;
+        r.counters.data_segs_out += i.data_segs_out as u64;
+        // `tcpi_segs_out` counts every segment sent, retransmissions included; Linux's
+        // `OutSegs` leaves those out.
+        r.counters.segs_out += u64::from(i.segs_out.saturating_sub(i.total_retrans));
     }
     // Page loads: the first start to the last object of each page workload.
     let mut pages: BTreeMap<u16, PageRecord> = BTreeMap::new();

@@ -39,7 +39,7 @@ pub struct Point {
 /// The backend connections' data retransmission rate: the pool's handshakes stand
 /// for connections the paper's frontends keep open.
 fn retrans_pct(v: &VariantResult) -> f64 {
-    100.0 * v.backend.data_retrans_segs() as f64 / v.backend.segs_out.max(1) as f64
+    100.0 * v.backend.data_retrans_segs() as f64 / v.backend.data_segs_out.max(1) as f64
 }
 
 pub fn run(quick: bool) -> Vec<Point> {

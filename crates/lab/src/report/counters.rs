@@ -43,7 +43,7 @@ const SECTIONS: &[Section] = &[
     Section {
         shown: |scn, _| scn.workloads.iter().any(|w| w.backend.is_some()),
         rows: &[("backend retransmission rate", |v| {
-            pct(v.backend.data_retrans_segs(), v.backend.segs_out)
+            pct(v.backend.data_retrans_segs(), v.backend.data_segs_out)
         })],
     },
     Section {
@@ -124,7 +124,7 @@ const EXCHANGES_AND_REPAIRS: &[Row] = &[
 const LOSS_PROBES: &[Row] = &[
     ("loss probes", |v| v.counters.loss_probes.to_string()),
     ("  of data segments sent", |v| {
-        pct(v.counters.loss_probes, v.counters.segs_out)
+        pct(v.counters.loss_probes, v.counters.data_segs_out)
     }),
     ("  new data", |v| {
         pct(v.counters.loss_probes_new, v.counters.loss_probes)

@@ -209,7 +209,7 @@ fn copies_are_not_retransmissions_and_count_as_overhead() {
     assert_eq!(c.proactive_copies, 3);
     assert_eq!(c.proactive_bytes, 3 * MSS as u64);
     assert_eq!(c.retrans_segs, 0);
-    assert_eq!(c.segs_out, 3);
+    assert_eq!(c.data_segs_out, 3);
     // cwnd and the scoreboard see three segments: one ACK covering them closes the
     // flight.
     s.at(300.0);

@@ -211,3 +211,30 @@ fn data_for_a_closed_socket_resets_the_connection() {
     s.expect(pure_ack(101).at(250.0));
     assert_eq!(s.dut.close_reason(), None);
 }
+
+#[test]
+fn out_segs_leave_retransmissions_out_as_linux_counts_them() {
+    // Linux `tcp_transmit_skb` counts OutSegs only for a segment that sends new
+    // sequence space or none, and `tcp_make_synack` every SYN-ACK: here the SYN-ACK
+    // and the one data segment, not its five retransmissions, which DataSegsOut
+    // (`tcpi_data_segs_out`) and RetransSegs do count.
+    let mut s = Script::server(Profile::Plain.config(), PeerOpts::default());
+    s.write(1000);
+    s.expect(tx(1, 1000).at(100.0));
+    let mut at = 100.0;
+    for rto in [300.0, 600.0, 1200.0, 2400.0, 4800.0] {
+        at += rto;
+        s.at(at);
+        s.expect(tx(1, 1000).at(at));
+    }
+    // The ACK of it all, then the peer's FIN: the server's ACK of that FIN counts.
+    s.send(ack(1001));
+    s.send(ack(1001).flags(Flags::ACK | Flags::FIN));
+    s.skip_all();
+    let c = s.dut.counters();
+    assert_eq!((c.retrans_segs, c.data_segs_out), (5, 6));
+    assert_eq!(
+        c.segs_out, 3,
+        "SYN-ACK, the data segment, the ACK of the FIN"
+    );
+}

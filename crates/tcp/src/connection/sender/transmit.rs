@@ -24,13 +24,15 @@ impl Connection {
         if self.ext.proactive().is_on() && put(out, self.proactive_copy(false)) {
             return true;
         }
+        let resent_before = self.counters.retransmissions_sent();
         if !self.next_segment(now, out) {
             return self.nothing_to_send(now, out);
         }
         if self.ext.corrective().is_on() && !out.flags.syn() && self.corrective_sent(out) {
             return true; // a Corrective packet: not data, and its ACK is not read
         }
-        self.on_segment_sent(now, out);
+        let resent = self.counters.retransmissions_sent() != resent_before;
+        self.on_segment_sent(now, out, resent);
         true
     }
 
@@ -47,8 +49,17 @@ impl Connection {
         false
     }
 
-    /// The books kept on every segment sent (but a Corrective packet).
-    fn on_segment_sent(&mut self, now: Instant, seg: &Segment) {
+    /// The books kept on every segment sent (but a Corrective packet); `resent`: a
+    /// retransmission of data or a FIN.
+    fn on_segment_sent(&mut self, now: Instant, seg: &Segment, resent: bool) {
+        // Linux `OutSegs`: a segment counts when it sends new sequence space or none;
+        // a SYN is resent by the timer (counted there), a SYN-ACK always counts.
+        let counted = if seg.flags.syn() {
+            seg.flags.ack() || self.ctl.syn_resent == 0
+        } else {
+            !resent
+        };
+        self.counters.segs_out += u64::from(counted);
         self.receiver_on_sent(seg);
         if !seg.payload.is_empty() {
             self.ack_on_data_sent(now);
@@ -62,7 +73,7 @@ impl Connection {
             if matches!(self.tx.ca.state(), CaState::Recovery | CaState::Cwr) {
                 self.tx.ca.on_sent(1);
             }
-            self.counters.segs_out += 1;
+            self.counters.data_segs_out += 1;
             self.counters.bytes_sent += seg.payload.len() as u64;
             if self.tx.ca.state() == CaState::Recovery {
                 self.counters.bytes_sent_recovery += seg.payload.len() as u64;
