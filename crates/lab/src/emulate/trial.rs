@@ -637,13 +637,7 @@ fn assemble(
         });
     }
     for i in last_info.values() {
-        r.counters.retrans_segs += i.total_retrans as u64;
-        r.counters.timeouts += i.total_rto as u64;
-        r.counters.bytes_retrans += i.bytes_retrans;
-        r.counters.data_segs_out += i.data_segs_out as u64;
-        // `tcpi_segs_out` counts every segment sent, retransmissions included; Linux's
-        // `OutSegs` leaves those out.
-        r.counters.segs_out += u64::from(i.segs_out.saturating_sub(i.total_retrans));
+        add_kernel_counts(&mut r.counters, i);
     }
     // Page loads: the first start to the last object of each page workload.
     let mut pages: BTreeMap<u16, PageRecord> = BTreeMap::new();
@@ -672,4 +666,15 @@ fn assemble(
     }
     r.pages = pages.into_values().collect();
     (r, spans)
+}
+
+/// A kernel connection's last `tcp_info`, added to the counters the simulation keeps.
+fn add_kernel_counts(c: &mut gentle_tcp::Counters, i: &TcpInfo) {
+    c.retrans_segs += i.total_retrans as u64;
+    c.timeouts += i.total_rto as u64;
+    c.bytes_retrans += i.bytes_retrans;
+    c.data_segs_out += i.data_segs_out as u64;
+    // `tcpi_segs_out` counts every segment sent, retransmissions included; Linux's
+    // `OutSegs` leaves those out.
+    c.segs_out += u64::from(i.segs_out.saturating_sub(i.total_retrans));
 }
