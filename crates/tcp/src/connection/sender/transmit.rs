@@ -24,15 +24,13 @@ impl Connection {
         if self.ext.proactive().is_on() && put(out, self.proactive_copy(false)) {
             return true;
         }
-        let resent_before = self.counters.retransmissions_sent();
         if !self.next_segment(now, out) {
             return self.nothing_to_send(now, out);
         }
         if self.ext.corrective().is_on() && !out.flags.syn() && self.corrective_sent(out) {
             return true; // a Corrective packet: not data, and its ACK is not read
         }
-        let resent = self.counters.retransmissions_sent() != resent_before;
-        self.on_segment_sent(now, out, resent);
+        self.on_segment_sent(now, out);
         true
     }
 
@@ -49,15 +47,16 @@ impl Connection {
         false
     }
 
-    /// The books kept on every segment sent (but a Corrective packet); `resent`: a
-    /// retransmission of data or a FIN.
-    fn on_segment_sent(&mut self, now: Instant, seg: &Segment, resent: bool) {
-        // Linux `OutSegs`: a segment counts when it sends new sequence space or none;
-        // a SYN is resent by the timer (counted there), a SYN-ACK always counts.
+    /// The books kept on every segment sent (but a Corrective packet).
+    fn on_segment_sent(&mut self, now: Instant, seg: &Segment) {
+        // Linux `OutSegs`: new data and FINs count where their sequence space is
+        // first sent ([`record_new_data`](Self::record_new_data)); here a segment
+        // that carries none (an ACK, a reset), the first SYN (a resent one is
+        // counted by the timer) and every SYN-ACK.
         let counted = if seg.flags.syn() {
             seg.flags.ack() || self.ctl.syn_resent == 0
         } else {
-            !resent
+            seg.payload.is_empty() && !seg.flags.fin()
         };
         self.counters.segs_out += u64::from(counted);
         self.receiver_on_sent(seg);
@@ -524,6 +523,7 @@ impl Connection {
             retrans_high: 0,
         });
         self.snd.nxt = end;
+        self.counters.segs_out += 1; // Linux `OutSegs`: new sequence space
         self.snd.last_data_sent = now;
         if len > 0 && len < u64::from(self.opts.smss) {
             self.snd.sml = end; // Linux `tcp_minshall_update`
