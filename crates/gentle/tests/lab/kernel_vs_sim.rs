@@ -5,12 +5,18 @@
 //! server times within the stated tolerance — in most kernel runs, since the
 //! kernel's timing jitters (scheduling, 4 ms timer ticks). Needs root; without it
 //! the experiment says why and the test passes.
+//!
+//! Its times are compared within 2 ms, so it is ignored in the parallel run, where
+//! other tests load both cores and delay the kernel by 3–15 ms: `scripts/test` runs
+//! it alone afterwards (`cargo test --profile ci -p gentle --test lab -- --ignored
+//! --exact kernel_vs_sim::the_linux_6_profile_matches_the_kernel`).
 
 use std::process::Command;
 
 use serde_json::Value;
 
 #[test]
+#[ignore = "timed against the kernel: scripts/test runs it alone"]
 fn the_linux_6_profile_matches_the_kernel() {
     if crate::common::skip_real_mode() {
         return;
