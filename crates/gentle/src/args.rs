@@ -291,6 +291,16 @@ pub struct CalibrateArgs {
     /// The calibration's seed (default: the scenario's).
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     pub seed: Option<u64>,
+    /// Refit only these free parameters (dotted paths as [calibrate.free] names
+    /// them, comma-separated); the others keep the file's values, and the earlier
+    /// fit's header stays below this one's.
+    #[arg(
+        long,
+        value_name = "KEY,...",
+        value_delimiter = ',',
+        conflicts_with = "check"
+    )]
+    pub only: Vec<String>,
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -392,6 +402,7 @@ impl From<CalibrateArgs> for gentle_lab::calibrate::command::CalibrateArgs {
             json: a.json,
             backend: a.backend.into(),
             address: a.address,
+            only: a.only,
         }
     }
 }

@@ -71,6 +71,7 @@ pub fn calibrate_command(
         json,
         backend: Backend::Ray,
         address: None,
+        only: Vec::new(),
     };
     let eval = PyEvaluator { evaluate };
     interruptible(py, || {

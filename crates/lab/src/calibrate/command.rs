@@ -38,6 +38,10 @@ pub struct CalibrateArgs {
     pub backend: Backend,
     /// The Ray cluster's address (`ray start --head` prints it). Implies --backend ray.
     pub address: Option<String>,
+    /// Fit only these free parameters (their dotted paths); the others keep the
+    /// values the file holds, and the earlier fit's header stays below this one's.
+    /// Empty: all of them.
+    pub only: Vec<String>,
 }
 
 pub use crate::sweeping::command::Backend;
@@ -65,8 +69,17 @@ pub fn job(a: &CalibrateArgs) -> Result<Job, LabError> {
         crate::checks::output_file("--out", out, a.force).map_err(LabError::Input)?;
     }
     let file = a.scenario.display().to_string();
-    let cal = Calibratable::parse(&file, &read(&a.scenario, "the scenario")?)
+    let mut cal = Calibratable::parse(&file, &read(&a.scenario, "the scenario")?)
         .map_err(LabError::Scenario)?;
+    if !a.only.is_empty() {
+        if a.backend == Backend::Ray || a.address.is_some() {
+            return Err(LabError::Input(
+                "--only: not with --backend ray yet (run the refit on this machine)".into(),
+            ));
+        }
+        cal.restrict(&a.only)
+            .map_err(|e| LabError::Input(format!("--only: {e}")))?;
+    }
     let targets_file = a.targets.display().to_string();
     let names = super::stats::counter_names();
     let targets = parse_targets(&targets_file, &read(&a.targets, "the targets")?, &names)
@@ -139,9 +152,12 @@ pub fn command_with(a: CalibrateArgs, eval: Option<(&dyn Evaluator, usize)>) -> 
         }
     };
     if let Some(out) = &a.out {
-        let text = job
-            .cal
-            .fitted_text(&fit.best.values, &header(&job, &fit), out);
+        let text = job.cal.fitted_text(
+            &fit.best.values,
+            &header(&job, &fit, &a.only),
+            out,
+            !a.only.is_empty(),
+        );
         if let Err(e) = crate::staging::write_whole(out, text.as_bytes()) {
             eprintln!("error: cannot write {}: {e}", out.display());
             return 1;
@@ -192,10 +208,14 @@ fn through_python(a: &CalibrateArgs) -> u8 {
 }
 
 /// The comment lines at the top of the fitted file.
-fn header(job: &Job, fit: &Fit) -> Vec<String> {
+fn header(job: &Job, fit: &Fit, only: &[String]) -> Vec<String> {
     let fitted = fit.fitted_count(&job.targets);
+    let (verb, only) = match only {
+        [] => ("Fitted", String::new()),
+        names => ("Refitted", format!(" --only {}", names.join(","))),
+    };
     let mut h = vec![format!(
-        "Fitted by `gentle calibrate {} --targets {} --seed {} --trials {} --candidates {}`:",
+        "{verb} by `gentle calibrate {} --targets {} --seed {} --trials {} --candidates {}{only}`:",
         job.cal.file,
         job.targets_file,
         job.options.seed,

@@ -209,6 +209,32 @@ impl Calibratable {
         })
     }
 
+    /// Fits only the free parameters named in `names` (dotted paths as written in
+    /// `[calibrate.free]`): the others keep the values the file holds. An unknown
+    /// or repeated name is refused with the names there are.
+    pub fn restrict(&mut self, names: &[String]) -> std::result::Result<(), String> {
+        let known: Vec<String> = self.spec.free.iter().map(Free::name).collect();
+        for (i, n) in names.iter().enumerate() {
+            if !known.contains(n) {
+                return Err(format!(
+                    "`{n}` is not a free parameter of {}; expected one of: {}",
+                    self.file,
+                    known.join(", ")
+                ));
+            }
+            if names[..i].contains(n) {
+                return Err(format!("`{n}` is named twice"));
+            }
+        }
+        let (free, start) = std::mem::take(&mut self.spec.free)
+            .into_iter()
+            .zip(std::mem::take(&mut self.start))
+            .filter(|(f, _)| names.contains(&f.name()))
+            .unzip();
+        (self.spec.free, self.start) = (free, start);
+        Ok(())
+    }
+
     /// The scenario with every free parameter at `values` (in the order of
     /// `spec.free`).
     pub fn at(&self, values: &[f64]) -> std::result::Result<Scenario, ScenarioError> {
@@ -223,8 +249,16 @@ impl Calibratable {
     /// The file's text with every free parameter set to `values`, its formatting
     /// and comments kept, under a header of `header` comment lines, to be written
     /// to `out`: a `base` it names is named from `out`'s directory, so that the
-    /// fitted file builds on the same base wherever it is written.
-    pub fn fitted_text(&self, values: &[f64], header: &[String], out: &Path) -> String {
+    /// fitted file builds on the same base wherever it is written. The header of an
+    /// earlier fit is replaced, unless `partial` (some parameters refitted, the
+    /// others as that fit left them): then it stays below the new one.
+    pub fn fitted_text(
+        &self,
+        values: &[f64],
+        header: &[String],
+        out: &Path,
+        partial: bool,
+    ) -> String {
         let mut doc: toml_edit::DocumentMut = self.text.parse().expect("parsed before");
         for (f, &v) in self.spec.free.iter().zip(values) {
             set_path(doc.as_table_mut(), &f.path, f.value(v)).expect("checked at parse");
@@ -246,7 +280,12 @@ impl Calibratable {
             out.push_str(h);
             out.push('\n');
         }
-        out.push_str(without_fitted_header(&doc.to_string()));
+        let text = doc.to_string();
+        out.push_str(if partial {
+            &text
+        } else {
+            without_fitted_header(&text)
+        });
         out
     }
 }
@@ -284,13 +323,16 @@ fn rebase(file: &Path, base: &str, out: &Path) -> Option<String> {
     rel.to_str().map(str::to_string)
 }
 
-/// The first line of the header `fitted_text` writes.
-const FITTED_HEADER: &str = "# Fitted by `gentle calibrate ";
+/// The first line of the header `fitted_text` writes, and of a partial refit's.
+const FITTED_HEADERS: [&str; 2] = [
+    "# Fitted by `gentle calibrate ",
+    "# Refitted by `gentle calibrate ",
+];
 
-/// `text` without the header of an earlier fit at its top (its two lines), so that a
-/// file fitted again carries the new fit's header only.
+/// `text` without the headers of earlier fits at its top (two lines each), so that
+/// a file fitted again carries the new fit's header only.
 fn without_fitted_header(mut text: &str) -> &str {
-    while text.starts_with(FITTED_HEADER) {
+    while FITTED_HEADERS.iter().any(|h| text.starts_with(h)) {
         text = text.splitn(3, '\n').nth(2).unwrap_or("");
     }
     text
@@ -429,6 +471,38 @@ fn parse_free(t: &Table<'_>, path: &[String]) -> Result<Free> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refit_of_some_parameters_keeps_the_others_and_the_earlier_header() {
+        let text = "# Fitted by `gentle calibrate a.toml --targets t.toml`:\n# 3 of 5 targets\nname = \"x\"\n[[link]]\na = \"s\"\nb = \"c\"\ndelay = \"10ms\"\nloss = { model = \"bernoulli\", p = 0.01 }\n[[workload]]\nclient = \"c\"\nserver = \"s\"\nresponse = \"5000B\"\n[[variant]]\nname = \"v\"\n[calibrate]\n[calibrate.free]\nlink.delay = { min = 1, max = 100, unit = \"ms\" }\nlink.loss.p = { min = 0.001, max = 0.1 }\n";
+        let mut c = Calibratable::parse("a.toml", text).expect("valid");
+        let err = c.restrict(&["link.rate".to_string()]).unwrap_err();
+        assert!(
+            err.contains("expected one of: link.delay, link.loss.p"),
+            "{err}"
+        );
+        let twice = ["link.loss.p".to_string(), "link.loss.p".to_string()];
+        assert!(c.restrict(&twice).unwrap_err().contains("named twice"));
+        c.restrict(&["link.loss.p".to_string()])
+            .expect("a free parameter");
+        assert_eq!(c.spec.free.len(), 1);
+        assert_eq!(c.start, [0.01]);
+        let head = [
+            "Refitted by `gentle calibrate a.toml --only link.loss.p`:".to_string(),
+            "1 of 1 targets".to_string(),
+        ];
+        let out = c.fitted_text(&[0.02], &head, Path::new("a.toml"), true);
+        assert!(out.starts_with("# Refitted by `gentle calibrate a.toml --only link.loss.p`:\n# 1 of 1 targets\n# Fitted by `gentle calibrate a.toml"), "{out}");
+        assert!(
+            out.contains("delay = \"10ms\"") && out.contains("p = 0.02"),
+            "{out}"
+        );
+        // A whole refit replaces both headers.
+        assert_eq!(
+            without_fitted_header(&out),
+            &out[out.find("name =").unwrap()..]
+        );
+    }
 
     #[test]
     fn an_earlier_fits_header_is_replaced_not_kept() {
