@@ -35,6 +35,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     c.add_argument("--candidates", type=int)
     c.add_argument("--trials", type=int)
     c.add_argument("--seed", type=int)
+    c.add_argument("--only", help="refit only these free parameters (comma-separated paths)")
     c.add_argument("--json", action="store_true")
     c.add_argument("--address")
     n = sub.add_parser("analyze", help="analyse many captures on Ray")
@@ -98,6 +99,7 @@ def _calibrate(a: argparse.Namespace) -> int:
             candidates=a.candidates,
             trials=a.trials,
             seed=a.seed,
+            only=a.only.split(",") if a.only else None,
             json=a.json,
         )
     except GentleError as e:

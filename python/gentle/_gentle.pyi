@@ -136,10 +136,12 @@ def calibrate_command(
     candidates: Optional[int] = None,
     trials: Optional[int] = None,
     seed: Optional[int] = None,
+    only: Optional[List[str]] = None,
     json: bool = False,
 ) -> int:
     """``gentle calibrate`` with candidates run by ``evaluate(values, trials, seed)``
-    on ``concurrency`` threads; prints its report and returns its exit status."""
+    on ``concurrency`` threads (``only``: the free parameters refitted, all when
+    empty); prints its report and returns its exit status."""
 
 def calibrate_measure(
     scenario: str,
@@ -149,8 +151,10 @@ def calibrate_measure(
     values: List[float],
     trials: int,
     seed: int,
+    only: Optional[List[str]] = None,
 ) -> List[Optional[float]]:
-    """One candidate of a calibration (a worker's task): each target's statistic."""
+    """One candidate of a calibration (a worker's task): each target's statistic
+    (``values`` of the free parameters ``only`` names; all when empty)."""
 
 @final
 class SweepJob:

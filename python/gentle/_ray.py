@@ -161,12 +161,17 @@ def run_on_ray(job: Any, progress: bool = True) -> str:
     return report
 
 
-def _measure(spec: Tuple[str, str, str, str], values: List[float], trials: int, seed: int) -> List[Optional[float]]:
-    """A task: one candidate of a calibration, on one thread."""
+def _measure(
+    spec: Tuple[str, str, str, str, List[str]], values: List[float], trials: int, seed: int
+) -> List[Optional[float]]:
+    """A task: one candidate of a calibration, on one thread (``values`` of the
+    free parameters ``only`` names, or of all of them when it is empty)."""
     from gentle import _gentle
 
-    scenario, text, targets, targets_text = spec
-    return _gentle.calibrate_measure(scenario, text, targets, targets_text, values, trials, seed)
+    scenario, text, targets, targets_text, only = spec
+    return _gentle.calibrate_measure(
+        scenario, text, targets, targets_text, values, trials, seed, only=only
+    )
 
 
 def _read(path: str) -> str:
@@ -186,11 +191,13 @@ def calibrate_on_ray(
     candidates: Optional[int] = None,
     trials: Optional[int] = None,
     seed: Optional[int] = None,
+    only: Optional[List[str]] = None,
     json: bool = False,
 ) -> int:
     """``gentle calibrate`` with its candidates as Ray tasks on the cluster
     :func:`connect` joined: a generation's candidates at once, each a task of one
-    CPU. Prints the command's report; returns its exit status."""
+    CPU; ``only`` refits just the free parameters it names. Prints the command's
+    report; returns its exit status."""
     import ray
 
     from gentle import _gentle
@@ -198,7 +205,8 @@ def calibrate_on_ray(
     # Workers need not share the driver's directory: paths are made absolute (a
     # scenario's base is read relative to it).
     scenario, targets = os.path.abspath(scenario), os.path.abspath(targets)
-    spec = ray.put((scenario, _read(scenario), targets, _read(targets)))
+    only = list(only or [])
+    spec = ray.put((scenario, _read(scenario), targets, _read(targets), only))
     remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_measure)
 
     def evaluate(values: List[float], trials: int, seed: int) -> List[Optional[float]]:
@@ -216,6 +224,7 @@ def calibrate_on_ray(
         candidates=candidates,
         trials=trials,
         seed=seed,
+        only=only,
         json=json,
     )
     return code

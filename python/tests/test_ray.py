@@ -122,6 +122,27 @@ def test_calibrate_runs_its_candidates_on_the_cluster(cluster, tmp_path):
     )
     assert r.returncode == 2 and "RetransSgs" in r.stderr, r.stderr
     assert not (tmp_path / "c.toml").exists()
+    # --only on the cluster: the named parameter refitted as a whole fit moves it,
+    # under a header of its own above the earlier one; a name that is not free is
+    # refused before anything runs.
+    targets.write_text(TARGETS)
+    scn.write_text("# Fitted by `gentle calibrate x`:\n# 0 of 1 targets\n" + CALIBRATE)
+    only = tmp_path / "only.toml"
+    for name, code in [("link.rate", 2), ("link.a_to_b.loss.p", 0)]:
+        r = cli(
+            ["calibrate", str(scn), "--targets", str(targets), "--out", str(only),
+             "--address", address, "--only", name],
+            env=env,
+        )
+        assert r.returncode == code, r.stderr
+        if code == 2:
+            assert "`link.rate` is not a free parameter" in r.stderr, r.stderr
+            assert not only.exists()
+    lines = only.read_text().splitlines()
+    assert lines[0].startswith("# Refitted by `gentle calibrate") and lines[0].endswith(
+        "--only link.a_to_b.loss.p`:"), lines[0]
+    assert lines[2] == "# Fitted by `gentle calibrate x`:", lines[:4]
+    assert lines[4:] == fitted[0].splitlines()[2:]
 
 
 def _captures(tmp_path: Path) -> Path:

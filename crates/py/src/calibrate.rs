@@ -45,7 +45,7 @@ impl Evaluator for PyEvaluator {
 /// exit status.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (scenario, targets, out, evaluate, concurrency, force=false, candidates=None, trials=None, seed=None, json=false))]
+#[pyo3(signature = (scenario, targets, out, evaluate, concurrency, force=false, candidates=None, trials=None, seed=None, only=None, json=false))]
 pub fn calibrate_command(
     py: Python<'_>,
     scenario: PathBuf,
@@ -57,6 +57,7 @@ pub fn calibrate_command(
     candidates: Option<u64>,
     trials: Option<u64>,
     seed: Option<u64>,
+    only: Option<Vec<String>>,
     json: bool,
 ) -> PyResult<u8> {
     let args = CalibrateArgs {
@@ -71,7 +72,7 @@ pub fn calibrate_command(
         json,
         backend: Backend::Ray,
         address: None,
-        only: Vec::new(),
+        only: only.unwrap_or_default(),
     };
     let eval = PyEvaluator { evaluate };
     interruptible(py, || {
@@ -84,6 +85,7 @@ pub fn calibrate_command(
 /// on one thread.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (scenario, text, targets, targets_text, values, trials, seed, only=None))]
 pub fn calibrate_measure(
     py: Python<'_>,
     scenario: &str,
@@ -93,9 +95,13 @@ pub fn calibrate_measure(
     values: Vec<f64>,
     trials: u64,
     seed: u64,
+    only: Option<Vec<String>>,
 ) -> PyResult<Vec<Option<f64>>> {
     let run = || -> Result<Vec<Option<f64>>, LabError> {
-        let c = Calibratable::parse(scenario, text).map_err(LabError::Scenario)?;
+        let mut c = Calibratable::parse(scenario, text).map_err(LabError::Scenario)?;
+        if let Some(only) = only.filter(|o| !o.is_empty()) {
+            c.restrict(&only).map_err(LabError::Input)?;
+        }
         let names = gentle_lab::calibrate::stats::counter_names();
         let t = parse_targets(targets, targets_text, &names).map_err(LabError::Scenario)?;
         let local = Local { c: &c, targets: &t };

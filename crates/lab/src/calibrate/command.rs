@@ -39,7 +39,8 @@ pub struct CalibrateArgs {
     /// The Ray cluster's address (`ray start --head` prints it). Implies --backend ray.
     pub address: Option<String>,
     /// Fit only these free parameters (their dotted paths); the others keep the
-    /// values the file holds, and the earlier fit's header stays below this one's.
+    /// values the file holds, and the earlier fit's header stays below this one's
+    /// (on Ray too: the workers restrict their copy alike).
     /// Empty: all of them.
     pub only: Vec<String>,
 }
@@ -72,11 +73,6 @@ pub fn job(a: &CalibrateArgs) -> Result<Job, LabError> {
     let mut cal = Calibratable::parse(&file, &read(&a.scenario, "the scenario")?)
         .map_err(LabError::Scenario)?;
     if !a.only.is_empty() {
-        if a.backend == Backend::Ray || a.address.is_some() {
-            return Err(LabError::Input(
-                "--only: not with --backend ray yet (run the refit on this machine)".into(),
-            ));
-        }
         cal.restrict(&a.only)
             .map_err(|e| LabError::Input(format!("--only: {e}")))?;
     }
@@ -198,6 +194,9 @@ fn through_python(a: &CalibrateArgs) -> u8 {
     }
     if let Some(addr) = &a.address {
         args.extend(["--address".to_string(), addr.clone()]);
+    }
+    if !a.only.is_empty() {
+        args.extend(["--only".to_string(), a.only.join(",")]);
     }
     for (on, flag) in [(a.force, "--force"), (a.json, "--json")] {
         if on {
