@@ -292,8 +292,8 @@ pub struct CalibrateArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     pub seed: Option<u64>,
     /// Refit only these free parameters (dotted paths as [calibrate.free] names
-    /// them, comma-separated); the others keep the file's values, and the earlier
-    /// fit's header stays below this one's.
+    /// them, comma-separated, or the flag repeated); the others keep the file's
+    /// values, and the earlier fit's header stays below this one's.
     #[arg(
         long,
         value_name = "KEY,...",

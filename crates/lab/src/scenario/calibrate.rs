@@ -215,6 +215,12 @@ impl Calibratable {
     pub fn restrict(&mut self, names: &[String]) -> std::result::Result<(), String> {
         let known: Vec<String> = self.spec.free.iter().map(Free::name).collect();
         for (i, n) in names.iter().enumerate() {
+            if n.is_empty() {
+                return Err(format!(
+                    "an empty name (a stray comma?); expected one of: {}",
+                    known.join(", ")
+                ));
+            }
             if !known.contains(n) {
                 return Err(format!(
                     "`{n}` is not a free parameter of {}; expected one of: {}",
@@ -483,6 +489,8 @@ mod tests {
         );
         let twice = ["link.loss.p".to_string(), "link.loss.p".to_string()];
         assert!(c.restrict(&twice).unwrap_err().contains("named twice"));
+        let empty = ["link.delay".to_string(), String::new()];
+        assert!(c.restrict(&empty).unwrap_err().starts_with("an empty name"));
         c.restrict(&["link.loss.p".to_string()])
             .expect("a free parameter");
         assert_eq!(c.spec.free.len(), 1);
