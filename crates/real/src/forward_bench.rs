@@ -108,6 +108,7 @@ fn transfer(spec: ChannelSpec, secs: f64) -> Result<Transfer, String> {
         numbering: FlowNumbering::ClientPort { base: 40000 },
         messages: vec![],
         capture: false,
+        spin: false,
     })
     .map_err(err)?;
     let listener = pair

@@ -266,6 +266,7 @@ fn forwarder_spec(
             .collect(),
         // The server's capture tells why the kernel retransmitted ([`super::causes`]).
         capture: true,
+        spin: true,
     }
 }
 

@@ -66,6 +66,7 @@ fn transfer(
         numbering: FlowNumbering::ClientPort { base: 40000 },
         messages: vec![(0, vec![bytes as u64])],
         capture: true,
+        spin: true,
     })
     .expect("forwarder");
     let listener = pair

@@ -15,7 +15,9 @@
 //! RTO, or RACK's reorder timer behind an early one) — HZ = 250 rounds kernel
 //! timers up to the next 4 ms tick — plus 32 ms
 //! for each such timer armed at 256 ms or more (the timer wheel's coarser buckets
-//! there; measured, `real-mode.md`).
+//! there; measured, `real-mode.md`). A kernel run may also be later by its
+//! forwarder's stalls (the forwarder's thread or its vCPU not running, measured
+//! from its own delivery log), never earlier.
 //!
 //! Needs root: without it the report says why and nothing runs.
 
@@ -76,6 +78,10 @@ pub struct Side {
     /// time, ms.
     #[serde(skip)]
     pub forwarder_late_ms: Option<f64>,
+    /// The kernel run's forwarder: how far its stalls pushed the path back before
+    /// the response was acknowledged ([`gentle_real::forward::ForwarderReport::stall_ns`]),
+    /// ms; 0 in the simulation.
+    pub stall_ms: f64,
 }
 
 impl Side {
@@ -252,6 +258,7 @@ pub(super) fn simulate(scn: &Scenario, v: &Variant, trial: u64) -> Side {
         anchor_ns: obs.first_send,
         syn_ns: obs.first_syn,
         forwarder_late_ms: None,
+        stall_ms: 0.0,
     }
 }
 
@@ -263,6 +270,13 @@ fn kernel_side(t: &emulate::trial::RealTrial) -> Side {
     let t0 = first.map_or(0, |e| e.t_ns);
     let rec = t.result.exchanges.iter().find(|e| e.index == 0);
     let resp_end = rec.map_or(u64::MAX, |r| r.response_bytes + 1);
+    // When the client's ACK of the whole response reached the server.
+    let acked = log
+        .iter()
+        .filter(|e| e.dir == 1 && e.flow == 0 && e.rel_ack >= resp_end)
+        .filter(|e| e.fate == gentle_real::forward::Fate::Delivered)
+        .map(|e| e.out_ns)
+        .min();
     let info = t
         .infos
         .iter()
@@ -291,6 +305,7 @@ fn kernel_side(t: &emulate::trial::RealTrial) -> Side {
             .find(|e| e.dir == 1 && e.flow == 0)
             .map(|e| e.t_ns + t.forwarder.base_ns),
         forwarder_late_ms: Some(t.forwarder.delay_error.max_us / 1e3),
+        stall_ms: t.forwarder.stall_ns(acked.unwrap_or(u64::MAX)) as f64 / 1e6,
     }
 }
 
@@ -452,14 +467,14 @@ fn compare(
                 ));
             }
         }
-        let times: Vec<f64> = ks.iter().filter_map(|k| k.server_ms).collect();
+        // (time, the forwarder's stalls before it) of each kernel run with a time.
+        let times: Vec<(f64, f64)> = ks
+            .iter()
+            .filter_map(|k| k.server_ms.map(|x| (x, k.stall_ms)))
+            .collect();
         time_agrees.1 += 1;
         let agrees = match (s.server_ms, times.is_empty()) {
-            (Some(st), false) => {
-                let lo = times.iter().cloned().fold(f64::INFINITY, f64::min);
-                let hi = times.iter().cloned().fold(0.0, f64::max);
-                st >= lo - tol && st <= hi + tol
-            }
+            (Some(st), false) => within(st, &times, tol),
             (None, true) => true,
             _ => false,
         };
@@ -470,7 +485,7 @@ fn compare(
                 ms(s.server_ms),
                 times
                     .iter()
-                    .map(|x| format!("{x:.1}"))
+                    .map(|&(x, stall)| stalled(x, stall))
                     .collect::<Vec<_>>()
                     .join("/")
             ));
@@ -488,6 +503,27 @@ fn compare(
         tolerance_ms,
         disagreements,
         clocked: None,
+    }
+}
+
+/// Whether simulated time `st` lies within the kernel runs' range (`times`: each
+/// run's time and its forwarder's stalls) widened by `tol`: a run's stalls may
+/// have made it that much later than on the specified path, never earlier.
+fn within(st: f64, times: &[(f64, f64)], tol: f64) -> bool {
+    let lo = times
+        .iter()
+        .map(|&(x, stall)| x - stall)
+        .fold(f64::INFINITY, f64::min);
+    let hi = times.iter().map(|&(x, _)| x).fold(0.0, f64::max);
+    st >= lo - tol && st <= hi + tol
+}
+
+/// A kernel run's time, with its forwarder's stalls when there were any.
+fn stalled(x: f64, stall: f64) -> String {
+    if stall > 0.0 {
+        format!("{x:.1} (forwarder stalled {stall:.1})")
+    } else {
+        format!("{x:.1}")
     }
 }
 
@@ -645,12 +681,22 @@ fn random_case(s: &mut String, c: &Case) {
 fn agreement(s: &mut String, c: &Case) {
     let _ = writeln!(
         s,
-        "    kernel runs with the same repairs: {}; the same state after: {}; trials within tolerance (±{:.0} ms): {}",
+        "    kernel runs with the same repairs: {}; the same state after: {}; trials within tolerance (±{:.0} ms, +the forwarder's stalls): {}",
         share(c.same_repairs),
         share(c.same_state),
         c.tolerance_ms,
         share(c.time_agrees)
     );
+    let stalls: Vec<f64> = c.kernel.iter().flatten().map(|k| k.stall_ms).collect();
+    let stalled = stalls.iter().filter(|&&x| x > 0.0).count();
+    if stalled > 0 {
+        let _ = writeln!(
+            s,
+            "    the forwarder stalled in {stalled} of {} kernel runs, by up to {:.1} ms before the response was acknowledged",
+            stalls.len(),
+            stalls.iter().cloned().fold(0.0, f64::max)
+        );
+    }
     for d in &c.disagreements {
         let _ = writeln!(s, "      {d}");
     }
