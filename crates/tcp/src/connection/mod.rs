@@ -170,6 +170,9 @@ pub(crate) struct Control {
     /// SYNs or SYN-ACKs sent again, by the timer or for a duplicate SYN (Linux
     /// `total_retrans` of the handshake, `req->num_retrans` on the passive side).
     pub syn_resent: u32,
+    /// When a duplicate SYN was last answered with the SYN-ACK (Linux
+    /// `last_oow_ack_time` of the request socket).
+    pub dup_syn_answered: Option<Instant>,
     pub rst_pending: bool,
     pub close_reason: Option<CloseReason>,
     /// `TCP_USER_TIMEOUT` (RFC 9293 §3.8.3's USER TIMEOUT, RFC 5482).
@@ -239,6 +242,7 @@ impl Connection {
                 syn_retransmitted: false,
                 syn_retries: 0,
                 syn_resent: 0,
+                dup_syn_answered: None,
                 rst_pending: false,
                 close_reason: None,
                 user_timeout: None,

@@ -7,6 +7,12 @@ use crate::time::Instant;
 use crate::trace::TimerKind;
 use crate::trace::{Event, State};
 use crate::wire::Segment;
+use std::time::Duration;
+
+/// The least time between two answers to out-of-window segments, duplicate SYNs
+/// among them: Linux `tcp_invalid_ratelimit`, default HZ/2 = 500 ms
+/// (`Documentation/networking/ip-sysctl.rst`).
+const INVALID_RATELIMIT: Duration = Duration::from_millis(500);
 
 impl Connection {
     /// Processes one segment addressed to this connection.
@@ -79,6 +85,30 @@ impl Connection {
         }
     }
 
+    /// The peer retransmitted its SYN: our SYN-ACK was lost. Linux
+    /// `tcp_check_req`: resend it (`inet_rtx_syn_ack`; `tcp_rtx_synack` counts it in
+    /// RetransSegs and TCPSynRetrans) and restart the SYN-ACK timer from now at its
+    /// current backoff (`mod_timer_pending(&req->rsk_timer, jiffies +
+    /// reqsk_timeout(req))`) — but answer at most one duplicate SYN per
+    /// `tcp_invalid_ratelimit` (`tcp_oow_rate_limited`; TCPACKSkippedSynRecv).
+    fn answer_duplicate_syn(&mut self, now: Instant) {
+        if self
+            .ctl
+            .dup_syn_answered
+            .is_some_and(|t| now.saturating_since(t) < INVALID_RATELIMIT)
+        {
+            return;
+        }
+        self.ctl.dup_syn_answered = Some(now);
+        if !self.ctl.syn_pending {
+            self.counters.retrans_segs += 1;
+            self.counters.syn_retrans += 1;
+        }
+        self.ctl.syn_pending = true;
+        self.ctl.syn_resent += 1;
+        self.arm_rto(now);
+    }
+
     fn on_syn_received(&mut self, now: Instant, seg: &Segment) {
         let f = seg.flags;
         if f.rst() {
@@ -94,15 +124,7 @@ impl Connection {
                 return;
             }
             if seg.seq == self.rx.rcv.irs() {
-                // The peer retransmitted its SYN: our SYN-ACK was lost; resend it
-                // (`inet_rtx_syn_ack`: `tcp_rtx_synack` counts it in RetransSegs and
-                // TCPSynRetrans).
-                if !self.ctl.syn_pending {
-                    self.counters.retrans_segs += 1;
-                    self.counters.syn_retrans += 1;
-                }
-                self.ctl.syn_pending = true;
-                self.ctl.syn_resent += 1;
+                self.answer_duplicate_syn(now);
             }
             return;
         }
