@@ -8,7 +8,7 @@
 //!
 //! Its times are compared within 2 ms, so it is ignored in the parallel run, where
 //! other tests load both cores and delay the kernel by 3–15 ms: `scripts/test` runs
-//! it alone afterwards (`cargo test --profile ci -p gentle --test lab -- --ignored
+//! it alone afterwards (`cargo test --workspace --profile ci --test lab -- --ignored
 //! --exact kernel_vs_sim::the_linux_6_profile_matches_the_kernel`).
 
 use std::process::Command;
