@@ -15,7 +15,7 @@ use gentle_tcp::config::SwitchValue;
 use serde::Serialize;
 use std::sync::Arc;
 
-use super::{Side, simulate};
+use super::{Side, simulate, within};
 use crate::scenario::{Scenario, Variant};
 
 /// How the kernel runs compare with simulations on their own kernel clocks.
@@ -77,10 +77,9 @@ pub fn compare(
             let c = simulate(scn, &on_clock(v, hz, map, sa, ka), t as u64);
             agree.1 += 1;
             let same = c.causes() == k.causes();
-            // The forwarder's stalls delay the kernel's run, never hasten it.
             let near = c
                 .server_ms
-                .is_some_and(|ct| ct <= kt + tick_ms && ct >= kt - k.stall_ms - tick_ms);
+                .is_some_and(|ct| within(ct, &[(kt, k.stall_ms)], tick_ms));
             if same && near {
                 agree.0 += 1;
             } else {

@@ -509,7 +509,7 @@ fn compare(
 /// Whether simulated time `st` lies within the kernel runs' range (`times`: each
 /// run's time and its forwarder's stalls) widened by `tol`: a run's stalls may
 /// have made it that much later than on the specified path, never earlier.
-fn within(st: f64, times: &[(f64, f64)], tol: f64) -> bool {
+pub(super) fn within(st: f64, times: &[(f64, f64)], tol: f64) -> bool {
     let lo = times
         .iter()
         .map(|&(x, stall)| x - stall)
